@@ -1,0 +1,3 @@
+"""Quire: queue-backed AI document workflows."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""Run the Quire CLI with `python -m quire`."""
+
+from quire.cli import main
+
+main()

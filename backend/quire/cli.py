@@ -1,0 +1,159 @@
+"""The `quire` command: dev, web, worker, migrate and job operations."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import click
+
+from quire.settings import get_settings
+
+
+@click.group()
+def main() -> None:
+    """Quire: queue-backed AI document workflows."""
+
+
+@main.command()
+def migrate() -> None:
+    """Create or upgrade the database schema."""
+    from quire.migrations import upgrade
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.resolved_database_url)
+    click.echo("database is up to date")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def web(host: str, port: int) -> None:
+    """Serve the web app and JSON API."""
+    import uvicorn
+
+    uvicorn.run(
+        "quire.app:create_app", factory=True, host=host, port=port, log_level="info", access_log=False
+    )
+
+
+@main.command()
+@click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option("--threads", default=None, type=click.IntRange(1, 64), help="[default: QUIRE_WORKER_THREADS]")
+@click.option("--child", is_flag=True, hidden=True)
+def worker(processes: int, threads: int | None, child: bool) -> None:
+    """Run worker processes that execute jobs (restarted if one dies)."""
+    from quire.queue.worker import run_worker_process, supervise
+
+    threads = threads or get_settings().worker_threads
+    sys.exit(run_worker_process(threads) if child else supervise(processes, threads))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def dev(host: str, port: int) -> None:
+    """Run everything on this machine: Redis (embedded if QUIRE_REDIS_URL is unset), migrations,
+    web and one worker."""
+    from quire.queue.embedded_redis import EmbeddedRedis
+
+    settings = get_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    embedded = None
+    if not settings.redis_url:
+        embedded = EmbeddedRedis(settings.data_dir.resolve() / "redis").start()
+        env["QUIRE_REDIS_URL"] = embedded.url
+        click.echo(f"embedded Redis on {embedded.url}")
+    quire = [sys.executable, "-m", "quire"]
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        subprocess.run([*quire, "migrate"], env=env, check=True)
+        children.append(subprocess.Popen([*quire, "web", "--host", host, "--port", str(port)], env=env))
+        children.append(subprocess.Popen([*quire, "worker"], env=env))
+        click.echo(f"Quire is running at http://{host}:{port}/  (Ctrl-C to stop)")
+        while all(child.poll() is None for child in children):
+            time.sleep(0.5)
+        click.echo("a Quire process exited; stopping", err=True)
+    except KeyboardInterrupt:
+        click.echo("stopping")
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for child in children:
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        if embedded is not None:
+            embedded.stop()
+
+
+@main.group()
+def jobs() -> None:
+    """Inspect and operate on jobs."""
+
+
+def _print(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+@jobs.command("list")
+@click.option("--status", type=click.Choice(["queued", "running", "completed", "dead_letter", "cancelled"]))
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+def jobs_list(status: str | None, limit: int) -> None:
+    """List jobs, newest first."""
+    from quire.jobs.models import JobStatus
+    from quire.jobs.store import list_jobs
+
+    page = list_jobs(None, every_owner=True, status=JobStatus(status) if status else None, limit=limit)
+    for row in page.items:
+        click.echo(
+            f"{row['job_id']}  {row['status']:<11}  attempt {row['attempt']}/{row['max_attempts']}  "
+            f"{row['workflow']}  {row['input']['filename']}  {row['created_at']}"
+        )
+
+
+@jobs.command("show")
+@click.argument("job_id")
+def jobs_show(job_id: str) -> None:
+    """Print a job's full record as JSON."""
+    from quire.jobs.store import view_of
+
+    view = view_of(job_id)
+    if view is None:
+        raise click.ClickException(f"no job {job_id}")
+    _print(view)
+
+
+@jobs.command("replay")
+@click.argument("job_id")
+def jobs_replay(job_id: str) -> None:
+    """Queue a dead-lettered or cancelled job again."""
+    from quire.jobs import service
+
+    try:
+        job = service.replay(job_id)
+    except service.NotAllowed as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{job.id} queued again")
+
+
+@jobs.command("cancel")
+@click.argument("job_id")
+def jobs_cancel(job_id: str) -> None:
+    """Cancel a queued or running job."""
+    from quire.jobs import service
+
+    try:
+        job = service.cancel(job_id)
+    except service.NotAllowed as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{job.id} cancelled")

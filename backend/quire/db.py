@@ -1,0 +1,84 @@
+"""The database: one engine per process and one way to open a session."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session, create_engine
+
+from quire.settings import get_settings
+
+_engine: Engine | None = None
+_engine_lock = threading.Lock()
+_pool_size: int | None = None
+
+
+def configure_pool(size: int) -> None:
+    """Fix this process's connection pool size before the engine is first used.
+
+    A worker process sizes its pool to its thread count so that threads never wait on, or
+    overflow, the pool: the concurrency limit and the pool limit are the same number.
+    """
+    global _pool_size
+    _pool_size = size
+
+
+def _build_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    if parsed.get_backend_name() == "sqlite":
+        kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+    if _pool_size is not None:
+        kwargs.update(pool_size=_pool_size, max_overflow=0, pool_timeout=60)
+    engine = create_engine(url, **kwargs)
+    if parsed.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers and one writer work at once across processes; the busy timeout makes a
+    # writer wait for the lock instead of failing, which is what conditional updates rely on.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def get_engine() -> Engine:
+    """The process-wide engine, created on first use from the settings."""
+    global _engine
+    if _engine is None:
+        with _engine_lock:
+            if _engine is None:
+                settings = get_settings()
+                settings.data_dir.mkdir(parents=True, exist_ok=True)
+                _engine = _build_engine(settings.resolved_database_url)
+    return _engine
+
+
+def dispose_engine() -> None:
+    """Forget the engine (after a fork, or when settings change in tests)."""
+    global _engine
+    if _engine is not None:
+        _engine.dispose()
+        _engine = None
+
+
+@contextmanager
+def session_scope() -> Iterator[Session]:
+    """A session that commits on success and rolls back on error."""
+    with Session(get_engine(), expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise

@@ -1,0 +1,1 @@
+"""Documents: reading text out of uploaded files and storing files safely."""

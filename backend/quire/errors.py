@@ -1,0 +1,67 @@
+"""Error codes of DESIGN section 4 and the exceptions that carry them out of a workflow."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    TIMEOUT = "timeout"
+    UPSTREAM_UNAVAILABLE = "upstream_unavailable"
+    RATE_LIMITED = "rate_limited"
+    WORKER_LOST = "worker_lost"
+    INTERNAL_ERROR = "internal_error"
+    MALFORMED_OUTPUT = "malformed_output"
+    UPSTREAM_REJECTED = "upstream_rejected"
+    INVALID_INPUT = "invalid_input"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+    CANCELLED = "cancelled"
+
+
+# Plain, safe text for each code: what the status payload says when nothing more specific is known.
+ERROR_MESSAGES: dict[ErrorCode, str] = {
+    ErrorCode.TIMEOUT: "The attempt ran longer than its time limit.",
+    ErrorCode.UPSTREAM_UNAVAILABLE: "The model provider could not be reached or failed.",
+    ErrorCode.RATE_LIMITED: "The model provider asked us to slow down.",
+    ErrorCode.WORKER_LOST: "The worker running this job stopped before finishing it.",
+    ErrorCode.INTERNAL_ERROR: "An unexpected error stopped the attempt.",
+    ErrorCode.MALFORMED_OUTPUT: "The model returned a result that did not match the expected format.",
+    ErrorCode.UPSTREAM_REJECTED: "The model provider refused the request.",
+    ErrorCode.INVALID_INPUT: "The document could not be read.",
+    ErrorCode.DEADLINE_EXCEEDED: "The job waited longer than its deadline allows.",
+    ErrorCode.CANCELLED: "The job was cancelled.",
+}
+
+
+class JobFailure(Exception):
+    """A workflow or provider failure with a known error code and a message safe to show users."""
+
+    code: ErrorCode = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or ERROR_MESSAGES[self.code]
+        super().__init__(self.message)
+
+
+class UpstreamUnavailable(JobFailure):
+    code = ErrorCode.UPSTREAM_UNAVAILABLE
+
+
+class RateLimited(JobFailure):
+    code = ErrorCode.RATE_LIMITED
+
+    def __init__(self, message: str | None = None, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class UpstreamRejected(JobFailure):
+    code = ErrorCode.UPSTREAM_REJECTED
+
+
+class MalformedOutput(JobFailure):
+    code = ErrorCode.MALFORMED_OUTPUT
+
+
+class InvalidInput(JobFailure):
+    code = ErrorCode.INVALID_INPUT

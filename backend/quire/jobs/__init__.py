@@ -1,0 +1,1 @@
+"""Jobs: the durable record, its state machine and the retry policy."""

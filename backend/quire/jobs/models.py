@@ -1,0 +1,132 @@
+"""The job record: SQLModel tables for uploads, jobs, their events and their artifacts."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from sqlalchemy import Column, ForeignKey, Index, String
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware in UTC: every timestamp column stores UTC."""
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """An unguessable, URL-safe identifier."""
+    return secrets.token_urlsafe(16)
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    DEAD_LETTER = "dead_letter"
+    CANCELLED = "cancelled"
+
+
+class EventType(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    DEAD_LETTER = "dead_letter"
+    CANCELLED = "cancelled"
+    REQUEUED_AFTER_RESTART = "requeued_after_restart"
+    REPLAYED = "replayed"
+
+
+class Upload(SQLModel, table=True):
+    """A stored input document. `input_ref` is `uploads/<id>`."""
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    owner_id: str | None = Field(default=None, index=True, max_length=64)
+    filename: str = Field(max_length=255)
+    size: int
+    sha256: str = Field(max_length=64)
+    content_type: str = Field(max_length=128)
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def input_ref(self) -> str:
+        return f"uploads/{self.id}"
+
+
+class Job(SQLModel, table=True):
+    """One requested piece of work and everything that happened to it."""
+
+    __table_args__ = (
+        Index("ix_job_status_available_at", "status", "available_at"),
+        Index("ix_job_owner_created", "owner_id", "created_at", "id"),
+        Index("ix_job_worker_status", "worker_id", "status"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    owner_id: str | None = Field(default=None, max_length=64)
+    workflow: str = Field(max_length=64)
+    workflow_version: str = Field(max_length=16)
+    input_ref: str = Field(max_length=128)
+    input_filename: str = Field(max_length=255)
+    input_size: int
+    input_sha256: str = Field(max_length=64)
+    input_content_type: str = Field(max_length=128)
+
+    status: JobStatus = Field(sa_column=Column(String(16), nullable=False))
+    attempt: int = 0
+    # Attempts made before the latest replay: the budget counts attempts since then.
+    attempt_floor: int = 0
+    max_attempts: int
+    timeout_s: float
+    deadline_s: float
+    deadline_at: datetime
+    # The earliest time the next attempt may start (later than now while a retry backs off).
+    available_at: datetime = Field(default_factory=utcnow)
+
+    worker_id: str | None = Field(default=None, max_length=128)
+    lease_until: datetime | None = None
+    # The Dramatiq message that should deliver the next attempt; the recovery loop republishes
+    # a queued job whose message is no longer in Redis.
+    message_id: str | None = Field(default=None, max_length=64)
+
+    idempotency_key: str | None = Field(default=None, max_length=300, unique=True)
+    request_fingerprint: str | None = Field(default=None, max_length=64)
+
+    provider: str | None = Field(default=None, max_length=32)
+    model_name: str | None = Field(default=None, max_length=128)
+    prompt_version: str | None = Field(default=None, max_length=16)
+
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class JobEvent(SQLModel, table=True):
+    """One transition of a job, appended in the same transaction as the change it records."""
+
+    __tablename__ = "job_event"
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(
+        sa_column=Column(String(32), ForeignKey("job.id", ondelete="CASCADE"), nullable=False, index=True)
+    )
+    type: EventType = Field(sa_column=Column(String(32), nullable=False))
+    at: datetime = Field(default_factory=utcnow)
+    attempt: int
+    error: str | None = Field(default=None, max_length=32)
+    detail: str | None = Field(default=None, max_length=500)
+
+
+class Artifact(SQLModel, table=True):
+    """A result file of a completed job, published by the completing transition."""
+
+    job_id: str = Field(
+        sa_column=Column(String(32), ForeignKey("job.id", ondelete="CASCADE"), primary_key=True)
+    )
+    name: str = Field(primary_key=True, max_length=128)
+    storage_key: str = Field(max_length=255)
+    size: int
+    sha256: str = Field(max_length=64)
+    content_type: str = Field(max_length=128)
+    primary: bool = False
+    created_at: datetime = Field(default_factory=utcnow)

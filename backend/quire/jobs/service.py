@@ -1,0 +1,190 @@
+"""Use cases that join the job record to storage and the queue: submit, cancel, replay, delete.
+
+The web API and the CLI both call these, so a job is accepted, replayed or removed one way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from itertools import chain
+from typing import Any, BinaryIO
+
+from pydantic import BaseModel, Field
+from sqlalchemy.exc import IntegrityError
+
+from quire.documents.extract import UnsupportedType, detect_type
+from quire.documents.storage import TooLarge, file_chunks, get_storage
+from quire.jobs import states, store
+from quire.jobs.models import Job, JobStatus, Upload, utcnow
+from quire.queue.actors import new_message, publish
+from quire.settings import get_settings
+from quire.workflows.registry import get_workflow
+
+log = logging.getLogger(__name__)
+
+
+class Limits(BaseModel):
+    """Per-job limits; each is optional and clamped to the configured maximum."""
+
+    timeout_s: float | None = Field(default=None, gt=0)
+    max_attempts: int | None = Field(default=None, ge=1)
+    deadline_s: float | None = Field(default=None, gt=0)
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was used before with a different request."""
+
+
+class NotAllowed(Exception):
+    """The job is not in a state that allows this action."""
+
+
+@dataclass(frozen=True)
+class Submitted:
+    job: Job
+    created: bool
+
+
+def _effective(limits: Limits) -> tuple[float, int, float]:
+    s = get_settings()
+    timeout = min(limits.timeout_s or s.default_timeout_s, s.max_timeout_s)
+    attempts = min(limits.max_attempts or s.default_max_attempts, s.max_max_attempts)
+    deadline = min(limits.deadline_s or s.default_deadline_s, s.max_deadline_s)
+    return timeout, attempts, deadline
+
+
+def fingerprint(workflow: str, upload: Upload, limits: Limits) -> str:
+    canonical = {"workflow": workflow, "input_sha256": upload.sha256, "limits": limits.model_dump()}
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
+
+
+def submit(
+    workflow_name: str,
+    upload: Upload,
+    limits: Limits,
+    owner_id: str | None = None,
+    idempotency_key: str | None = None,
+) -> Submitted:
+    """Record a job as queued, then publish its id. Accepted even when Redis is down."""
+    workflow = get_workflow(workflow_name)
+    scoped_key = f"{owner_id or '-'}:{idempotency_key}" if idempotency_key else None
+    request_fingerprint = fingerprint(workflow_name, upload, limits)
+    if scoped_key is not None:
+        existing = _existing(scoped_key, request_fingerprint)
+        if existing is not None:
+            return Submitted(existing, created=False)
+    timeout, attempts, deadline = _effective(limits)
+    job = Job(
+        owner_id=owner_id,
+        workflow=workflow.name,
+        workflow_version=workflow.version,
+        input_ref=upload.input_ref,
+        input_filename=upload.filename,
+        input_size=upload.size,
+        input_sha256=upload.sha256,
+        input_content_type=upload.content_type,
+        status=JobStatus.QUEUED,
+        max_attempts=attempts,
+        timeout_s=timeout,
+        deadline_s=deadline,
+        deadline_at=utcnow() + timedelta(seconds=deadline),
+        idempotency_key=scoped_key,
+        request_fingerprint=request_fingerprint if scoped_key else None,
+    )
+    message = new_message(job.id)
+    try:
+        states.accept(job, message.message_id)
+    except IntegrityError:
+        # A concurrent request with the same Idempotency-Key won the insert.
+        if scoped_key is None:
+            raise
+        existing = _existing(scoped_key, request_fingerprint)
+        if existing is None:
+            raise
+        return Submitted(existing, created=False)
+    publish(message)
+    return Submitted(job, created=True)
+
+
+def _existing(scoped_key: str, request_fingerprint: str) -> Job | None:
+    existing = store.find_by_idempotency_key(scoped_key)
+    if existing is not None and existing.request_fingerprint != request_fingerprint:
+        raise IdempotencyConflict
+    return existing
+
+
+class UploadRejected(Exception):
+    """The file cannot be accepted; `status` is the HTTP status that says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _safe_filename(name: str | None) -> str:
+    base = (name or "document").replace("\\", "/").rsplit("/", 1)[-1]
+    cleaned = "".join(ch for ch in base if ch.isprintable()).strip().lstrip(".")
+    return cleaned[:200] or "document"
+
+
+def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = None) -> Upload:
+    """Store an uploaded file under a generated key, checking its size and its type by content."""
+    settings = get_settings()
+    name = _safe_filename(filename)
+    head = stream.read(4096)
+    if not head:
+        raise UploadRejected(422, "The file is empty. Choose a document with text in it.")
+    try:
+        content_type = detect_type(head, name)
+    except UnsupportedType as exc:
+        raise UploadRejected(
+            415, "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown or HTML file."
+        ) from exc
+    upload = Upload(owner_id=owner_id, filename=name, size=0, sha256="", content_type=content_type)
+    try:
+        stored = get_storage().put_stream(
+            upload.input_ref, chain([head], file_chunks(stream)), max_bytes=settings.max_upload_bytes
+        )
+    except TooLarge as exc:
+        raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.") from exc
+    upload.size, upload.sha256 = stored.size, stored.sha256
+    return store.save_upload(upload)
+
+
+def cancel(job_id: str) -> Job:
+    job = states.cancel(job_id)
+    if job is None:
+        raise NotAllowed("Only a queued or running job can be cancelled.")
+    return job
+
+
+def replay(job_id: str) -> Job:
+    message = new_message(job_id)
+    job = states.replay(job_id, message.message_id)
+    if job is None:
+        raise NotAllowed("Only a dead-lettered or cancelled job can be replayed.")
+    publish(message)
+    return job
+
+
+def delete(job_id: str) -> bool:
+    """Stop the job if it is active, then remove its record, artifacts and (if unshared) its input."""
+    states.cancel(job_id, detail="Deleted on request.")
+    job = store.delete_job(job_id)
+    if job is None:
+        return False
+    storage = get_storage()
+    storage.delete_tree(f"artifacts/{job_id}")
+    if not store.upload_in_use(job.input_ref):
+        storage.delete_tree(job.input_ref)
+        store.delete_upload(job.input_ref.removeprefix("uploads/"))
+    return True
+
+
+def summary(job: Job) -> dict[str, Any]:
+    return {"job_id": job.id, "status": job.status, "status_url": f"/ai-jobs/{job.id}"}

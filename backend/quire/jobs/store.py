@@ -1,0 +1,217 @@
+"""Reading job records, and the public view of one: the five questions answered from the record."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, func, tuple_
+from sqlmodel import Session, col, select
+
+from quire.db import session_scope
+from quire.errors import ERROR_MESSAGES, ErrorCode
+from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload
+
+
+def iso(value: datetime | None) -> str | None:
+    """UTC timestamp as ISO 8601 with a Z."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+
+def get_job(job_id: str, session: Session | None = None) -> Job | None:
+    if session is not None:
+        return session.get(Job, job_id)
+    with session_scope() as own:
+        return own.get(Job, job_id)
+
+
+def get_upload(upload_id: str) -> Upload | None:
+    with session_scope() as session:
+        return session.get(Upload, upload_id)
+
+
+def save_upload(upload: Upload) -> Upload:
+    with session_scope() as session:
+        session.add(upload)
+    return upload
+
+
+def find_by_idempotency_key(scoped_key: str) -> Job | None:
+    with session_scope() as session:
+        return session.exec(select(Job).where(Job.idempotency_key == scoped_key)).first()
+
+
+def get_artifact(job_id: str, name: str) -> Artifact | None:
+    with session_scope() as session:
+        return session.get(Artifact, (job_id, name))
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+def _encode_cursor(job: Job) -> str:
+    return base64.urlsafe_b64encode(f"{job.created_at.isoformat()}|{job.id}".encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        created, job_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
+        return datetime.fromisoformat(created), job_id
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ValueError("invalid cursor") from exc
+
+
+def list_jobs(
+    owner_id: str | None,
+    *,
+    every_owner: bool = False,
+    status: JobStatus | None = None,
+    workflow: str | None = None,
+    limit: int = 20,
+    cursor: str | None = None,
+) -> Page:
+    """Newest first, keyset-paginated on (created_at, id) so deep pages stay fast."""
+    stmt = select(Job)
+    if not every_owner:
+        stmt = stmt.where(Job.owner_id == owner_id if owner_id is not None else col(Job.owner_id).is_(None))
+    if status is not None:
+        stmt = stmt.where(Job.status == status)
+    if workflow is not None:
+        stmt = stmt.where(Job.workflow == workflow)
+    if cursor:
+        created, job_id = _decode_cursor(cursor)
+        stmt = stmt.where(tuple_(col(Job.created_at), col(Job.id)) < tuple_(created, job_id))
+    stmt = stmt.order_by(col(Job.created_at).desc(), col(Job.id).desc()).limit(limit + 1)
+    with session_scope() as session:
+        jobs = list(session.exec(stmt).all())
+        more = len(jobs) > limit
+        jobs = jobs[:limit]
+        views = [job_view(session, job) for job in jobs]
+    return Page(views, _encode_cursor(jobs[-1]) if more and jobs else None)
+
+
+def count_by_status(session: Session) -> dict[str, int]:
+    rows = session.exec(select(Job.status, func.count()).group_by(Job.status)).all()
+    return {str(status): int(n) for status, n in rows}
+
+
+def artifact_view(artifact: Artifact) -> dict[str, Any]:
+    return {
+        "name": artifact.name,
+        "url": f"/ai-jobs/{artifact.job_id}/artifacts/{artifact.name}",
+        "size": artifact.size,
+        "sha256": artifact.sha256,
+        "content_type": artifact.content_type,
+    }
+
+
+def _event_view(event: JobEvent) -> dict[str, Any]:
+    view: dict[str, Any] = {"type": event.type, "at": iso(event.at), "attempt": event.attempt}
+    if event.error:
+        view["error"] = event.error
+    if event.detail:
+        view["detail"] = event.detail
+    return view
+
+
+def job_view(session: Session, job: Job) -> dict[str, Any]:
+    """The stable status shape of DESIGN section 5; every key present even when null."""
+    events: Sequence[JobEvent] = session.exec(
+        select(JobEvent).where(JobEvent.job_id == job.id).order_by(col(JobEvent.id))
+    ).all()
+    artifacts: Sequence[Artifact] = session.exec(
+        select(Artifact).where(Artifact.job_id == job.id).order_by(col(Artifact.name))
+    ).all()
+    failures = [e for e in events if e.error and e.error != ErrorCode.CANCELLED]
+    error = None
+    if job.status != JobStatus.COMPLETED:
+        # The error that explains where the job is now: the latest one since the last replay.
+        since_replay = [e for e in events if e.type == EventType.REPLAYED]
+        last = next((e for e in reversed(events) if e.error), None)
+        if (
+            last is not None
+            and last.error
+            and (not since_replay or (last.id or 0) > (since_replay[-1].id or 0))
+        ):
+            code = ErrorCode(last.error)
+            error = {"code": code.value, "message": ERROR_MESSAGES[code]}
+    primary = next((a for a in artifacts if a.primary), None)
+    return {
+        "job_id": job.id,
+        "workflow": job.workflow,
+        "workflow_version": job.workflow_version,
+        "status": job.status,
+        "attempt": job.attempt,
+        "max_attempts": job.max_attempts,
+        "input": {"filename": job.input_filename, "size": job.input_size, "sha256": job.input_sha256},
+        "artifact": artifact_view(primary) if primary else None,
+        "artifacts": [artifact_view(a) for a in artifacts],
+        "error": error,
+        "errors": [{"attempt": e.attempt, "code": e.error, "at": iso(e.at)} for e in failures],
+        "events": [_event_view(e) for e in events],
+        "created_at": iso(job.created_at),
+        "updated_at": iso(job.updated_at),
+        "deadline_at": iso(job.deadline_at),
+        "next_attempt_at": iso(job.available_at) if job.status == JobStatus.QUEUED else None,
+    }
+
+
+def view_of(job_id: str) -> dict[str, Any] | None:
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        return None if job is None else job_view(session, job)
+
+
+def delete_job(job_id: str) -> Job | None:
+    """Remove the record, its events and artifact rows; the caller removes the files."""
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        if job is None:
+            return None
+        session.execute(delete(JobEvent).where(col(JobEvent.job_id) == job_id))
+        session.execute(delete(Artifact).where(col(Artifact.job_id) == job_id))
+        session.delete(job)
+        return job
+
+
+def upload_in_use(input_ref: str) -> bool:
+    with session_scope() as session:
+        return session.exec(select(Job.id).where(Job.input_ref == input_ref).limit(1)).first() is not None
+
+
+def jobs_needing_recovery(now: datetime, grace_before: datetime, limit: int = 500) -> dict[str, list[Job]]:
+    """Candidates for the recovery loop; each is re-checked by a conditional update."""
+    with session_scope() as session:
+        expired = session.exec(
+            select(Job).where(Job.status == JobStatus.RUNNING, col(Job.lease_until) < now).limit(limit)
+        ).all()
+        overdue = session.exec(
+            select(Job).where(Job.status == JobStatus.QUEUED, col(Job.deadline_at) <= now).limit(limit)
+        ).all()
+        waiting = session.exec(
+            select(Job)
+            .where(
+                Job.status == JobStatus.QUEUED,
+                col(Job.updated_at) < grace_before,
+                col(Job.deadline_at) > now,
+            )
+            .order_by(col(Job.updated_at))
+            .limit(limit)
+        ).all()
+    return {"expired": list(expired), "overdue": list(overdue), "waiting": list(waiting)}
+
+
+def delete_upload(upload_id: str) -> None:
+    with session_scope() as session:
+        upload = session.get(Upload, upload_id)
+        if upload is not None:
+            session.delete(upload)

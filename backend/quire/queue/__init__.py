@@ -1,0 +1,1 @@
+"""Queue: the Dramatiq broker, the thin actor, execution control and recovery."""

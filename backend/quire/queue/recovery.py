@@ -1,0 +1,84 @@
+"""The recovery loop: no accepted job is lost or silently stuck.
+
+Runs in every worker process, at start and then every `QUIRE_RECOVERY_INTERVAL_SECONDS`. Every
+action is a conditional update, so several workers running it at once is safe: one wins, the
+others change nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+
+import redis
+
+from quire.jobs import states
+from quire.jobs.models import JobStatus, utcnow
+from quire.jobs.store import jobs_needing_recovery
+from quire.queue.actors import new_message, publish
+from quire.queue.broker import broker
+from quire.settings import get_settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RecoveryReport:
+    requeued: int = 0
+    dead_lettered: int = 0
+    republished: int = 0
+
+
+def requeue_expired_leases(report: RecoveryReport) -> None:
+    """Running jobs whose worker stopped renewing the lease go back to the queue (or dead letter)."""
+    now = utcnow()
+    for job in jobs_needing_recovery(now, now)["expired"]:
+        message = new_message(job.id)
+        budget_left = job.attempt - job.attempt_floor < job.max_attempts
+        moved = states.release_expired_lease(job.id, message.message_id, budget_left)
+        if moved is None:
+            continue
+        if moved.status == JobStatus.QUEUED:
+            report.requeued += 1
+            publish(message)
+        else:
+            report.dead_lettered += 1
+
+
+def recover_once() -> RecoveryReport:
+    """One pass: expired leases, deadlines passed in the queue, messages Redis lost."""
+    settings = get_settings()
+    report = RecoveryReport()
+    requeue_expired_leases(report)
+    now = utcnow()
+    candidates = jobs_needing_recovery(now, now - timedelta(seconds=settings.republish_after_seconds))
+    for job in candidates["overdue"]:
+        if states.expire_deadline(job.id) is not None:
+            report.dead_lettered += 1
+    waiting = candidates["waiting"]
+    if waiting:
+        present = broker.messages_present([job.message_id or "" for job in waiting])
+        for job, is_present in zip(waiting, present, strict=True):
+            if is_present:
+                continue
+            message = new_message(job.id)
+            if states.republish(job.id, job.message_id, message.message_id) and publish(message):
+                report.republished += 1
+    if report.requeued or report.dead_lettered or report.republished:
+        log.info("recovery: %s", report)
+    return report
+
+
+def run_recovery_loop(stop: threading.Event) -> None:
+    """Recover at once, then every interval until `stop` is set. Survives Redis and DB outages."""
+    interval = get_settings().recovery_interval_seconds
+    while not stop.is_set():
+        try:
+            recover_once()
+        except (redis.RedisError, OSError) as exc:
+            log.warning("recovery pass skipped, Redis unreachable: %s", exc)
+        except Exception:
+            log.exception("recovery pass failed; will try again")
+        stop.wait(interval)

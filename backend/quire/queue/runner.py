@@ -1,0 +1,209 @@
+"""Execution control around a workflow: claim, heartbeat, timeout, artifacts, classify, decide.
+
+The workflow function itself runs in its own thread so that the attempt timeout holds even when
+the workflow blocks in one long call that nothing can interrupt: the worker stops waiting,
+records the timeout, and fences the abandoned thread out of the job record for good.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from quire.documents.extract import Document, extract
+from quire.documents.storage import get_storage
+from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited
+from quire.jobs import policy, states
+from quire.jobs.models import Artifact, Job, JobStatus, utcnow
+from quire.jobs.states import AttemptRef
+from quire.jobs.store import get_job
+from quire.queue.actors import new_message, publish
+from quire.settings import get_settings
+from quire.workflows.models import get_provider
+from quire.workflows.registry import get_workflow
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class AttemptTimedOut(Exception):
+    pass
+
+
+@dataclass
+class ExecutionControl:
+    """This worker process's identity and the attempts it currently holds leases for."""
+
+    worker_id: str = field(
+        default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    )
+    held: set[str] = field(default_factory=set)
+    abandoned: list[threading.Thread] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hold(self, job_id: str) -> None:
+        with self.lock:
+            self.held.add(job_id)
+
+    def release(self, job_id: str) -> None:
+        with self.lock:
+            self.held.discard(job_id)
+
+    def held_jobs(self) -> list[str]:
+        with self.lock:
+            return list(self.held)
+
+    def abandon(self, thread: threading.Thread) -> None:
+        """Count a timed-out attempt thread; too many still alive means this process must restart."""
+        with self.lock:
+            self.abandoned = [t for t in self.abandoned if t.is_alive()]
+            self.abandoned.append(thread)
+            stuck = len(self.abandoned)
+        if stuck >= get_settings().max_abandoned_attempts:
+            log.error("%d timed-out attempts are still blocking threads; restarting this worker", stuck)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+control = ExecutionControl()
+
+
+def call_with_timeout(fn: Callable[[], T], timeout_s: float, name: str) -> T:
+    """Run `fn` in a fresh thread and wait at most `timeout_s` for it."""
+    done = threading.Event()
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = fn()
+        except BaseException as exc:
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    if not done.wait(timeout_s):
+        control.abandon(thread)
+        raise AttemptTimedOut
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    artifacts: list[Artifact]
+    provenance: dict[str, str]
+
+
+def execute(job: Job) -> Outcome:
+    """Read the input, run the workflow, and stage its artifacts under this attempt's own keys."""
+    settings = get_settings()
+    storage = get_storage()
+    workflow = get_workflow(job.workflow)
+    model = get_provider(settings.model_provider)
+    data = storage.read_bytes(job.input_ref)
+    document: Document = extract(data, job.input_filename, job.input_sha256)
+    result = workflow.run(document, model)
+    provenance = {
+        "workflow": workflow.name,
+        "workflow_version": workflow.version,
+        "provider": model.name,
+        "model": model.model_name,
+        "prompt_version": workflow.prompt_version,
+        "input_sha256": job.input_sha256,
+    }
+    body = json.dumps({"result": result.model_dump(mode="json"), "provenance": provenance}, indent=2)
+    prefix = f"artifacts/{job.id}/attempt-{job.attempt}-{control.worker_id.replace(':', '_')}"
+    files = [
+        (f"{workflow.name}.json", body.encode(), "application/json", True),
+        (f"{workflow.name}.md", workflow.report(result).encode(), "text/markdown; charset=utf-8", False),
+    ]
+    artifacts = []
+    for name, content, content_type, primary in files:
+        stored = storage.put_bytes(f"{prefix}/{name}", content)
+        artifacts.append(
+            Artifact(
+                job_id=job.id,
+                name=name,
+                storage_key=stored.key,
+                size=stored.size,
+                sha256=stored.sha256,
+                content_type=content_type,
+                primary=primary,
+            )
+        )
+    return Outcome(
+        artifacts,
+        {"provider": model.name, "model_name": model.model_name, "prompt_version": workflow.prompt_version},
+    )
+
+
+def run_attempt(job_id: str) -> None:
+    """Deliver one message: claim the job, run one attempt, record what happened."""
+    settings = get_settings()
+    job = states.claim(job_id, control.worker_id, settings.lease_seconds)
+    if job is None:
+        _unclaimable(job_id)
+        return
+    ref = AttemptRef(job.id, job.attempt, control.worker_id)
+    control.hold(job.id)
+    try:
+        outcome = call_with_timeout(lambda: execute(job), job.timeout_s, f"attempt-{job.id}-{job.attempt}")
+    except AttemptTimedOut:
+        _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.")
+    except JobFailure as failure:
+        retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
+        _fail(job, ref, failure.code, failure.message, retry_after)
+    except Exception:
+        log.exception("job %s attempt %d raised an unexpected exception", job.id, job.attempt)
+        _fail(job, ref, ErrorCode.INTERNAL_ERROR, ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR])
+    else:
+        if states.complete(ref, outcome.artifacts, outcome.provenance) is None:
+            log.info("job %s attempt %d finished after losing the job; result discarded", job.id, job.attempt)
+    finally:
+        control.release(job.id)
+
+
+def _fail(
+    job: Job, ref: AttemptRef, code: ErrorCode, message: str, retry_after_s: float | None = None
+) -> None:
+    settings = get_settings()
+    decision = policy.decide(
+        code,
+        attempt=job.attempt - job.attempt_floor,
+        max_attempts=job.max_attempts,
+        now=utcnow(),
+        deadline_at=job.deadline_at,
+        base_s=settings.retry_base_s,
+        max_s=settings.retry_max_s,
+        retry_after_s=retry_after_s,
+    )
+    if isinstance(decision, policy.Retry):
+        message_out = new_message(job.id)
+        detail = f"{message} Retrying in {decision.delay_s:.1f} s."
+        if states.retry(ref, code, decision.delay_s, message_out.message_id, detail):
+            publish(message_out, decision.delay_s)
+        return
+    if decision.code is not code:
+        message = ERROR_MESSAGES[decision.code]
+    states.dead_letter(ref, decision.code, message)
+
+
+def _unclaimable(job_id: str) -> None:
+    """A message that could not claim its job: a duplicate, an early retry, or a deadline passed."""
+    job = get_job(job_id)
+    if job is None:
+        log.info("message for unknown job %s dropped", job_id)
+    elif job.status == JobStatus.QUEUED and job.deadline_at <= utcnow():
+        states.expire_deadline(job_id)
+    else:
+        log.info("duplicate message for job %s (status %s) did nothing", job_id, job.status)

@@ -1,0 +1,110 @@
+"""Worker processes: one Dramatiq worker per process, plus heartbeat and recovery threads,
+and the supervisor behind `quire worker --processes N` that restarts a process that dies."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from types import FrameType
+
+from quire.db import configure_pool
+from quire.settings import get_settings
+
+log = logging.getLogger(__name__)
+
+# Threads besides the Dramatiq worker threads that use a database connection.
+SUPPORT_CONNECTIONS = 2
+
+
+def _heartbeat_loop(stop: threading.Event) -> None:
+    from quire.jobs.states import extend_leases
+    from quire.queue.runner import control
+
+    settings = get_settings()
+    while not stop.wait(settings.lease_seconds / 3):
+        try:
+            extend_leases(control.worker_id, control.held_jobs(), settings.lease_seconds)
+        except Exception:
+            log.exception("lease heartbeat failed; will try again")
+
+
+def run_worker_process(threads: int) -> int:
+    """Run one worker process until SIGTERM or SIGINT."""
+    settings = get_settings()
+    # The concurrency limit: each Dramatiq thread holds at most one connection, and the pool has
+    # exactly enough for them and the support threads, so nothing waits on or overflows it.
+    configure_pool(threads + SUPPORT_CONNECTIONS)
+    import dramatiq
+
+    from quire.queue.broker import broker
+    from quire.queue.recovery import run_recovery_loop
+    from quire.queue.runner import control
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms)
+    worker.queue_prefetch = threads
+    support = [
+        threading.Thread(target=_heartbeat_loop, args=(stop,), name="lease-heartbeat", daemon=True),
+        threading.Thread(target=run_recovery_loop, args=(stop,), name="recovery", daemon=True),
+    ]
+    for thread in support:
+        thread.start()
+    worker.start()
+    log.info("worker %s ready with %d threads", control.worker_id, threads)
+    print(f"quire worker {control.worker_id} ready", flush=True)
+    stop.wait()
+    log.info("worker %s stopping", control.worker_id)
+    worker.stop(timeout=int(settings.lease_seconds * 1000))
+    return 0
+
+
+def supervise(processes: int, threads: int) -> int:
+    """Keep `processes` worker processes running; restart one that dies, with backoff."""
+    command = [sys.executable, "-m", "quire", "worker", "--child", "--threads", str(threads)]
+    children: list[subprocess.Popen[bytes]] = [subprocess.Popen(command) for _ in range(processes)]
+    failures = [0] * processes
+    restart_at = [0.0] * processes
+    stopping = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not stopping.wait(0.2):
+        for i, child in enumerate(children):
+            code = child.poll()
+            if code is None:
+                if time.monotonic() - restart_at[i] > 30:
+                    failures[i] = 0
+                continue
+            delay = min(30.0, 0.5 * 2 ** failures[i]) if failures[i] else 0.0
+            log.warning("worker process %d exited with %s; restarting in %.1f s", child.pid, code, delay)
+            print(
+                f"quire worker process {child.pid} exited ({code}); restarting", file=sys.stderr, flush=True
+            )
+            if stopping.wait(delay):
+                break
+            failures[i] += 1
+            restart_at[i] = time.monotonic()
+            children[i] = subprocess.Popen(command)
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    for child in children:
+        try:
+            child.wait(timeout=get_settings().lease_seconds + 5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+    return 0

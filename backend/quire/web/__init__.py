@@ -1,0 +1,1 @@
+"""Web: the JSON API, health endpoints and (later) the pages."""

@@ -1,0 +1,209 @@
+"""The JSON API of DESIGN section 5: uploads, jobs, artifacts."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from anyio import to_thread
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.datastructures import UploadFile
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, Parameter
+from litestar.response import File
+from pydantic import BaseModel, ValidationError
+
+from quire.documents.storage import get_storage
+from quire.jobs import service, store
+from quire.jobs.models import JobStatus, Upload
+from quire.settings import get_settings
+from quire.web.problems import problem
+from quire.workflows.registry import WORKFLOWS
+
+IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=255)]
+JobId = Annotated[str, Parameter(max_length=64)]
+
+
+@dataclass
+class UploadForm:
+    file: UploadFile
+
+
+class JobRequest(BaseModel):
+    workflow: str
+    input_ref: str
+    limits: service.Limits = service.Limits()
+
+
+def upload_view(upload: Upload) -> dict[str, Any]:
+    return {
+        "input_ref": upload.input_ref,
+        "filename": upload.filename,
+        "size": upload.size,
+        "sha256": upload.sha256,
+        "content_type": upload.content_type,
+    }
+
+
+def _store_upload(file: UploadFile) -> Upload:
+    try:
+        return service.store_upload(file.filename, file.file)  # type: ignore[arg-type]
+    except service.UploadRejected as exc:
+        code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status, "invalid_input")
+        raise problem(exc.status, code, exc.message) from exc
+
+
+def _unknown_workflow(name: str) -> Exception:
+    known = ", ".join(sorted(WORKFLOWS))
+    return problem(422, "unknown_workflow", f"Unknown workflow {name!r}. Choose one of: {known}.")
+
+
+def _accepted(submitted: service.Submitted) -> Response[dict[str, Any]]:
+    body = service.summary(submitted.job)
+    return Response(body, status_code=202, headers={"Location": body["status_url"]})
+
+
+def _limits_from_form(form: dict[str, Any]) -> service.Limits:
+    fields = {
+        k: form[k] for k in ("timeout_s", "max_attempts", "deadline_s") if form.get(k) not in (None, "")
+    }
+    return service.Limits.model_validate(fields)
+
+
+def _invalid(exc: ValidationError) -> Exception:
+    errors = [{"loc": list(e["loc"]), "message": e["msg"]} for e in exc.errors()]
+    failure = problem(422, "invalid_request", "The request is not valid.")
+    failure.extra = {"code": "invalid_request", "errors": errors}
+    return failure
+
+
+class JobsController(Controller):
+    path = ""
+    tags = ["jobs"]
+
+    @post("/uploads", status_code=201, sync_to_thread=True, summary="Upload a document")
+    def create_upload(
+        self, data: Annotated[UploadForm, Body(media_type=RequestEncodingType.MULTI_PART)]
+    ) -> dict[str, Any]:
+        return upload_view(_store_upload(data.file))
+
+    @post("/ai-jobs", status_code=202, summary="Submit a job (JSON or multipart)")
+    async def create_job(
+        self, request: Request[Any, Any, Any], idempotency_key: IdempotencyKey
+    ) -> Response[Any]:
+        content_type = request.headers.get("content-type", "")
+        if content_type.startswith("multipart/form-data"):
+            form = await request.form()
+            file = form.get("file")
+            workflow = str(form.get("workflow") or "")
+            if not isinstance(file, UploadFile):
+                raise problem(422, "invalid_request", "Attach the document as the multipart field 'file'.")
+            try:
+                limits = _limits_from_form(dict(form))
+            except ValidationError as exc:
+                raise _invalid(exc) from exc
+            if workflow not in WORKFLOWS:
+                raise _unknown_workflow(workflow)
+            upload = await to_thread.run_sync(_store_upload, file)
+        else:
+            try:
+                payload = JobRequest.model_validate_json(await request.body())
+            except ValidationError as exc:
+                raise _invalid(exc) from exc
+            if payload.workflow not in WORKFLOWS:
+                raise _unknown_workflow(payload.workflow)
+            workflow, limits = payload.workflow, payload.limits
+            found = await to_thread.run_sync(store.get_upload, payload.input_ref.removeprefix("uploads/"))
+            if found is None or found.input_ref != payload.input_ref:
+                raise problem(
+                    422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first."
+                )
+            upload = found
+        try:
+            submitted = await to_thread.run_sync(
+                lambda: service.submit(workflow, upload, limits, idempotency_key=idempotency_key)
+            )
+        except service.IdempotencyConflict as exc:
+            raise problem(
+                409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."
+            ) from exc
+        return _accepted(submitted)
+
+    @get("/ai-jobs", sync_to_thread=True, summary="List jobs, newest first")
+    def list_jobs(
+        self,
+        status: Annotated[JobStatus | None, Parameter(required=False)] = None,
+        workflow: Annotated[str | None, Parameter(required=False, max_length=64)] = None,
+        limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
+        cursor: Annotated[str | None, Parameter(required=False, max_length=200)] = None,
+    ) -> dict[str, Any]:
+        try:
+            page = store.list_jobs(None, status=status, workflow=workflow, limit=limit, cursor=cursor)
+        except ValueError as exc:
+            raise problem(422, "invalid_cursor", "The cursor is not valid; start again without it.") from exc
+        return {"items": page.items, "next_cursor": page.next_cursor}
+
+    @get("/ai-jobs/{job_id:str}", sync_to_thread=True, summary="A job's status")
+    def get_job(self, job_id: JobId) -> dict[str, Any]:
+        view = store.view_of(job_id)
+        if view is None:
+            raise _not_found()
+        return view
+
+    @get("/ai-jobs/{job_id:str}/artifacts/{name:str}", sync_to_thread=True, summary="Download an artifact")
+    def download_artifact(self, job_id: JobId, name: Annotated[str, Parameter(max_length=128)]) -> File:
+        artifact = store.get_artifact(job_id, name)
+        if artifact is None:
+            raise problem(404, "not_found", "No such artifact.")
+        digest = base64.b64encode(bytes.fromhex(artifact.sha256)).decode()
+        return File(
+            get_storage().path(artifact.storage_key),
+            filename=artifact.name,
+            content_disposition_type="attachment",
+            media_type=artifact.content_type,
+            headers={
+                "ETag": f'"{artifact.sha256}"',
+                "Repr-Digest": f"sha-256=:{digest}:",
+                "X-Content-Type-Options": "nosniff",
+            },
+        )
+
+    @post("/ai-jobs/{job_id:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel a job")
+    def cancel_job(self, job_id: JobId) -> dict[str, Any]:
+        _require(job_id)
+        try:
+            service.cancel(job_id)
+        except service.NotAllowed as exc:
+            raise problem(409, "invalid_state", str(exc)) from exc
+        return store.view_of(job_id) or {}
+
+    @post("/ai-jobs/{job_id:str}/replay", status_code=202, sync_to_thread=True, summary="Replay a job")
+    def replay_job(self, job_id: JobId) -> Response[Any]:
+        _require(job_id)
+        try:
+            job = service.replay(job_id)
+        except service.NotAllowed as exc:
+            raise problem(409, "invalid_state", str(exc)) from exc
+        return _accepted(service.Submitted(job, created=False))
+
+    @delete(
+        "/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files"
+    )
+    def delete_job(self, job_id: JobId) -> None:
+        if not service.delete(job_id):
+            raise _not_found()
+
+
+def _not_found() -> Exception:
+    return problem(404, "not_found", "No such job.")
+
+
+def _require(job_id: str) -> None:
+    if store.get_job(job_id) is None:
+        raise _not_found()
+
+
+def max_request_bytes() -> int:
+    # Room for the multipart envelope and form fields around the largest allowed file.
+    return get_settings().max_upload_bytes + 256 * 1024

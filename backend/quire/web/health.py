@@ -1,0 +1,43 @@
+"""Liveness and readiness: is the process up, and can it reach what it needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Response, get
+from sqlalchemy import text
+
+from quire.db import session_scope
+from quire.documents.storage import get_storage
+
+
+def _database_ok() -> bool:
+    try:
+        with session_scope() as session:
+            session.execute(text("SELECT 1"))
+    except Exception:
+        return False
+    return True
+
+
+def _redis_ok() -> bool:
+    from quire.queue.broker import broker
+
+    try:
+        return bool(broker.client.ping())
+    except Exception:
+        return False
+
+
+@get("/healthz", sync_to_thread=False, include_in_schema=True, tags=["health"])
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@get("/readyz", sync_to_thread=True, tags=["health"])
+def readyz() -> Response[dict[str, Any]]:
+    checks = {"database": _database_ok(), "redis": _redis_ok(), "storage": get_storage().writable()}
+    ready = all(checks.values())
+    return Response(
+        {"status": "ready" if ready else "unavailable", "checks": checks}, status_code=200 if ready else 503
+    )

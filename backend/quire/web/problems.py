@@ -1,0 +1,59 @@
+"""Errors as RFC 9457 problem details with a stable `code`; nothing internal ever leaks."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.plugins.problem_details import ProblemDetailsException
+
+log = logging.getLogger(__name__)
+
+
+def problem(
+    status: int, code: str, detail: str, headers: dict[str, str] | None = None
+) -> ProblemDetailsException:
+    return ProblemDetailsException(
+        status_code=status,
+        detail=detail,
+        type_=f"/problems/{code}",
+        title=HTTPStatus(status).phrase,
+        headers=headers,
+        extra={"code": code},
+    )
+
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "rate_limited",
+}
+
+
+def http_exception_to_problem(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    """Framework errors (404 route, 405, 413 body, validation) in the same problem+json shape."""
+    status = exc.status_code
+    code = _CODES.get(status, "error")
+    detail = exc.detail if status < 500 else "Something went wrong on our side."
+    if isinstance(exc, ValidationException):
+        status, code = 422, "invalid_request"
+        extra = exc.extra if isinstance(exc.extra, list) else None
+        converted = problem(status, code, "The request is not valid.")
+        if extra:
+            converted.extra = {"code": code, "errors": extra}
+        return converted.to_response(request)
+    return problem(status, code, detail, headers=exc.headers).to_response(request)
+
+
+def unexpected_to_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return problem(500, "internal_error", "Something went wrong on our side.").to_response(request)

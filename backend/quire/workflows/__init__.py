@@ -1,0 +1,1 @@
+"""Workflows: plain business functions `(document, model) -> validated result`."""

@@ -1,0 +1,55 @@
+"""Model providers: where a workflow's structured answer comes from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from quire.documents.extract import Document
+from quire.errors import MalformedOutput
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a workflow asks a model for: a name the local provider knows, and instructions for an LLM."""
+
+    name: str
+    instructions: str
+    prompt_version: str
+
+
+class ModelProvider(Protocol):
+    name: str
+    model_name: str
+
+    def answer(self, task: Task, document: Document, schema: type[BaseModel]) -> dict[str, Any]:
+        """The raw structured answer; the workflow validates it."""
+        ...
+
+
+def ask(model: ModelProvider, task: Task, document: Document, schema: type[T]) -> T:
+    """Ask a model and validate its answer against the workflow's output schema."""
+    raw = model.answer(task, document, schema)
+    try:
+        return schema.model_validate(raw)
+    except ValidationError as exc:
+        raise MalformedOutput(
+            f"The model's answer did not match the {schema.__name__} schema ({exc.error_count()} problems)."
+        ) from exc
+
+
+def get_provider(name: str) -> ModelProvider:
+    """The provider named by QUIRE_MODEL_PROVIDER."""
+    if name == "local":
+        from quire.workflows.models.local import LocalProvider
+
+        return LocalProvider()
+    if name == "fake":
+        from quire.workflows.models.fake import FakeProvider
+
+        return FakeProvider()
+    raise ValueError(f"model provider {name!r} is not available")
