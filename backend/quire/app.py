@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-
 from litestar import Litestar
 from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsPlugin
 
 from quire import __version__
+from quire.logs import configure_logging
 from quire.settings import get_settings
 from quire.web.api import JobsController, max_request_bytes
 from quire.web.health import healthz, readyz
@@ -18,7 +17,7 @@ from quire.web.problems import http_exception_to_problem, unexpected_to_problem
 
 def create_app() -> Litestar:
     settings = get_settings()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     # Importing the broker here means a web process publishes to the configured Redis.
     import quire.queue.actors  # noqa: F401
 

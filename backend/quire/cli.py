@@ -12,12 +12,14 @@ from typing import Any
 
 import click
 
+from quire.logs import configure_logging
 from quire.settings import get_settings
 
 
 @click.group()
 def main() -> None:
     """Quire: queue-backed AI document workflows."""
+    configure_logging()
 
 
 @main.command()

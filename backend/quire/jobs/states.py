@@ -77,7 +77,7 @@ def _move(
         .where(col(Job.id) == job_id, col(Job.status).in_(sources), *guard)
         .values(status=target, updated_at=now, **(values or {}))
         .returning(Job)
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False, populate_existing=True)
     )
     job = session.scalars(stmt).one_or_none()
     if job is None:

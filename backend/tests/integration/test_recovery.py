@@ -1,0 +1,115 @@
+"""No accepted job is lost: killed workers, workers that die on a job, Redis outages, racing workers."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import redis
+from dramatiq.message import Message
+
+from backend.tests.conftest import Database
+from backend.tests.integration.stack import Stack, document, event_types
+from quire.queue.broker import QUEUE, create_broker
+from quire.queue.embedded_redis import EmbeddedRedis
+
+
+def test_killed_worker_job_is_recovered_by_a_new_worker(stack: Stack) -> None:
+    # Given a worker running a 3 s attempt
+    stack.start_web()
+    first = stack.start_worker()
+    data = document("slow:3")
+    job_id = stack.submit(data)
+    stack.wait(job_id, {"running"})
+    # When the worker is SIGKILLed mid-attempt and a new one starts
+    stack.kill(first)
+    stack.start_worker()
+    # Then the lease expires, the job is requeued and completes on attempt 2
+    view = stack.wait(job_id, timeout=30)
+    assert (view["status"], view["attempt"]) == ("completed", 2)
+    assert event_types(view) == ["queued", "running", "requeued_after_restart", "running", "completed"]
+    assert [e["code"] for e in view["errors"]] == ["worker_lost"]
+    assert stack.workflow_calls(data) == 2
+
+
+def test_job_that_kills_every_worker_ends_in_dead_letter(stack: Stack) -> None:
+    # Given a supervised worker and a job whose workflow exits the process every time
+    stack.start_web()
+    stack.start_worker()
+    job_id = stack.submit(document("exit"), max_attempts=2)
+    # Then each lost attempt counts against the budget and the job ends in dead letter
+    view = stack.wait(job_id, timeout=40)
+    assert (view["status"], view["attempt"]) == ("dead_letter", 2)
+    assert [e["code"] for e in view["errors"]] == ["worker_lost", "worker_lost"]
+    assert event_types(view) == ["queued", "running", "requeued_after_restart", "running", "dead_letter"]
+    # And the supervisor restarted the worker, so the next job still runs
+    assert stack.wait(stack.submit(document()), timeout=20)["status"] == "completed"
+    assert "restarting" in stack.logs("worker")
+
+
+def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: Database, tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis", persistent=True).start()
+    stack = Stack(tmp_path, database, server.url)
+    try:
+        stack.start_web()
+        stack.start_worker()
+        # Given Redis is down
+        server.stop()
+        # When a job is submitted, it is still accepted and recorded
+        started = time.monotonic()
+        job_id = stack.submit(document())
+        assert time.monotonic() - started < 5
+        assert stack.job(job_id)["status"] == "queued"
+        time.sleep(1)
+        assert stack.job(job_id)["status"] == "queued"
+        # Then once Redis is back, the recovery loop publishes it and it completes
+        EmbeddedRedis(server.directory, port=server.port, persistent=True).start()
+        view = stack.wait(job_id, timeout=30)
+        assert (view["status"], view["attempt"]) == ("completed", 1)
+        assert event_types(view) == ["queued", "running", "completed"]
+    finally:
+        stack.stop()
+        server.stop()
+
+
+def test_queued_jobs_survive_redis_restarting_empty(database: Database, tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
+    stack = Stack(tmp_path, database, server.url)
+    restarted = None
+    try:
+        # Given jobs accepted while no worker runs, so their messages wait in Redis
+        stack.start_web()
+        data = [document() for _ in range(3)]
+        ids = [stack.submit(d) for d in data]
+        assert redis.Redis.from_url(server.url).hlen(f"dramatiq:{QUEUE}.msgs") == 3
+        # When Redis restarts with nothing in it
+        server.stop()
+        restarted = EmbeddedRedis(server.directory, port=server.port, persistent=False).start()
+        assert redis.Redis.from_url(server.url).hlen(f"dramatiq:{QUEUE}.msgs") == 0
+        # Then a worker's recovery loop republishes them and each runs exactly once
+        stack.start_worker()
+        for job_id, d in zip(ids, data, strict=True):
+            assert stack.wait(job_id, timeout=30)["status"] == "completed"
+            assert stack.workflow_calls(d) == 1
+    finally:
+        stack.stop()
+        if restarted is not None:
+            restarted.stop()
+
+
+def test_two_workers_racing_for_one_job_run_one_attempt(stack: Stack) -> None:
+    # Given two worker processes and a job delivered several times at once
+    stack.start_web()
+    stack.start_worker(processes=2, threads=2)
+    data = document("slow:0.5")
+    job_id = stack.submit(data)
+    broker = create_broker(stack.redis_url)
+    for _ in range(4):
+        broker.enqueue(Message(queue_name=QUEUE, actor_name="process_job", args=(job_id,), kwargs={}, options={}))
+    # Then exactly one attempt ran
+    view = stack.wait(job_id)
+    time.sleep(0.5)
+    assert (view["status"], view["attempt"]) == ("completed", 1)
+    assert event_types(stack.job(job_id)) == ["queued", "running", "completed"]
+    assert stack.workflow_calls(data) == 1
+    assert "duplicate message" in stack.logs("worker")

@@ -1,0 +1,162 @@
+"""The state machine: legal moves happen once, every illegal move changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import update
+from sqlmodel import col
+
+from backend.tests.conftest import Database
+from quire.db import session_scope
+from quire.errors import ErrorCode
+from quire.jobs import states
+from quire.jobs.models import Artifact, Job, JobStatus, utcnow
+from quire.jobs.states import ALLOWED, AttemptRef
+
+WORKER = "worker-a"
+
+
+def make_job(status: JobStatus = JobStatus.QUEUED, attempt: int = 0) -> Job:
+    job = Job(
+        workflow="document_summary",
+        workflow_version="1",
+        input_ref="uploads/x",
+        input_filename="a.txt",
+        input_size=1,
+        input_sha256="0" * 64,
+        input_content_type="text/plain",
+        status=JobStatus.QUEUED,
+        max_attempts=3,
+        timeout_s=10,
+        deadline_s=60,
+        deadline_at=utcnow() + timedelta(seconds=60),
+    )
+    states.accept(job, "m-1")
+    force(job.id, status=status, attempt=attempt, worker_id=WORKER, lease_until=utcnow() - timedelta(seconds=1))
+    return job
+
+
+def force(job_id: str, **values: object) -> None:
+    """Put a row in a given state directly, as only a test may."""
+    with session_scope() as session:
+        session.execute(update(Job).where(col(Job.id) == job_id).values(**values))
+
+
+def current(job_id: str) -> Job:
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        return job
+
+
+def event_types(job_id: str) -> list[str]:
+    with session_scope() as session:
+        return [e.type for e in states.events_of(session, job_id)]
+
+
+REF = lambda job: AttemptRef(job.id, 1, WORKER)  # noqa: E731
+
+# Each transition: the states it may start from, and how to call it for a job at attempt 1.
+TRANSITIONS: dict[str, tuple[set[JobStatus], Callable[[Job], Job | None]]] = {
+    "claim": ({JobStatus.QUEUED}, lambda job: states.claim(job.id, WORKER, 30)),
+    "complete": ({JobStatus.RUNNING}, lambda job: states.complete(REF(job), [], {})),
+    "retry": ({JobStatus.RUNNING}, lambda job: states.retry(REF(job), ErrorCode.TIMEOUT, 0.1, "m-2", "again")),
+    "dead_letter": ({JobStatus.RUNNING}, lambda job: states.dead_letter(REF(job), ErrorCode.TIMEOUT, "x")),
+    "release_expired_lease": ({JobStatus.RUNNING}, lambda job: states.release_expired_lease(job.id, "m-3", True)),
+    "cancel": ({JobStatus.QUEUED, JobStatus.RUNNING}, lambda job: states.cancel(job.id)),
+    "replay": ({JobStatus.DEAD_LETTER, JobStatus.CANCELLED}, lambda job: states.replay(job.id, "m-4")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSITIONS))
+@pytest.mark.parametrize("start", list(JobStatus))
+def test_each_transition_moves_only_from_its_states(migrated: Database, name: str, start: JobStatus) -> None:
+    # Given a job sitting in `start` at attempt 1
+    sources, call = TRANSITIONS[name]
+    job = make_job(start, attempt=1)
+    before_events = event_types(job.id)
+    # When the transition is attempted
+    moved = call(job)
+    # Then it happens exactly when the table allows it, and otherwise changes nothing at all
+    after = current(job.id)
+    if start in sources:
+        assert moved is not None
+        assert after.status in ALLOWED[start]
+        assert len(event_types(job.id)) == len(before_events) + 1
+    else:
+        assert moved is None
+        assert after.status == start
+        assert event_types(job.id) == before_events
+
+
+def test_table_matches_design() -> None:
+    assert ALLOWED[JobStatus.COMPLETED] == frozenset()
+    assert JobStatus.QUEUED in ALLOWED[JobStatus.DEAD_LETTER]
+    assert JobStatus.RUNNING not in ALLOWED[JobStatus.CANCELLED]
+    with pytest.raises(states.IllegalTransition):
+        states._check([JobStatus.COMPLETED], JobStatus.QUEUED)
+
+
+def test_a_fenced_out_attempt_changes_nothing(migrated: Database) -> None:
+    # Given a job whose attempt 1 timed out and attempt 2 now runs on another worker
+    job = make_job(JobStatus.RUNNING, attempt=2)
+    force(job.id, worker_id="worker-b")
+    # When the late attempt 1 tries to complete, retry or dead-letter it
+    stale = AttemptRef(job.id, 1, WORKER)
+    artifact = Artifact(job_id=job.id, name="x.json", storage_key="k", size=1, sha256="0" * 64, content_type="a/b")
+    assert states.complete(stale, [artifact], {}) is None
+    assert states.retry(stale, ErrorCode.TIMEOUT, 0, "m", "d") is None
+    assert states.dead_letter(stale, ErrorCode.TIMEOUT, "d") is None
+    # Then the record still belongs to attempt 2 and no artifact was published
+    after = current(job.id)
+    assert (after.status, after.attempt, after.worker_id) == (JobStatus.RUNNING, 2, "worker-b")
+    with session_scope() as session:
+        assert session.get(Artifact, (job.id, "x.json")) is None
+
+
+def test_claim_waits_for_backoff_and_counts_attempts(migrated: Database) -> None:
+    job = make_job(JobStatus.QUEUED)
+    force(job.id, available_at=utcnow() + timedelta(seconds=30))
+    assert states.claim(job.id, WORKER, 30) is None
+    force(job.id, available_at=utcnow())
+    claimed = states.claim(job.id, WORKER, 30)
+    assert claimed is not None
+    assert (claimed.attempt, claimed.worker_id, claimed.status) == (1, WORKER, JobStatus.RUNNING)
+    assert states.claim(job.id, "worker-b", 30) is None
+
+
+def test_live_lease_is_not_released(migrated: Database) -> None:
+    job = make_job(JobStatus.RUNNING, attempt=1)
+    force(job.id, lease_until=utcnow() + timedelta(seconds=30))
+    assert states.release_expired_lease(job.id, "m", True) is None
+    assert states.extend_leases(WORKER, [job.id], 30) == 1
+    assert states.extend_leases("someone-else", [job.id], 30) == 0
+
+
+def test_lost_attempt_without_budget_is_dead_lettered(migrated: Database) -> None:
+    job = make_job(JobStatus.RUNNING, attempt=3)
+    moved = states.release_expired_lease(job.id, "m", budget_left=False)
+    assert moved is not None
+    assert moved.status == JobStatus.DEAD_LETTER
+    assert event_types(job.id)[-1] == "dead_letter"
+
+
+def test_replay_renews_budget_and_deadline(migrated: Database) -> None:
+    job = make_job(JobStatus.DEAD_LETTER, attempt=3)
+    force(job.id, deadline_at=utcnow() - timedelta(seconds=1))
+    replayed = states.replay(job.id, "m-9")
+    assert replayed is not None
+    assert (replayed.attempt_floor, replayed.message_id) == (3, "m-9")
+    assert replayed.deadline_at > utcnow()
+    assert event_types(job.id)[-1] == "replayed"
+
+
+def test_expire_deadline_only_after_deadline(migrated: Database) -> None:
+    job = make_job(JobStatus.QUEUED)
+    assert states.expire_deadline(job.id) is None
+    force(job.id, deadline_at=utcnow() - timedelta(seconds=1))
+    assert states.expire_deadline(job.id) is not None
+    assert current(job.id).status == JobStatus.DEAD_LETTER
