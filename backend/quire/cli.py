@@ -40,9 +40,7 @@ def web(host: str, port: int) -> None:
     """Serve the web app and JSON API."""
     import uvicorn
 
-    uvicorn.run(
-        "quire.app:create_app", factory=True, host=host, port=port, log_level="info", access_log=False
-    )
+    uvicorn.run("quire.app:create_app", factory=True, host=host, port=port, log_level="info", access_log=False)
 
 
 @main.command()

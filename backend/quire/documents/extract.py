@@ -121,9 +121,7 @@ def extract(data: bytes, filename: str, sha256: str) -> Document:
     try:
         content_type = detect_type(data[:4096], filename)
     except UnsupportedType as exc:
-        raise InvalidInput(
-            "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown or HTML file."
-        ) from exc
+        raise InvalidInput("This file type is not supported. Upload a PDF, DOCX, TXT, Markdown or HTML file.") from exc
     pages: int | None = None
     if content_type == PDF:
         text, pages = _pdf_text(data)
@@ -135,11 +133,7 @@ def extract(data: bytes, filename: str, sha256: str) -> Document:
         text = data.decode("utf-8", errors="replace")
     text = text.strip()
     if not text:
-        raise InvalidInput(
-            "No readable text was found. If this is a scan, upload a version with a text layer."
-        )
+        raise InvalidInput("No readable text was found. If this is a scan, upload a version with a text layer.")
     if len(text) > MAX_CHARS:
-        raise InvalidInput(
-            f"The document has more than {MAX_CHARS:,} characters of text. Upload a shorter one."
-        )
+        raise InvalidInput(f"The document has more than {MAX_CHARS:,} characters of text. Upload a shorter one.")
     return Document(text=text, filename=filename, content_type=content_type, sha256=sha256, pages=pages)

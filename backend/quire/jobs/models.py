@@ -120,9 +120,7 @@ class JobEvent(SQLModel, table=True):
 class Artifact(SQLModel, table=True):
     """A result file of a completed job, published by the completing transition."""
 
-    job_id: str = Field(
-        sa_column=Column(String(32), ForeignKey("job.id", ondelete="CASCADE"), primary_key=True)
-    )
+    job_id: str = Field(sa_column=Column(String(32), ForeignKey("job.id", ondelete="CASCADE"), primary_key=True))
     name: str = Field(primary_key=True, max_length=128)
     storage_key: str = Field(max_length=255)
     size: int

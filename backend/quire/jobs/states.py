@@ -319,9 +319,7 @@ def republish(job_id: str, old_message_id: str | None, message_id: str) -> bool:
             .where(
                 col(Job.id) == job_id,
                 col(Job.status) == S.QUEUED,
-                col(Job.message_id) == old_message_id
-                if old_message_id is not None
-                else col(Job.message_id).is_(None),
+                col(Job.message_id) == old_message_id if old_message_id is not None else col(Job.message_id).is_(None),
             )
             .values(message_id=message_id)
             .execution_options(synchronize_session=False)
@@ -330,6 +328,4 @@ def republish(job_id: str, old_message_id: str | None, message_id: str) -> bool:
 
 
 def events_of(session: Session, job_id: str) -> list[JobEvent]:
-    return list(
-        session.exec(select(JobEvent).where(JobEvent.job_id == job_id).order_by(col(JobEvent.id))).all()
-    )
+    return list(session.exec(select(JobEvent).where(JobEvent.job_id == job_id).order_by(col(JobEvent.id))).all())

@@ -137,11 +137,7 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
         # The error that explains where the job is now: the latest one since the last replay.
         since_replay = [e for e in events if e.type == EventType.REPLAYED]
         last = next((e for e in reversed(events) if e.error), None)
-        if (
-            last is not None
-            and last.error
-            and (not since_replay or (last.id or 0) > (since_replay[-1].id or 0))
-        ):
+        if last is not None and last.error and (not since_replay or (last.id or 0) > (since_replay[-1].id or 0)):
             code = ErrorCode(last.error)
             error = {"code": code.value, "message": ERROR_MESSAGES[code]}
     primary = next((a for a in artifacts if a.primary), None)

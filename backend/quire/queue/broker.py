@@ -52,9 +52,7 @@ class RedisBroker(DramatiqRedisBroker):
 
 def create_broker(url: str) -> RedisBroker:
     settings = get_settings()
-    pool = redis.ConnectionPool.from_url(
-        url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=15
-    )
+    pool = redis.ConnectionPool.from_url(url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=15)
     return RedisBroker(  # type: ignore[no-untyped-call]
         client=redis.Redis(connection_pool=pool),
         middleware=[],

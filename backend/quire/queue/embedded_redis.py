@@ -67,9 +67,7 @@ class EmbeddedRedis:
                 break
             except redis.ConnectionError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"redis-server did not start; see {self.directory / 'redis.log'}"
-                    ) from None
+                    raise RuntimeError(f"redis-server did not start; see {self.directory / 'redis.log'}") from None
                 time.sleep(0.05)
         client.close()
         return self

@@ -42,9 +42,7 @@ class AttemptTimedOut(Exception):
 class ExecutionControl:
     """This worker process's identity and the attempts it currently holds leases for."""
 
-    worker_id: str = field(
-        default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-    )
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}")
     held: set[str] = field(default_factory=set)
     abandoned: list[threading.Thread] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -173,9 +171,7 @@ def run_attempt(job_id: str) -> None:
         control.release(job.id)
 
 
-def _fail(
-    job: Job, ref: AttemptRef, code: ErrorCode, message: str, retry_after_s: float | None = None
-) -> None:
+def _fail(job: Job, ref: AttemptRef, code: ErrorCode, message: str, retry_after_s: float | None = None) -> None:
     settings = get_settings()
     decision = policy.decide(
         code,

@@ -91,9 +91,7 @@ def supervise(processes: int, threads: int) -> int:
                 continue
             delay = min(30.0, 0.5 * 2 ** failures[i]) if failures[i] else 0.0
             log.warning("worker process %d exited with %s; restarting in %.1f s", child.pid, code, delay)
-            print(
-                f"quire worker process {child.pid} exited ({code}); restarting", file=sys.stderr, flush=True
-            )
+            print(f"quire worker process {child.pid} exited ({code}); restarting", file=sys.stderr, flush=True)
             if stopping.wait(delay):
                 break
             failures[i] += 1

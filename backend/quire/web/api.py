@@ -65,9 +65,7 @@ def _accepted(submitted: service.Submitted) -> Response[dict[str, Any]]:
 
 
 def _limits_from_form(form: dict[str, Any]) -> service.Limits:
-    fields = {
-        k: form[k] for k in ("timeout_s", "max_attempts", "deadline_s") if form.get(k) not in (None, "")
-    }
+    fields = {k: form[k] for k in ("timeout_s", "max_attempts", "deadline_s") if form.get(k) not in (None, "")}
     return service.Limits.model_validate(fields)
 
 
@@ -89,9 +87,7 @@ class JobsController(Controller):
         return upload_view(_store_upload(data.file))
 
     @post("/ai-jobs", status_code=202, summary="Submit a job (JSON or multipart)")
-    async def create_job(
-        self, request: Request[Any, Any, Any], idempotency_key: IdempotencyKey
-    ) -> Response[Any]:
+    async def create_job(self, request: Request[Any, Any, Any], idempotency_key: IdempotencyKey) -> Response[Any]:
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
             form = await request.form()
@@ -116,9 +112,7 @@ class JobsController(Controller):
             workflow, limits = payload.workflow, payload.limits
             found = await to_thread.run_sync(store.get_upload, payload.input_ref.removeprefix("uploads/"))
             if found is None or found.input_ref != payload.input_ref:
-                raise problem(
-                    422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first."
-                )
+                raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
             upload = found
         try:
             submitted = await to_thread.run_sync(
@@ -187,9 +181,7 @@ class JobsController(Controller):
             raise problem(409, "invalid_state", str(exc)) from exc
         return _accepted(service.Submitted(job, created=False))
 
-    @delete(
-        "/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files"
-    )
+    @delete("/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files")
     def delete_job(self, job_id: JobId) -> None:
         if not service.delete(job_id):
             raise _not_found()

@@ -13,9 +13,7 @@ from litestar.plugins.problem_details import ProblemDetailsException
 log = logging.getLogger(__name__)
 
 
-def problem(
-    status: int, code: str, detail: str, headers: dict[str, str] | None = None
-) -> ProblemDetailsException:
+def problem(status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> ProblemDetailsException:
     return ProblemDetailsException(
         status_code=status,
         detail=detail,
