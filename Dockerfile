@@ -1,10 +1,19 @@
 # One image for migrate, web and worker.
+FROM node:20-slim AS frontend
+WORKDIR /app/frontend
+COPY frontend/package.json frontend/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY frontend/ ./
+RUN npm run build
+
 FROM python:3.11-slim
 WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends procps && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml requirements.lock README.md ./
 COPY backend ./backend
-RUN apt-get update && apt-get install -y --no-install-recommends procps && rm -rf /var/lib/apt/lists/* \
-    && pip install --no-cache-dir -c requirements.lock . && useradd --create-home quire
+COPY templates ./templates
+COPY --from=frontend /app/static ./static
+RUN pip install --no-cache-dir -c requirements.lock -e . && useradd --create-home quire
 USER quire
 ENV QUIRE_DATA_DIR=/data
 EXPOSE 8000

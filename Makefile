@@ -1,20 +1,22 @@
 # Quire's two commands: `make run` (Quire on this machine) and `make test` (the whole suite).
-# Each installs what it needs first. Nothing here needs Redis or PostgreSQL to be running.
+# Each installs what it needs first. Neither needs Redis or PostgreSQL to be running.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+ASSETS := static/.built
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test install lint typecheck unit integration bench lock clean
+.PHONY: run test install browser lint typecheck unit integration e2e bench lock clean
 
 run: install
 	$(BIN)/quire dev
 
-test: install lint typecheck
+test: install browser lint typecheck
 	$(BIN)/pytest
 
-install: $(STAMP)
+install: $(STAMP) $(ASSETS)
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Quire needs Python 3.11 or newer")'
@@ -22,6 +24,18 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
+
+# The served assets: htmx from npm and our own sources, built into static/.
+$(ASSETS): frontend/package.json frontend/package-lock.json frontend/build.mjs $(wildcard frontend/src/*)
+	@command -v npm >/dev/null || { echo "installing Node.js and npm"; $(SUDO) apt-get update && $(SUDO) apt-get install -y nodejs npm; }
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	cd frontend && npm run build
+	touch $(ASSETS)
+
+# The browser tests drive Debian's Chromium; Playwright never downloads a browser.
+browser:
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the browser tests"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 
 lint: install
 	$(BIN)/ruff check .
@@ -36,6 +50,9 @@ unit: install
 integration: install
 	$(BIN)/pytest backend/tests/integration
 
+e2e: install browser
+	$(BIN)/pytest e2e
+
 bench: install
 	$(BIN)/python bench/throughput.py
 
@@ -45,4 +62,4 @@ lock: install
 	  $(BIN)/pip freeze --exclude-editable | grep -v '^-e'; } > requirements.lock
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) static frontend/node_modules .pytest_cache .mypy_cache .ruff_cache test-results

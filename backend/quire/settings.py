@@ -50,6 +50,12 @@ class Settings(BaseSettings):
 
     max_upload_mb: float = Field(default=25.0, gt=0)
 
+    # Adaptive status polling in the browser (DESIGN section 6), decided by the server.
+    poll_fast_s: float = Field(default=2.0, gt=0)
+    poll_fast_for_s: float = Field(default=10.0, ge=0)
+    poll_slow_s: float = Field(default=5.0, gt=0)
+    poll_stop_after_s: float = Field(default=120.0, gt=0)
+
     @model_validator(mode="after")
     def _refuse_placeholder_secret(self) -> Settings:
         if self.env == "production" and self.secret_key == PLACEHOLDER_SECRET:

@@ -1,0 +1,162 @@
+"""The browser pages (DESIGN section 6): full pages, and the fragments htmx swaps in."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Annotated, Any
+
+from anyio import to_thread
+from litestar import Controller, Request, get, post
+from litestar.datastructures import UploadFile
+from litestar.params import Parameter
+from litestar.plugins.htmx import ClientRedirect, HTMXRequest
+from litestar.response import Redirect, Template
+
+from quire.jobs import service, store
+from quire.jobs.models import JobStatus
+from quire.jobs.states import TERMINAL
+from quire.settings import get_settings
+from quire.web.polling import next_poll
+from quire.web.presenters import EVENT_LABELS, STATUS_LABELS, banner, result_preview
+from quire.workflows.registry import WORKFLOWS
+
+HTMX_STOP_POLLING = 286
+Since = Annotated[int | None, Parameter(query="since", required=False, ge=0)]
+# A plain string: the filter form sends "" for "All", which is no status at all.
+StatusFilter = Annotated[str | None, Parameter(query="status", required=False, max_length=32)]
+Cursor = Annotated[str | None, Parameter(query="cursor", required=False, max_length=200)]
+
+
+def _common() -> dict[str, Any]:
+    settings = get_settings()
+    return {
+        "workflows": list(WORKFLOWS.values()),
+        "max_upload_mb": settings.max_upload_mb,
+        "status_labels": STATUS_LABELS,
+        "event_labels": EVENT_LABELS,
+        "terminal": {str(s) for s in TERMINAL},
+    }
+
+
+def _job_context(view: dict[str, Any], since: int | None) -> dict[str, Any]:
+    terminal = view["status"] in TERMINAL
+    return {
+        **_common(),
+        "job": view,
+        "poll": next_poll(get_settings(), since, terminal),
+        "banner": banner(view),
+        "result": result_preview(view),
+    }
+
+
+def _list_context(status_text: str | None, cursor: str | None, since: int | None, limit: int) -> dict[str, Any]:
+    status = JobStatus(status_text) if status_text in set(JobStatus) else None
+    try:
+        page = store.list_jobs(None, status=status, limit=limit, cursor=cursor)
+    except ValueError:
+        page = store.list_jobs(None, status=status, limit=limit)
+    active = any(item["status"] not in TERMINAL for item in page.items)
+    return {
+        **_common(),
+        "items": page.items,
+        "next_cursor": page.next_cursor,
+        "status_filter": status.value if status else "",
+        "poll": next_poll(get_settings(), since, terminal=not active),
+    }
+
+
+def _fragment(name: str, context: dict[str, Any]) -> Template:
+    # A fragment that no longer polls answers 286, which htmx takes as "stop polling".
+    status = 200 if context["poll"].active else HTMX_STOP_POLLING
+    return Template(template_name=name, context=context, status_code=status)
+
+
+class PagesController(Controller):
+    path = ""
+    include_in_schema = False
+
+    @get("/", sync_to_thread=True)
+    def index(self) -> Template:
+        return Template("pages/index.html", context={**_list_context(None, None, None, 5), "error": None})
+
+    @post("/jobs", status_code=303)
+    async def submit_form(self, request: Request[Any, Any, Any]) -> Redirect | Template:
+        """The upload form without JavaScript: store, submit, then redirect to the job page."""
+        form = await request.form()
+        file = form.get("file")
+        workflow = str(form.get("workflow") or "")
+        error, status = None, 422
+        if not isinstance(file, UploadFile) or not file.filename:
+            error = "Choose a document to upload."
+        elif workflow not in WORKFLOWS:
+            error = "Choose a workflow."
+        else:
+            try:
+                upload = await to_thread.run_sync(lambda: service.store_upload(file.filename, file.file))  # type: ignore[arg-type]
+                submitted = await to_thread.run_sync(service.submit, workflow, upload, service.Limits())
+                return Redirect(f"/jobs/{submitted.job.id}", status_code=303)
+            except service.UploadRejected as exc:
+                error, status = exc.message, exc.status
+        context = await to_thread.run_sync(_list_context, None, None, None, 5)
+        return Template("pages/index.html", context={**context, "error": error}, status_code=status)
+
+    @get("/jobs", sync_to_thread=True)
+    def jobs(self, request: HTMXRequest, status: StatusFilter, cursor: Cursor) -> Template:
+        context = _list_context(status, cursor, None, 20)
+        if request.htmx:
+            return _fragment("partials/jobs_table.html", context)
+        return Template("pages/jobs.html", context=context)
+
+    @get("/jobs/table", sync_to_thread=True)
+    def jobs_table(self, status: StatusFilter, cursor: Cursor, since: Since) -> Template:
+        return _fragment("partials/jobs_table.html", _list_context(status, cursor, since, 20))
+
+    @get("/jobs/recent", sync_to_thread=True)
+    def recent_jobs(self, since: Since) -> Template:
+        return _fragment("partials/recent_jobs.html", _list_context(None, None, since, 5))
+
+    @get("/jobs/{job_id:str}", sync_to_thread=True)
+    def job_page(self, job_id: str) -> Template:
+        view = _require(job_id)
+        return Template("pages/job.html", context=_job_context(view, None))
+
+    @get("/jobs/{job_id:str}/status", sync_to_thread=True)
+    def job_status(self, job_id: str, since: Since) -> Template:
+        return _fragment("partials/job_card.html", _job_context(_require(job_id), since))
+
+    @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
+    def cancel(self, request: HTMXRequest, job_id: str) -> Template | Redirect:
+        _require(job_id)
+        # A job that already finished cannot be cancelled; the refreshed card shows where it is.
+        with contextlib.suppress(service.NotAllowed):
+            service.cancel(job_id)
+        return self._after_action(request, job_id)
+
+    @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
+    def replay(self, request: HTMXRequest, job_id: str) -> Template | Redirect:
+        _require(job_id)
+        with contextlib.suppress(service.NotAllowed):
+            service.replay(job_id)
+        return self._after_action(request, job_id)
+
+    @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
+    def delete(self, request: HTMXRequest, job_id: str) -> Redirect | ClientRedirect:
+        service.delete(job_id)
+        if request.htmx:
+            return ClientRedirect("/jobs")
+        return Redirect("/jobs", status_code=303)
+
+    @staticmethod
+    def _after_action(request: HTMXRequest, job_id: str) -> Template | Redirect:
+        if request.htmx:
+            return _fragment("partials/job_card.html", _job_context(_require(job_id), None))
+        return Redirect(f"/jobs/{job_id}", status_code=303)
+
+
+def _require(job_id: str) -> dict[str, Any]:
+    from litestar.exceptions import NotFoundException
+
+    view = store.view_of(job_id)
+    if view is None:
+        raise NotFoundException("No such job.")
+    return view

@@ -1,0 +1,126 @@
+"""What the pages say about a job: plain-language banners, event labels and the result preview."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from quire.documents.storage import get_storage
+from quire.jobs import store
+
+RETRY = "retry"
+UPLOAD = "upload"
+
+
+@dataclass(frozen=True)
+class Banner:
+    tone: str
+    title: str
+    text: str
+    actions: tuple[str, ...] = field(default_factory=tuple)
+
+
+_FINAL: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "timeout": (
+        "It took too long",
+        "Processing this document ran past its time limit on every attempt. Try again, or upload a smaller file.",
+        (RETRY, UPLOAD),
+    ),
+    "upstream_unavailable": (
+        "The AI service is unavailable",
+        "We could not reach the AI service after several tries. It is usually back within minutes: try again.",
+        (RETRY,),
+    ),
+    "rate_limited": (
+        "The AI service is busy",
+        "The AI service asked us to slow down. Wait a few minutes, then try again.",
+        (RETRY,),
+    ),
+    "worker_lost": (
+        "Processing stopped unexpectedly",
+        "The machine handling this job stopped before finishing. Try again; if it happens again, "
+        "contact support and quote the job id.",
+        (RETRY,),
+    ),
+    "internal_error": (
+        "Something went wrong on our side",
+        "An unexpected error stopped this job. Try again; if it fails again, contact support and quote the job id.",
+        (RETRY,),
+    ),
+    "malformed_output": (
+        "The AI's answer could not be used",
+        "The AI returned a result in the wrong format. Trying again often helps; or upload a different file.",
+        (RETRY, UPLOAD),
+    ),
+    "upstream_rejected": (
+        "The AI service refused this document",
+        "The AI service would not process this document. Upload a different file.",
+        (UPLOAD,),
+    ),
+    "invalid_input": (
+        "We could not read this document",
+        "Upload a different or unencrypted file: PDF, DOCX, TXT, Markdown or HTML with real text in it.",
+        (UPLOAD,),
+    ),
+    "deadline_exceeded": (
+        "The job ran out of time",
+        "It waited longer than its deadline allows before it could finish. Try again.",
+        (RETRY,),
+    ),
+    "cancelled": ("Cancelled", "This job was cancelled. You can run it again.", (RETRY,)),
+}
+
+EVENT_LABELS = {
+    "queued": "Queued",
+    "running": "Attempt started",
+    "completed": "Completed",
+    "dead_letter": "Stopped",
+    "cancelled": "Cancelled",
+    "requeued_after_restart": "Worker lost — queued again",
+    "replayed": "Tried again",
+}
+
+STATUS_LABELS = {
+    "queued": "Queued",
+    "running": "Running",
+    "completed": "Completed",
+    "dead_letter": "Failed",
+    "cancelled": "Cancelled",
+}
+
+
+def banner(view: dict[str, Any]) -> Banner | None:
+    """The banner for where the job is now, or None when there is nothing to explain."""
+    error = view["error"]
+    status = view["status"]
+    if error is None or status == "completed":
+        return None
+    if status in ("queued", "running"):
+        failed = view["errors"][-1]["attempt"] if view["errors"] else view["attempt"]
+        if status == "queued":
+            text = f"Attempt {failed} failed: {error['message']} Quire is retrying automatically."
+        else:
+            text = f"Attempt {failed} failed: {error['message']} Attempt {view['attempt']} is running now."
+        return Banner("warn", "Retrying automatically", text)
+    title, text, actions = _FINAL.get(error["code"], _FINAL["internal_error"])
+    if error["code"] == "invalid_input":
+        # The extractor's own sentence says exactly what was wrong with the file (our text, not the file's).
+        detail = next((e.get("detail") for e in reversed(view["events"]) if e.get("error") == "invalid_input"), None)
+        text = detail or text
+    return Banner("bad", title, text, actions)
+
+
+def result_preview(view: dict[str, Any]) -> dict[str, Any] | None:
+    """The validated JSON result of a completed job, for rendering on its page."""
+    if view["status"] != "completed" or view["artifact"] is None:
+        return None
+    artifact = store.get_artifact(view["job_id"], view["artifact"]["name"])
+    if artifact is None:
+        return None
+    try:
+        document: dict[str, Any] = json.loads(get_storage().read_bytes(artifact.storage_key))
+    except (OSError, ValueError):
+        return None
+    result: dict[str, Any] = document.get("result", {})
+    return result

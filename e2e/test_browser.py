@@ -1,0 +1,228 @@
+"""The browser experience in a real Chromium: upload, live status, downloads, errors and their actions."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+from backend.tests.integration.stack import Stack, document
+from playwright.sync_api import Browser, Page, expect
+
+from e2e.conftest import screenshot
+
+STATUS = "[role=status][data-status]"
+
+
+def write_document(tmp_path: Path, mode: str = "success", name: str = "report.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(document(mode))
+    return path
+
+
+def upload(page: Page, path: Path) -> str:
+    """Upload through the form with JavaScript; returns the job id shown once the job is accepted."""
+    page.goto("/")
+    page.set_input_files("#file", str(path))
+    page.get_by_role("button", name="Upload and start").click()
+    status = page.locator(f"#submission {STATUS}")
+    expect(status).to_have_count(1)
+    job_id = status.get_attribute("data-job-id")
+    assert job_id
+    return job_id
+
+
+def open_job(page: Page, job_id: str) -> None:
+    page.goto(f"/jobs/{job_id}")
+    expect(page.locator(STATUS)).to_have_attribute("data-job-id", job_id)
+
+
+def expect_status(page: Page, status: str, timeout: float = 20_000) -> None:
+    expect(page.locator(STATUS).first).to_have_attribute("data-status", status, timeout=timeout)
+
+
+def test_success_flow_shows_progress_live_status_and_verified_downloads(page: Page, tmp_path: Path) -> None:
+    # Given the upload page, watched for progress labels and for reloads
+    page.goto("/")
+    page.evaluate(
+        """() => {
+            window.__labels = [];
+            window.__notReloaded = true;
+            const label = document.getElementById('upload-progress-label');
+            new MutationObserver(() => window.__labels.push(label.textContent))
+                .observe(label, {childList: true, characterData: true, subtree: true});
+        }"""
+    )
+    # When a slow document is uploaded
+    page.set_input_files("#file", str(write_document(tmp_path, "slow:1.5")))
+    page.get_by_role("button", name="Upload and start").click()
+    # Then the page shows upload progress and "Queued" at once, then the status changes live
+    expect(page.locator(f"#submission {STATUS}")).to_have_count(1)
+    labels = page.evaluate("window.__labels")
+    assert any(re.match(r"Uploading… \d+%", text) for text in labels), labels
+    assert "Queued" in labels
+    expect_status(page, "running")
+    screenshot(page, "upload-running")
+    expect_status(page, "completed")
+    assert page.evaluate("window.__notReloaded") is True
+    screenshot(page, "upload-completed")
+    # And each artifact downloads with the sha256 the page shows
+    links = page.locator("#submission a[data-artifact]")
+    expect(links).to_have_count(2)
+    for i in range(2):
+        link = links.nth(i)
+        shown = link.locator("xpath=..").locator("code").inner_text()
+        with page.expect_download() as info:
+            link.click()
+        data = Path(info.value.path()).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == shown
+        assert info.value.suggested_filename == link.get_attribute("data-artifact")
+    # And the recent jobs list below shows the finished job
+    expect(page.locator("#recent-jobs tr").nth(1).locator(".badge")).to_have_text("Completed")
+
+
+def test_job_page_shows_result_timeline_and_details(page: Page, live: Stack) -> None:
+    job_id = live.submit(document())
+    live.wait(job_id)
+    open_job(page, job_id)
+    expect(page.locator(".result h3")).to_contain_text("Quarterly operations report")
+    expect(page.locator(".timeline li")).to_have_count(3)
+    # Times are shown in the viewer's time zone, not as raw ISO strings.
+    assert "T" not in page.locator(".timeline time").first.inner_text()
+    screenshot(page, "job-completed")
+
+
+@pytest.mark.parametrize(
+    ("mode", "limits", "code", "title", "action"),
+    [
+        ("malformed", {}, "malformed_output", "could not be used", "Try again"),
+        ("rejected", {}, "upstream_rejected", "refused this document", "Upload a different file"),
+        ("slow:2", {"timeout_s": 0.2, "max_attempts": 1}, "timeout", "It took too long", "Try again"),
+        ("always_fail", {"max_attempts": 3}, "upstream_unavailable", "unavailable", "Try again"),
+        ("crash", {"max_attempts": 1}, "internal_error", "Something went wrong", "Try again"),
+    ],
+)
+def test_each_failure_shows_its_banner_and_its_action_works(
+    page: Page, live: Stack, mode: str, limits: dict[str, float], code: str, title: str, action: str
+) -> None:
+    job_id = live.submit(document(mode), **limits)
+    open_job(page, job_id)
+    expect_status(page, "dead_letter")
+    banner = page.locator(f".banner[data-error-code={code}]")
+    expect(banner).to_contain_text(title)
+    expect(banner).to_contain_text(job_id)
+    assert "Traceback" not in page.content()
+    screenshot(page, f"failed-{code}")
+    if code == "upstream_unavailable":
+        # Every retry is on the timeline with its error.
+        expect(page.locator(".timeline li[data-event=running]")).to_have_count(3)
+        expect(page.locator(".timeline li[data-event=queued] .event-detail")).to_have_count(2)
+    banner.get_by_role("link", name=action).or_(banner.get_by_role("button", name=action)).click()
+    if action == "Try again":
+        expect(page.locator(".timeline li[data-event=replayed]")).to_have_count(1)
+        expect_status(page, "dead_letter")
+    else:
+        expect(page).to_have_url(re.compile(r"/$"))
+
+
+def test_unreadable_upload_is_explained(page: Page, tmp_path: Path) -> None:
+    broken = tmp_path / "scan.pdf"
+    broken.write_bytes(b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog")
+    job_id = upload(page, broken)
+    expect_status(page, "dead_letter")
+    banner = page.locator(".banner[data-error-code=invalid_input]")
+    expect(banner).to_contain_text("damaged or incomplete")
+    screenshot(page, "failed-invalid_input")
+    banner.get_by_role("link", name="Upload a different file").click()
+    expect(page).to_have_url(re.compile(r"/$"))
+    assert job_id
+
+
+def test_unsupported_file_is_refused_before_any_job(page: Page, tmp_path: Path) -> None:
+    binary = tmp_path / "program.exe"
+    binary.write_bytes(b"MZ\x90\x00\x03\x00\x00\x00\x04\x00binary")
+    page.goto("/")
+    page.set_input_files("#file", str(binary))
+    page.get_by_role("button", name="Upload and start").click()
+    expect(page.locator("#upload-error")).to_contain_text("not supported")
+    expect(page.get_by_role("button", name="Upload and start")).to_be_enabled()
+    screenshot(page, "upload-refused")
+
+
+def test_try_again_after_dead_letter_completes_a_flaky_job(page: Page, live: Stack) -> None:
+    job_id = live.submit(document("flaky:3"), max_attempts=3)
+    open_job(page, job_id)
+    expect_status(page, "dead_letter")
+    page.get_by_role("button", name="Try again").click()
+    expect_status(page, "completed")
+    expect(page.locator(".timeline li[data-event=running]")).to_have_count(4)
+    expect(page.locator("a[data-artifact]")).to_have_count(2)
+
+
+def test_cancel_a_running_job(page: Page, live: Stack) -> None:
+    job_id = live.submit(document("slow:5"))
+    open_job(page, job_id)
+    expect_status(page, "running")
+    page.get_by_role("button", name="Cancel").click()
+    expect_status(page, "cancelled")
+    expect(page.locator(".banner[data-error-code=cancelled]")).to_contain_text("cancelled")
+    expect(page.get_by_role("button", name="Cancel")).to_have_count(0)
+    screenshot(page, "cancelled")
+
+
+def test_delete_from_the_job_page(page: Page, live: Stack) -> None:
+    job_id = live.submit(document())
+    live.wait(job_id)
+    open_job(page, job_id)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete").click()
+    expect(page).to_have_url(re.compile(r"/jobs$"))
+    assert live.http.get(f"/ai-jobs/{job_id}").status_code == 404
+
+
+def test_jobs_list_filters_and_follows_live_status(page: Page, live: Stack) -> None:
+    slow = live.submit(document("slow:1.5"))
+    page.goto("/jobs")
+    row = page.locator(f"tr[data-job-id='{slow}'] .badge")
+    expect(row).to_have_text("Completed", timeout=20_000)
+    page.select_option("#status-filter", "dead_letter")
+    expect(page).to_have_url(re.compile(r"status=dead_letter"))
+    badges = page.locator("#jobs-table .badge")
+    expect(badges.first).to_have_text("Failed")
+    assert set(badges.all_inner_texts()) == {"Failed"}
+    screenshot(page, "jobs-list")
+
+
+def test_works_without_javascript(browser: Browser, live: Stack, tmp_path: Path) -> None:
+    context = browser.new_context(java_script_enabled=False, base_url=live.base_url)
+    page = context.new_page()
+    page.goto("/")
+    page.set_input_files("#file", str(write_document(tmp_path, "slow:1")))
+    page.get_by_role("button", name="Upload and start").click()
+    # The plain form post redirects to the job page, which refreshes itself until the job is done.
+    expect(page).to_have_url(re.compile(r"/jobs/[\w-]+$"))
+    expect(page.get_by_role("link", name="Refresh now")).to_be_visible()
+    expect(page.locator(STATUS)).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(page.locator("a[data-artifact]")).to_have_count(2)
+    screenshot(page, "no-javascript-completed")
+    context.close()
+
+
+def test_keyboard_only_upload(page: Page, tmp_path: Path) -> None:
+    page.goto("/")
+    path = write_document(tmp_path)
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "file":
+            break
+    assert page.evaluate("document.activeElement.id") == "file"
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Space")
+    chooser.value.set_files(str(path))
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "workflow"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Upload and start"
+    page.keyboard.press("Enter")
+    expect_status(page, "completed")

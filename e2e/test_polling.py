@@ -1,0 +1,97 @@
+"""The adaptive polling cadence, measured from the requests the page really makes.
+
+The schedule is shrunk by settings (fast 0.3 s for 1.5 s, then 0.8 s, stop after 4 s) so the
+test watches the whole shape of DESIGN's 2 s / 5 s / 2 min schedule in a few seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from itertools import pairwise
+
+import pytest
+from backend.tests.integration.stack import Stack, document
+from playwright.sync_api import Page, Request, expect
+
+from e2e.conftest import screenshot, start_stack
+from quire.queue.embedded_redis import EmbeddedRedis
+
+FAST, FAST_FOR, SLOW, STOP_AFTER = 0.3, 1.5, 0.8, 4.0
+
+
+@pytest.fixture(scope="module")
+def cadence_stack(e2e_redis: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    stack, database = start_stack(
+        tmp_path_factory.mktemp("cadence"),
+        e2e_redis,
+        1,
+        QUIRE_POLL_FAST_S=str(FAST),
+        QUIRE_POLL_FAST_FOR_S=str(FAST_FOR),
+        QUIRE_POLL_SLOW_S=str(SLOW),
+        QUIRE_POLL_STOP_AFTER_S=str(STOP_AFTER),
+    )
+    yield stack
+    stack.stop()
+    database.drop()
+
+
+def record_polls(page: Page, path: str) -> list[float]:
+    times: list[float] = []
+
+    def on_request(request: Request) -> None:
+        if path in request.url:
+            times.append(time.monotonic())
+
+    page.on("request", on_request)
+    return times
+
+
+def gaps(times: list[float]) -> list[float]:
+    return [b - a for a, b in pairwise(times)]
+
+
+def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_stack: Stack) -> None:
+    job_id = cadence_stack.submit(document("slow:30"))
+    polls = record_polls(page, f"/jobs/{job_id}/status")
+    opened = time.monotonic()
+    page.goto(f"{cadence_stack.base_url}/jobs/{job_id}")
+    # Polling stops after the watch limit and says the job is still working
+    still = page.locator("[data-still-working]")
+    expect(still).to_contain_text("Still working — this is taking longer than usual", timeout=15_000)
+    stopped_at = len(polls)
+    screenshot(page, "polling-still-working")
+    fast = [g for t, g in zip(polls[1:], gaps(polls), strict=True) if t - opened < FAST_FOR]
+    slow = [g for t, g in zip(polls[1:], gaps(polls), strict=True) if t - opened > FAST_FOR + SLOW + 0.3]
+    assert len(fast) >= 2, polls
+    assert len(slow) >= 2, polls
+    assert all(0.2 < g < 0.6 for g in fast), fast
+    assert all(0.7 < g < 1.3 for g in slow), slow
+    time.sleep(2 * SLOW + 0.5)
+    assert len(polls) == stopped_at, "the page kept polling after it gave up"
+    # "Check now" asks at once and resumes the fast schedule
+    clicked = time.monotonic()
+    page.get_by_role("link", name="Check now").click()
+    expect(still).to_have_count(0)
+    page.wait_for_timeout(1000)
+    resumed = [t for t in polls if t >= clicked]
+    assert resumed, "Check now made no request"
+    assert resumed[0] - clicked < 0.3, resumed
+    assert len(resumed) >= 3, resumed
+    # A terminal state stops polling at once
+    assert cadence_stack.http.post(f"/ai-jobs/{job_id}/cancel").status_code == 200
+    expect(page.locator("[role=status]")).to_have_attribute("data-status", "cancelled")
+    final = len(polls)
+    time.sleep(2 * SLOW + 0.5)
+    assert len(polls) == final, "the page kept polling a finished job"
+
+
+def test_list_polls_only_while_a_job_is_unfinished(page: Page, cadence_stack: Stack) -> None:
+    job_id = cadence_stack.submit(document("slow:1"))
+    polls = record_polls(page, "/jobs/table")
+    page.goto(f"{cadence_stack.base_url}/jobs")
+    expect(page.locator(f"tr[data-job-id='{job_id}'] .badge")).to_have_text("Completed", timeout=15_000)
+    assert polls, "the list never polled while a job was running"
+    settled = len(polls)
+    time.sleep(2 * SLOW + 0.5)
+    assert len(polls) == settled, "the list kept polling with only finished jobs"
