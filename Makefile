@@ -55,6 +55,7 @@ e2e: install browser
 
 bench: install
 	$(BIN)/python bench/throughput.py
+	$(BIN)/python bench/workflows.py
 
 lock: install
 	{ echo "# Pinned versions of every Python dependency, used as constraints by the Makefile."; \

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRET = "change-me-in-production"  # noqa: S105 - the value production refuses
@@ -49,6 +49,16 @@ class Settings(BaseSettings):
     retry_max_s: float = Field(default=300.0, ge=0)
 
     max_upload_mb: float = Field(default=25.0, gt=0)
+    # Extraction limits: documents beyond them end in invalid_input with a clear message.
+    max_pages: int = Field(default=500, ge=1)
+    max_text_chars: int = Field(default=2_000_000, ge=1000)
+
+    # The `openai` provider: any OpenAI-compatible chat completions endpoint.
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: SecretStr | None = None
+    openai_model: str = "gpt-4o-mini"
+    # The most document text sent to the model in one request.
+    openai_max_input_chars: int = Field(default=60_000, ge=1000)
 
     # Adaptive status polling in the browser (DESIGN section 6), decided by the server.
     poll_fast_s: float = Field(default=2.0, gt=0)

@@ -1,4 +1,8 @@
-"""Text out of documents: detect the type by content, then read its visible text."""
+"""Text out of documents: decide the type by content (magic bytes), then read the visible text.
+
+Every way a document can be unreadable ends in InvalidInput with a sentence that tells the
+person what to do; extraction is bounded by page and character limits from the settings.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +20,20 @@ MARKDOWN = "text/markdown"
 TEXT = "text/plain"
 SUPPORTED = (PDF, DOCX, HTML, MARKDOWN, TEXT)
 
-MAX_CHARS = 2_000_000
+# A DOCX is a zip: refuse archives that would inflate past this, or with implausibly many entries.
+MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024
+MAX_DOCX_ENTRIES = 5000
+UNSUPPORTED = "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown or HTML file."
 
 
 class UnsupportedType(Exception):
     """The bytes are not a document type Quire reads."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_pages: int = 500
+    max_chars: int = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -35,13 +48,12 @@ class Document:
 
 
 def detect_type(head: bytes, filename: str) -> str:
-    """The content type decided from the first bytes; the name only separates Markdown from text."""
-    stripped = head.lstrip()
+    """The content type decided from the first bytes; the name only tells Markdown from plain text."""
     if head.startswith(b"%PDF-"):
         return PDF
     if head.startswith(b"PK\x03\x04"):
         return DOCX
-    lowered = stripped[:512].lower()
+    lowered = head.lstrip()[:1024].lower()
     if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered or b"<body" in lowered:
         return HTML
     if b"\x00" in head:
@@ -58,8 +70,10 @@ def detect_type(head: bytes, filename: str) -> str:
 
 
 class _VisibleText(HTMLParser):
-    _SKIP = frozenset({"script", "style", "head", "template", "noscript"})
-    _BLOCK = frozenset({"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section"})
+    _SKIP = frozenset({"script", "style", "head", "template", "noscript", "svg"})
+    _BLOCK = frozenset(
+        {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article", "table"}
+    )
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -75,6 +89,8 @@ class _VisibleText(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in self._SKIP and self._skipping:
             self._skipping -= 1
+        elif tag in ("td", "th"):
+            self.parts.append("  ")
         elif tag in self._BLOCK:
             self.parts.append("\n")
 
@@ -87,53 +103,88 @@ def _html_text(data: bytes) -> str:
     parser = _VisibleText()
     parser.feed(data.decode("utf-8", errors="replace"))
     parser.close()
-    return "".join(parser.parts)
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return "\n".join(line for line in lines if line)
 
 
-def _pdf_text(data: bytes) -> tuple[str, int]:
+def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PdfReadError, PdfStreamError
 
+    damaged = "This PDF is damaged or incomplete. Upload a different copy."
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             raise InvalidInput("This PDF is password-protected. Upload an unencrypted copy.")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, OSError) as exc:
-        raise InvalidInput("This PDF is damaged or incomplete. Upload a different copy.") from exc
-    return "\n\n".join(pages), len(pages)
+        count = len(reader.pages)
+        if count > limits.max_pages:
+            raise InvalidInput(f"This PDF has {count:,} pages; Quire reads at most {limits.max_pages:,}.")
+        pages: list[str] = []
+        chars = 0
+        for page in reader.pages:
+            text = page.extract_text() or ""
+            chars += len(text)
+            if chars > limits.max_chars:
+                raise InvalidInput(_too_long(limits))
+            pages.append(text)
+    except InvalidInput:
+        raise
+    except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+        raise InvalidInput(damaged) from exc
+    return "\n\n".join(pages), count
 
 
-def _docx_text(data: bytes) -> str:
+def _docx_text(data: bytes, limits: Limits) -> str:
     import docx
 
+    not_word = "This file is not a readable Word document. Upload a different copy."
     try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            entries = archive.infolist()
+            if "word/document.xml" not in archive.namelist():
+                raise InvalidInput(UNSUPPORTED)
+            inflated = sum(entry.file_size for entry in entries)
+            if len(entries) > MAX_DOCX_ENTRIES or inflated > MAX_DOCX_UNCOMPRESSED:
+                raise InvalidInput("This Word document expands to far more data than a document should.")
         document = docx.Document(io.BytesIO(data))
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise InvalidInput("This file is not a readable Word document.") from exc
-    return "\n".join(paragraph.text for paragraph in document.paragraphs)
+    except InvalidInput:
+        raise
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise InvalidInput(not_word) from exc
+    parts = [paragraph.text for paragraph in document.paragraphs]
+    for table in document.tables:
+        for row in table.rows:
+            parts.append("  ".join(cell.text.strip() for cell in row.cells))
+    return "\n".join(parts)
 
 
-def extract(data: bytes, filename: str, sha256: str) -> Document:
+def _too_long(limits: Limits) -> str:
+    return f"The document has more than {limits.max_chars:,} characters of text. Upload a shorter one."
+
+
+def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = None) -> Document:
     """Read the text of a stored document, or raise InvalidInput saying what the user can do."""
+    limits = limits or Limits()
     if not data:
         raise InvalidInput("The file is empty. Upload a document with text in it.")
     try:
         content_type = detect_type(data[:4096], filename)
     except UnsupportedType as exc:
-        raise InvalidInput("This file type is not supported. Upload a PDF, DOCX, TXT, Markdown or HTML file.") from exc
+        raise InvalidInput(UNSUPPORTED) from exc
     pages: int | None = None
     if content_type == PDF:
-        text, pages = _pdf_text(data)
+        text, pages = _pdf_text(data, limits)
     elif content_type == DOCX:
-        text = _docx_text(data)
+        text = _docx_text(data, limits)
     elif content_type == HTML:
         text = _html_text(data)
     else:
         text = data.decode("utf-8", errors="replace")
     text = text.strip()
     if not text:
-        raise InvalidInput("No readable text was found. If this is a scan, upload a version with a text layer.")
-    if len(text) > MAX_CHARS:
-        raise InvalidInput(f"The document has more than {MAX_CHARS:,} characters of text. Upload a shorter one.")
+        if content_type == PDF:
+            raise InvalidInput("No text was found in this PDF; it may be a scan. Upload a PDF with a text layer.")
+        raise InvalidInput("No readable text was found. Upload a document with text in it.")
+    if len(text) > limits.max_chars:
+        raise InvalidInput(_too_long(limits))
     return Document(text=text, filename=filename, content_type=content_type, sha256=sha256, pages=pages)

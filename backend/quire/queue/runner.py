@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from quire.documents.extract import Document, extract
+from quire.documents.extract import Document, Limits, extract
 from quire.documents.storage import get_storage
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited
 from quire.jobs import policy, states
@@ -107,9 +107,10 @@ def execute(job: Job) -> Outcome:
     settings = get_settings()
     storage = get_storage()
     workflow = get_workflow(job.workflow)
-    model = get_provider(settings.model_provider)
+    model = get_provider(settings.model_provider, job.timeout_s)
     data = storage.read_bytes(job.input_ref)
-    document: Document = extract(data, job.input_filename, job.input_sha256)
+    limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
+    document: Document = extract(data, job.input_filename, job.input_sha256, limits)
     result = workflow.run(document, model)
     provenance = {
         "workflow": workflow.name,

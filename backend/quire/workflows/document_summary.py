@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from quire.documents.extract import Document
+from quire.workflows import Workflow
 from quire.workflows.models import ModelProvider, Task, ask
-from quire.workflows.registry import Workflow
 
 VERSION = "1"
 TASK = Task(
@@ -20,6 +20,8 @@ TASK = Task(
 
 
 class DocumentSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     title: str = Field(max_length=300)
     summary: str
     key_points: list[str] = Field(max_length=10)

@@ -2,35 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from quire.workflows import Workflow, document_summary, invoice_summary
 
-from pydantic import BaseModel
-
-from quire.documents.extract import Document
-from quire.workflows.models import ModelProvider
-
-
-@dataclass(frozen=True)
-class Workflow:
-    name: str
-    version: str
-    title: str
-    description: str
-    prompt_version: str
-    output_schema: type[BaseModel]
-    run: Callable[[Document, ModelProvider], BaseModel]
-    report: Callable[[Any], str]
-
-
-def _load() -> dict[str, Workflow]:
-    from quire.workflows import document_summary
-
-    return {wf.name: wf for wf in (document_summary.WORKFLOW,)}
-
-
-WORKFLOWS: dict[str, Workflow] = _load()
+WORKFLOWS: dict[str, Workflow] = {wf.name: wf for wf in (document_summary.WORKFLOW, invoice_summary.WORKFLOW)}
 
 
 def get_workflow(name: str) -> Workflow:

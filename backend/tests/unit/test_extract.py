@@ -47,3 +47,68 @@ def test_html_keeps_only_visible_text() -> None:
 def test_unreadable_documents_are_invalid_input(data: bytes, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         extract(data, "x.pdf", "0" * 64)
+
+
+# Generated documents: real files made by real libraries ----------------------------------------
+
+from backend.tests.documents import docx_bytes, encrypted_pdf, image_only_pdf, pdf_bytes  # noqa: E402
+from quire.documents.extract import Limits  # noqa: E402
+
+
+def test_pdf_text_layer_and_page_count() -> None:
+    document = extract(pdf_bytes(["Quarterly report", "Revenue grew by ten percent."], pages=3), "r.pdf", "0" * 64)
+    assert document.content_type == PDF
+    assert document.pages == 3
+    assert document.text.count("Revenue grew by ten percent.") == 3
+
+
+def test_docx_paragraphs_and_tables() -> None:
+    data = docx_bytes(["Meeting notes", "We agreed on the budget."], [["Item", "Cost"], ["Chairs", "120"]])
+    document = extract(data, "notes.docx", "0" * 64)
+    assert document.content_type == DOCX
+    assert "We agreed on the budget." in document.text
+    assert "Chairs  120" in document.text
+
+
+def test_markdown_is_read_as_text() -> None:
+    document = extract(b"# Plan\n\n- first step\n- second step\n", "plan.md", "0" * 64)
+    assert (document.content_type, document.text.splitlines()[0]) == (MARKDOWN, "# Plan")
+
+
+def test_a_pdf_name_on_html_content_is_read_as_html() -> None:
+    document = extract(b"<html><body><p>Actually a web page</p></body></html>", "fake.pdf", "0" * 64)
+    assert (document.content_type, document.text) == (HTML, "Actually a web page")
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: encrypted_pdf(["secret"]), "password-protected"),
+        (lambda: pdf_bytes(["cut short"])[:300], "damaged or incomplete"),
+        (image_only_pdf, "may be a scan"),
+        (lambda: b"", "empty"),
+        (lambda: b"PK\x03\x04" + b"\x00" * 100, "not a readable Word document"),
+    ],
+)
+def test_hostile_documents_end_in_invalid_input(make: object, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        extract(make(), "hostile.pdf", "0" * 64)  # type: ignore[operator]
+
+
+def test_limits_on_pages_and_characters() -> None:
+    with pytest.raises(InvalidInput, match="Quire reads at most 2"):
+        extract(pdf_bytes(["page"], pages=3), "long.pdf", "0" * 64, Limits(max_pages=2))
+    with pytest.raises(InvalidInput, match="more than 1,000 characters"):
+        extract(b"word " * 1000, "huge.txt", "0" * 64, Limits(max_chars=1000))
+
+
+def test_a_zip_bomb_docx_is_refused_before_it_is_inflated() -> None:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+        archive.writestr("word/media/bomb.bin", b"\x00" * (210 * 1024 * 1024))
+    with pytest.raises(InvalidInput, match="expands to far more data"):
+        extract(out.getvalue(), "bomb.docx", "0" * 64)

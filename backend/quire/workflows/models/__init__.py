@@ -42,8 +42,13 @@ def ask(model: ModelProvider, task: Task, document: Document, schema: type[T]) -
         ) from exc
 
 
-def get_provider(name: str) -> ModelProvider:
-    """The provider named by QUIRE_MODEL_PROVIDER."""
+def get_provider(name: str, timeout_s: float = 60.0) -> ModelProvider:
+    """The provider named by QUIRE_MODEL_PROVIDER; network calls stay within `timeout_s`."""
+    if name == "openai":
+        from quire.settings import get_settings
+        from quire.workflows.models.openai import OpenAIProvider
+
+        return OpenAIProvider(get_settings(), timeout_s)
     if name == "local":
         from quire.workflows.models.local import LocalProvider
 

@@ -1,84 +1,78 @@
-"""The `local` provider: deterministic, offline answers computed from the text itself."""
+"""The `local` provider: deterministic, offline answers computed from the text itself.
+
+Summaries are extractive: sentences are ranked by TextRank (PageRank over a graph whose edges
+are shared content words), so the chosen sentences are the ones the rest of the document keeps
+coming back to. Invoices are read by the rules in `local_invoice`.
+"""
 
 from __future__ import annotations
 
-import re
+import math
 from collections import Counter
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel
 
 from quire.documents.extract import Document
 from quire.workflows.models import Task
+from quire.workflows.models.local_invoice import read_invoice
+from quire.workflows.models.text import content_words, detect_language, sentences, words
 
-_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*", re.UNICODE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-ZÀ-ÖØ-Þ0-9])")
-
-_STOPWORD_TEXT = {
-    "en": """a an the and or but if of to in on at by for with from as is are was were be been being it
-        its this that these those there here he she they we you i me my our your their his her them us
-        not no so than then too very can will would should could may might must do does did done have has
-        had having about into over under again further once all any both each few more most other some
-        such only own same just also which who whom what when where why how up down out off""",
-    "de": """der die das und oder aber wenn von zu in im am an auf mit für aus als ist sind war waren sein
-        es ein eine einer eines einem einen nicht so dass auch bei nach vor wie wir sie er ich du ihr den
-        dem des zum zur über unter durch noch nur schon sehr kann wird werden hat haben""",
-    "fr": """le la les un une des et ou mais si de du au aux à en dans sur par pour avec est sont était
-        être il elle ils elles nous vous je tu ce cette ces qui que quoi dont où ne pas plus ainsi aussi
-        comme très peut a ont avoir leur leurs son sa ses""",
-}
-STOPWORDS = {lang: frozenset(text.split()) for lang, text in _STOPWORD_TEXT.items()}
-ALL_STOPWORDS = frozenset().union(*STOPWORDS.values())
+MAX_SENTENCES = 400
+SUMMARY_SENTENCES = 3
+KEY_POINTS = 5
 
 
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
-def sentences(text: str) -> list[str]:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return [s.strip() for s in _SENTENCE_END.split(flat) if len(words(s)) >= 3]
-
-
-def detect_language(tokens: list[str]) -> str:
-    scores = {lang: sum(1 for t in tokens if t in stop) for lang, stop in STOPWORDS.items()}
-    best = max(scores, key=lambda lang: scores[lang])
-    return best if scores[best] > 0 else "und"
-
-
-def _content_words(tokens: list[str]) -> list[str]:
-    return [t for t in tokens if t not in ALL_STOPWORDS and len(t) > 2]
+def textrank(bags: list[set[str]], damping: float = 0.85, iterations: int = 40) -> list[float]:
+    """PageRank scores of sentences linked by word overlap (Mihalcea and Tarau's similarity)."""
+    n = len(bags)
+    if n == 0:
+        return []
+    weights = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            shared = len(bags[i] & bags[j])
+            if shared and len(bags[i]) > 1 and len(bags[j]) > 1:
+                weight = shared / (math.log(len(bags[i])) + math.log(len(bags[j])))
+                weights[i][j] = weights[j][i] = weight
+    out = [sum(row) for row in weights]
+    scores = [1.0 / n] * n
+    for _ in range(iterations):
+        scores = [
+            (1 - damping) / n + damping * sum(weights[j][i] / out[j] * scores[j] for j in range(n) if weights[j][i])
+            for i in range(n)
+        ]
+    return scores
 
 
 def _title(document: Document) -> str:
     for line in document.text.splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line and not line.lower().startswith("quire-fake:"):
-            return line[:200]
-    return document.filename
+        stripped = line.strip()
+        if stripped.lower().startswith("quire-fake:"):
+            continue
+        heading = stripped.lstrip("#").strip()
+        if heading and (stripped.startswith("#") or (len(heading) <= 120 and not heading.endswith("."))):
+            return heading[:200]
+        if heading:
+            break
+    return PurePath(document.filename).stem[:200] or document.filename
 
 
 def summarize(document: Document) -> dict[str, Any]:
-    """An extractive summary: the sentences whose words the document uses most, in reading order."""
+    """Title, the most central sentences, keywords and counts of a document."""
     tokens = words(document.text)
-    content = _content_words(tokens)
-    frequency = Counter(content)
-    candidates = sentences(document.text)
-
-    def score(sentence: str) -> float:
-        terms = _content_words(words(sentence))
-        return sum(frequency[t] for t in terms) / (len(terms) + 4) if terms else 0.0
-
-    ranked = sorted(range(len(candidates)), key=lambda i: (-score(candidates[i]), i))
-    chosen = sorted(ranked[:3])
-    key_points = [candidates[i] for i in sorted(ranked[:5])]
-    summary = " ".join(candidates[i] for i in chosen) or document.text[:500]
+    candidates = [s for s in sentences(document.text) if not s.lower().startswith("quire-fake:")][:MAX_SENTENCES]
+    scores = textrank([set(content_words(words(s))) for s in candidates])
+    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    summary = " ".join(candidates[i] for i in sorted(ranked[:SUMMARY_SENTENCES]))
+    keywords = [word for word, _ in Counter(content_words(tokens)).most_common(8)]
     return {
         "title": _title(document),
-        "summary": summary,
-        "key_points": key_points,
-        "keywords": [word for word, _ in frequency.most_common(8)],
+        "summary": summary or " ".join(document.text.split())[:500],
+        "key_points": [candidates[i] for i in sorted(ranked[:KEY_POINTS])],
+        "keywords": keywords,
         "language": detect_language(tokens),
         "word_count": len(tokens),
         "page_count": document.pages,
@@ -89,8 +83,11 @@ class LocalProvider:
     """Answers each task with a deterministic algorithm; needs no network and no model files."""
 
     name = "local"
-    model_name = "quire-local-extractive-1"
-    tasks: dict[str, Callable[[Document], dict[str, Any]]] = {"document_summary": summarize}
+    model_name = "quire-local-2"
+    tasks: dict[str, Callable[[Document], dict[str, Any]]] = {
+        "document_summary": summarize,
+        "invoice_summary": read_invoice,
+    }
 
     def answer(self, task: Task, document: Document, schema: type[BaseModel]) -> dict[str, Any]:
         return self.tasks[task.name](document)

@@ -1,0 +1,97 @@
+"""The `invoice_summary` workflow: vendor, number, dates, amounts and line items of an invoice."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from quire.documents.extract import Document
+from quire.workflows import Workflow
+from quire.workflows.models import ModelProvider, Task, ask
+
+VERSION = "1"
+TASK = Task(
+    name="invoice_summary",
+    prompt_version="1",
+    instructions=(
+        "Read the invoice. Give the vendor (who issued it), the invoice number, the issue and due dates "
+        "as ISO 8601 dates, the ISO 4217 currency code, the subtotal, tax and total as decimal numbers, "
+        "every line item (description, quantity, unit price, amount), the ISO 639-1 language of the "
+        "document, and a one-paragraph summary. Use null for anything the invoice does not state."
+    ),
+)
+
+
+class LineItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field(max_length=500)
+    quantity: Decimal | None = None
+    unit_price: Decimal | None = None
+    amount: Decimal | None = None
+
+
+class InvoiceSummary(BaseModel):
+    """Amounts are decimals (serialised as strings), never floats."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vendor: str | None = Field(default=None, max_length=300)
+    invoice_number: str | None = Field(default=None, max_length=100)
+    issue_date: date | None = None
+    due_date: date | None = None
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    subtotal: Decimal | None = None
+    tax: Decimal | None = None
+    total: Decimal | None = None
+    line_items: list[LineItem] = Field(default_factory=list, max_length=500)
+    language: str | None = Field(default=None, max_length=8)
+    summary: str = Field(max_length=2000)
+
+
+def summarize_invoice(document: Document, model: ModelProvider) -> InvoiceSummary:
+    return ask(model, TASK, document, InvoiceSummary)
+
+
+def _money(value: Decimal | None, currency: str | None) -> str:
+    return "—" if value is None else f"{value:,.2f} {currency or ''}".strip()
+
+
+def report(result: InvoiceSummary) -> str:
+    lines = [
+        f"# Invoice {result.invoice_number or ''}".rstrip(),
+        "",
+        result.summary,
+        "",
+        "| field | value |",
+        "|---|---|",
+        f"| Vendor | {result.vendor or '—'} |",
+        f"| Invoice number | {result.invoice_number or '—'} |",
+        f"| Issue date | {result.issue_date or '—'} |",
+        f"| Due date | {result.due_date or '—'} |",
+        f"| Subtotal | {_money(result.subtotal, result.currency)} |",
+        f"| Tax | {_money(result.tax, result.currency)} |",
+        f"| Total | {_money(result.total, result.currency)} |",
+        "",
+    ]
+    if result.line_items:
+        lines += ["## Line items", "", "| description | quantity | unit price | amount |", "|---|---:|---:|---:|"]
+        for item in result.line_items:
+            lines.append(
+                f"| {item.description} | {item.quantity or ''} | {item.unit_price or ''} | {item.amount or ''} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+WORKFLOW = Workflow(
+    name="invoice_summary",
+    version=VERSION,
+    title="Invoice breakdown",
+    description="Vendor, dates, totals, tax and line items of an invoice.",
+    prompt_version=TASK.prompt_version,
+    output_schema=InvoiceSummary,
+    run=summarize_invoice,
+    report=report,
+)

@@ -1,0 +1,135 @@
+"""The `openai` provider: any OpenAI-compatible chat completions endpoint, with JSON-schema output.
+
+The request builder and the response reader are pure functions; `OpenAIProvider` only moves bytes.
+Failures map to DESIGN's codes: 429 -> rate_limited (Retry-After honoured), 5xx and network errors
+-> upstream_unavailable, other 4xx and refusals -> upstream_rejected, unreadable answers ->
+malformed_output, a timeout -> timeout. The API key is sent in a header and never appears in a
+message, a log line or the job record.
+"""
+
+from __future__ import annotations
+
+import json
+from copy import deepcopy
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+from pydantic import BaseModel
+
+from quire.documents.extract import Document
+from quire.errors import ErrorCode, JobFailure, MalformedOutput, RateLimited, UpstreamRejected, UpstreamUnavailable
+from quire.jobs.models import utcnow
+from quire.settings import Settings
+from quire.workflows.models import Task
+
+
+class ProviderTimeout(JobFailure):
+    code = ErrorCode.TIMEOUT
+
+
+def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the strict form structured outputs require: every property
+    required (optional ones nullable already) and no additional properties."""
+    document = deepcopy(schema.model_json_schema())
+
+    def tighten(node: Any) -> None:
+        if isinstance(node, list):
+            for value in node:
+                tighten(value)
+            return
+        if not isinstance(node, dict):
+            return
+        if node.get("type") == "object" and "properties" in node:
+            node["required"] = list(node["properties"])
+            node["additionalProperties"] = False
+        node.pop("default", None)
+        node.pop("title", None)
+        for key, value in node.items():
+            if key in ("properties", "$defs"):
+                # Mappings of names to schemas: the names stay, each schema is tightened.
+                for schema_node in value.values():
+                    tighten(schema_node)
+            else:
+                tighten(value)
+
+    tighten(document)
+    return document
+
+
+def build_request(
+    task: Task, document: Document, schema: type[BaseModel], model: str, max_chars: int
+) -> dict[str, Any]:
+    text = document.text[:max_chars]
+    return {
+        "model": model,
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": f"{task.instructions} Answer only with JSON that matches the schema."},
+            {"role": "user", "content": f"Document ({document.filename}):\n\n{text}"},
+        ],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": task.name, "schema": strict_schema(schema), "strict": True},
+        },
+    }
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: either a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - utcnow()).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def read_response(status: int, headers: httpx.Headers, body: bytes) -> dict[str, Any]:
+    """The structured answer in a provider response, or the failure it stands for."""
+    if status == 429:
+        raise RateLimited(retry_after_s=retry_after_seconds(headers.get("retry-after")))
+    if status >= 500:
+        raise UpstreamUnavailable(f"The model provider answered with an error ({status}).")
+    if status >= 400:
+        raise UpstreamRejected(f"The model provider refused the request ({status}).")
+    try:
+        message = json.loads(body)["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise MalformedOutput("The model provider's response could not be read.") from exc
+    if message.get("refusal"):
+        raise UpstreamRejected("The model declined to process this document.")
+    try:
+        answer = json.loads(message.get("content") or "")
+    except ValueError as exc:
+        raise MalformedOutput("The model's answer was not valid JSON.") from exc
+    if not isinstance(answer, dict):
+        raise MalformedOutput("The model's answer was not a JSON object.")
+    return answer
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(self, settings: Settings, timeout_s: float) -> None:
+        self.model_name = settings.openai_model
+        self._url = settings.openai_base_url.rstrip("/") + "/chat/completions"
+        self._key = settings.openai_api_key
+        self._max_chars = settings.openai_max_input_chars
+        # Both limits sit inside the attempt's own timeout.
+        self._timeout = httpx.Timeout(timeout_s, connect=min(5.0, timeout_s))
+
+    def answer(self, task: Task, document: Document, schema: type[BaseModel]) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {self._key.get_secret_value()}"} if self._key else {}
+        request = build_request(task, document, schema, self.model_name, self._max_chars)
+        try:
+            response = httpx.post(self._url, json=request, headers=headers, timeout=self._timeout)
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout("The model provider did not answer in time.") from exc
+        except httpx.TransportError as exc:
+            raise UpstreamUnavailable("The model provider could not be reached.") from exc
+        return read_response(response.status_code, response.headers, response.content)

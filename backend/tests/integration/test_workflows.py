@@ -1,0 +1,143 @@
+"""Real workflows end to end: the OpenAI-compatible provider against a real local server, an
+invoice PDF through the local provider, and no database connection held during a model call."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+
+from backend.tests.conftest import Database, make_database
+from backend.tests.documents import make_invoices, render
+from backend.tests.integration.conftest import fresh_redis_url
+from backend.tests.integration.fake_openai import API_KEY, FakeOpenAI
+from backend.tests.integration.stack import Stack, document, event_types
+from quire.queue.embedded_redis import EmbeddedRedis
+
+
+@pytest.fixture(scope="module")
+def openai_stack(
+    redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Stack, FakeOpenAI]]:
+    provider = FakeOpenAI().start()
+    root = tmp_path_factory.mktemp("openai")
+    database = make_database("sqlite", root)
+    stack = Stack(
+        root,
+        database,
+        fresh_redis_url(redis_server),
+        QUIRE_MODEL_PROVIDER="openai",
+        QUIRE_OPENAI_BASE_URL=provider.base_url,
+        QUIRE_OPENAI_API_KEY=API_KEY,
+        QUIRE_OPENAI_MODEL="test-model-1",
+    )
+    stack.start_web()
+    stack.start_worker()
+    yield stack, provider
+    stack.stop()
+    provider.stop()
+    database.drop()
+
+
+def _at(event: dict[str, str]) -> datetime:
+    return datetime.fromisoformat(event["at"].replace("Z", "+00:00"))
+
+
+@pytest.mark.parametrize(
+    ("scenario", "limits", "status", "codes"),
+    [
+        ("valid", {}, "completed", []),
+        ("malformed", {}, "dead_letter", ["malformed_output"]),
+        ("refusal", {}, "dead_letter", ["upstream_rejected"]),
+        ("unauthorized", {}, "dead_letter", ["upstream_rejected"]),
+        ("server_error", {"max_attempts": 2}, "dead_letter", ["upstream_unavailable"] * 2),
+        ("rate_limited", {"max_attempts": 2}, "dead_letter", ["rate_limited"] * 2),
+        ("hang", {"timeout_s": 0.5, "max_attempts": 1}, "dead_letter", ["timeout"]),
+    ],
+)
+def test_openai_provider_outcomes(
+    openai_stack: tuple[Stack, FakeOpenAI], scenario: str, limits: dict[str, float], status: str, codes: list[str]
+) -> None:
+    stack, provider = openai_stack
+    job_id = stack.submit(document(words=f"\nopenai-scenario: {scenario}\n"), **limits)
+    view = stack.wait(job_id, timeout=30)
+    assert view["status"] == status, view["events"]
+    assert [e["code"] for e in view["errors"]] == codes
+    # The key went to the provider, and nowhere else.
+    assert provider.requests[-1]["auth"] == f"Bearer {API_KEY}"
+    assert API_KEY not in str(view)
+    assert API_KEY not in stack.logs("worker") + stack.logs("web")
+    if scenario == "valid":
+        result = stack.http.get(view["artifact"]["url"]).json()
+        assert result["result"]["title"] == "Model title"
+        assert result["provenance"]["provider"] == "openai"
+        assert result["provenance"]["model"] == "test-model-1"
+        request = provider.requests[-1]["body"]
+        assert request["model"] == "test-model-1"
+        assert request["response_format"]["json_schema"]["strict"] is True
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert schema["additionalProperties"] is False
+        assert set(schema["required"]) == set(schema["properties"])
+    if scenario == "rate_limited":
+        # Retry-After: 1 was honoured between the attempts.
+        failed, second = view["events"][2], view["events"][3]
+        assert (failed["type"], second["type"]) == ("queued", "running")
+        assert (_at(second) - _at(failed)).total_seconds() >= 1.0
+
+
+def test_invoice_pdf_becomes_a_completed_job_with_the_right_total(redis_server: EmbeddedRedis, tmp_path: Path) -> None:
+    database = make_database("sqlite", tmp_path)
+    stack = Stack(tmp_path, database, fresh_redis_url(redis_server), QUIRE_MODEL_PROVIDER="local")
+    try:
+        stack.start_web()
+        stack.start_worker()
+        invoice = next(i for i in make_invoices(36) if i.doc_type == "pdf")
+        data, filename = render(invoice, variant=0)
+        response = stack.http.post(
+            "/ai-jobs", data={"workflow": "invoice_summary"}, files={"file": (filename, data, "application/pdf")}
+        )
+        assert response.status_code == 202
+        view = stack.wait(response.json()["job_id"])
+        assert view["status"] == "completed", view["events"]
+        assert {a["name"] for a in view["artifacts"]} == {"invoice_summary.json", "invoice_summary.md"}
+        result = stack.http.get(view["artifact"]["url"]).json()
+        assert Decimal(result["result"]["total"]) == invoice.total
+        assert result["result"]["invoice_number"] == invoice.number
+        assert result["provenance"]["workflow_version"] == "1"
+        assert result["provenance"]["provider"] == "local"
+        assert result["provenance"]["input_sha256"] == view["input"]["sha256"]
+        report = stack.http.get(f"/ai-jobs/{view['job_id']}/artifacts/invoice_summary.md").text
+        assert f"{invoice.total:,.2f}" in report
+    finally:
+        stack.stop()
+        database.drop()
+
+
+@pytest.mark.postgres
+def test_a_slow_model_call_holds_no_database_connection(redis_server: EmbeddedRedis, tmp_path: Path) -> None:
+    database: Database = make_database("postgresql", tmp_path)
+    stack = Stack(tmp_path, database, fresh_redis_url(redis_server))
+    try:
+        stack.start_web()
+        stack.start_worker()
+        job_id = stack.submit(document("slow:2"))
+        stack.wait(job_id, {"running"})
+        time.sleep(0.5)
+        url = make_url(database.url).set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(url) as conn:
+            busy = conn.execute(
+                "SELECT state, query FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND state <> 'idle'"
+            ).fetchall()
+        assert busy == [], busy
+        assert stack.job(job_id)["status"] == "running"
+        assert event_types(stack.wait(job_id)) == ["queued", "running", "completed"]
+    finally:
+        stack.stop()
+        database.drop()

@@ -1,0 +1,36 @@
+"""The local provider's extractive summary picks the sentences a document is about."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.tests.documents import TOPICS, article
+from quire.documents.extract import Document
+from quire.workflows.document_summary import DocumentSummary
+from quire.workflows.models.local import summarize, textrank
+
+
+@pytest.mark.parametrize("topic", range(len(TOPICS)))
+@pytest.mark.parametrize("seed", range(4))
+def test_summary_contains_the_central_sentences(topic: int, seed: int) -> None:
+    text, central = article(topic, seed)
+    result = summarize(Document(text=text, filename="news.txt", content_type="text/plain", sha256="0" * 64))
+    DocumentSummary.model_validate(result)
+    for sentence in central:
+        assert sentence in result["summary"], (sentence, result["summary"])
+    assert result["language"] == "en"
+    assert result["title"] == "Local news"
+
+
+def test_textrank_prefers_the_connected_sentence() -> None:
+    scores = textrank([{"bike", "lane", "city"}, {"bike", "lane", "council"}, {"tomato", "garden"}])
+    assert scores[2] < scores[0]
+    assert scores[2] < scores[1]
+
+
+def test_german_and_french_are_recognised() -> None:
+    german = "Die Stadt baut neue Radwege. Der Rat hat die Pläne für die Innenstadt beschlossen."
+    french = "La ville construit des pistes cyclables. Le conseil a approuvé le projet pour le centre."
+    for text, language in ((german, "de"), (french, "fr")):
+        doc = Document(text=text, filename="a.txt", content_type="text/plain", sha256="0" * 64)
+        assert summarize(doc)["language"] == language
