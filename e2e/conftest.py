@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend.tests.conftest import make_database
-from backend.tests.integration.stack import Stack
 from playwright.sync_api import Page
 
+from backend.tests.conftest import make_database
+from backend.tests.integration.stack import Stack
 from quire.queue.embedded_redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[1]

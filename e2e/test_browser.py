@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from backend.tests.integration.stack import Stack, document
 from playwright.sync_api import Browser, Page, expect
 
+from backend.tests.integration.stack import Stack, document
 from e2e.conftest import screenshot
 
 STATUS = "[role=status][data-status]"

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from itertools import pairwise
 
 import pytest
-from backend.tests.integration.stack import Stack, document
 from playwright.sync_api import Page, Request, expect
 
+from backend.tests.integration.stack import Stack, document
 from e2e.conftest import screenshot, start_stack
 from quire.queue.embedded_redis import EmbeddedRedis
 
