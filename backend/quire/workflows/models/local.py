@@ -48,15 +48,17 @@ def textrank(bags: list[set[str]], damping: float = 0.85, iterations: int = 40) 
 
 
 def _title(document: Document) -> str:
-    for line in document.text.splitlines():
-        stripped = line.strip()
-        if stripped.lower().startswith("quire-fake:"):
+    """A Markdown heading, or a short first line standing on its own; else the file's name."""
+    lines = [line.strip() for line in document.text.splitlines()]
+    lines = [line for line in lines if not line.lower().startswith("quire-fake:")]
+    for i, line in enumerate(lines):
+        if not line:
             continue
-        heading = stripped.lstrip("#").strip()
-        if heading and (stripped.startswith("#") or (len(heading) <= 120 and not heading.endswith("."))):
-            return heading[:200]
-        if heading:
-            break
+        heading = line.lstrip("#").strip()
+        standalone = i + 1 >= len(lines) or not lines[i + 1]
+        if line.startswith("#") or (len(heading) <= 120 and (standalone or not heading.endswith("."))):
+            return heading.rstrip(".")[:200]
+        break
     return PurePath(document.filename).stem[:200] or document.filename
 
 
