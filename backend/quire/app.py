@@ -5,22 +5,37 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from litestar import Litestar, Request, Response
+from litestar.config.csrf import CSRFConfig
 from litestar.config.response_cache import ResponseCacheConfig
 from litestar.exceptions import HTTPException
+from litestar.middleware.base import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsPlugin
-from litestar.response import Template
+from litestar.response import Redirect, Template
 from litestar.static_files import create_static_files_router
+from litestar.stores.base import Store
+from litestar.stores.redis import RedisStore
 from litestar.template.config import TemplateConfig
+from redis.asyncio import Redis as AsyncRedis
 
 from quire import __version__
 from quire.logs import configure_logging
+from quire.queue.broker import DEFAULT_REDIS_URL
 from quire.settings import get_settings
+from quire.web.account import AccountController
 from quire.web.api import JobsController, max_request_bytes
+from quire.web.auth import (
+    PUBLIC_PATHS,
+    BearerAwareCSRFMiddleware,
+    QuireAuthentication,
+    add_security_headers,
+    session_config,
+)
 from quire.web.health import healthz, readyz
 from quire.web.pages import PagesController
 from quire.web.problems import http_exception_to_problem, unexpected_to_problem
@@ -47,9 +62,16 @@ def _wants_html(request: Request[Any, Any, Any]) -> bool:
 
 
 def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
-    """Pages get an HTML error page; the API and programs get problem+json."""
+    """Pages get an HTML error page (or the sign-in page); the API and programs get problem+json."""
+    if exc.status_code == 401 and _wants_html(request):
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return Redirect(f"/login?{urlencode({'next': target})}", status_code=303).to_asgi_response(  # type: ignore[return-value]
+            request.app, request
+        )
     if _wants_html(request) and exc.status_code < 500:
-        title = {404: "Not found"}.get(exc.status_code, "That did not work")
+        title = {403: "Not allowed", 404: "Not found", 429: "Too many requests"}.get(
+            exc.status_code, "That did not work"
+        )
         template = Template("pages/error.html", context={"title": title, "detail": exc.detail})
         return template.to_asgi_response(request.app, request)  # type: ignore[return-value]
     return http_exception_to_problem(request, exc)
@@ -65,12 +87,27 @@ def create_app() -> Litestar:
     # Importing the broker here means a web process publishes to the configured Redis.
     import quire.queue.actors  # noqa: F401
 
+    redis_url = settings.redis_url or DEFAULT_REDIS_URL
+    redis_client = AsyncRedis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=2)
+    stores: dict[str, Store] = {
+        "sessions": RedisStore(redis_client, namespace="quire:sessions"),
+        "rate_limit": RedisStore(redis_client, namespace="quire:rate-limit"),
+    }
+    csrf = CSRFConfig(
+        secret=settings.secret_key,
+        cookie_name="quire_csrf",
+        cookie_secure=settings.env == "production",
+        cookie_samesite="lax",
+        header_name="x-csrftoken",
+    )
+
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     if not (STATIC / "vendor" / "htmx.min.js").exists():
         log.warning("static assets are not built: run `make install` (npm ci and the frontend build)")
     STATIC.mkdir(exist_ok=True)
     return Litestar(
         route_handlers=[
+            AccountController,
             PagesController,
             JobsController,
             healthz,
@@ -78,6 +115,13 @@ def create_app() -> Litestar:
             create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
         ],
         plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig(enable_for_all_http_exceptions=True))],
+        stores=stores,
+        middleware=[
+            session_config().middleware,
+            DefineMiddleware(QuireAuthentication, exclude=PUBLIC_PATHS),
+            DefineMiddleware(BearerAwareCSRFMiddleware, config=csrf),
+        ],
+        before_send=[add_security_headers],
         template_config=TemplateConfig(directory=TEMPLATES, engine=JinjaTemplateEngine, engine_callback=_templates),
         exception_handlers={HTTPException: on_http_error, Exception: unexpected_to_problem},
         openapi_config=OpenAPIConfig(title="Quire", version=__version__, path="/schema"),

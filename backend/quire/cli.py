@@ -15,6 +15,8 @@ import click
 from quire.logs import configure_logging
 from quire.settings import get_settings
 
+DEV_ADMIN = "admin@localhost"
+
 
 @click.group()
 def main() -> None:
@@ -75,6 +77,7 @@ def dev(host: str, port: int) -> None:
     children: list[subprocess.Popen[bytes]] = []
     try:
         subprocess.run([*quire, "migrate"], env=env, check=True)
+        _first_admin()
         children.append(subprocess.Popen([*quire, "web", "--host", host, "--port", str(port)], env=env))
         children.append(subprocess.Popen([*quire, "worker"], env=env))
         click.echo(f"Quire is running at http://{host}:{port}/  (Ctrl-C to stop)")
@@ -94,6 +97,63 @@ def dev(host: str, port: int) -> None:
                 child.kill()
         if embedded is not None:
             embedded.stop()
+
+
+def _first_admin() -> None:
+    """On a fresh install, make a local admin so a newcomer can sign in straight away."""
+    import secrets
+
+    from quire.accounts import service as accounts
+
+    if accounts.count_users() > 0:
+        return
+    password = secrets.token_urlsafe(12)
+    accounts.create_user(DEV_ADMIN, password, is_admin=True)
+    click.secho(f"Created the first account. Sign in with:  {DEV_ADMIN}  /  {password}", bold=True)
+    click.echo("(change the password under Settings; this is shown only once)")
+
+
+@main.group()
+def users() -> None:
+    """Manage accounts."""
+
+
+@users.command("create")
+@click.argument("email")
+@click.option("--admin", is_flag=True, help="Give the account the admin role.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+def users_create(email: str, admin: bool, password_stdin: bool) -> None:
+    """Create an account."""
+    from quire.accounts import service as accounts
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        principal = accounts.create_user(email, password, is_admin=admin)
+    except accounts.AccountError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"created {principal.email}{' (admin)' if principal.is_admin else ''}")
+
+
+@main.group()
+def tokens() -> None:
+    """Manage API tokens."""
+
+
+@tokens.command("create")
+@click.argument("email")
+@click.option("--name", default="cli", show_default=True)
+def tokens_create(email: str, name: str) -> None:
+    """Create an API token for EMAIL and print it (shown once)."""
+    from quire.accounts import service as accounts
+
+    principal = accounts.user_by_email(email)
+    if principal is None:
+        raise click.ClickException(f"no account {email}")
+    _, secret = accounts.create_token(principal.user_id, name)
+    click.echo(secret)
 
 
 @main.group()

@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     retry_max_s: float = Field(default=300.0, ge=0)
 
     max_upload_mb: float = Field(default=25.0, gt=0)
+
+    # Accounts and abuse limits.
+    signup_enabled: bool = True
+    session_days: int = Field(default=14, ge=1)
+    login_attempts_per_minute: int = Field(default=10, ge=1)
+    submissions_per_minute: int = Field(default=120, ge=1)
     # Extraction limits: documents beyond them end in invalid_input with a clear message.
     max_pages: int = Field(default=500, ge=1)
     max_text_chars: int = Field(default=2_000_000, ge=1000)

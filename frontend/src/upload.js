@@ -63,6 +63,8 @@
     const request = new XMLHttpRequest();
     request.open("POST", form.dataset.apiAction);
     request.setRequestHeader("Accept", "application/json");
+    const csrf = document.querySelector('meta[name="csrf-token"]');
+    if (csrf) request.setRequestHeader("x-csrftoken", csrf.content);
     request.upload.addEventListener("progress", (progressEvent) => {
       if (progressEvent.lengthComputable) {
         const percent = Math.round((progressEvent.loaded / progressEvent.total) * 100);

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import delete, func, tuple_
 from sqlmodel import Session, col, select
 
+from quire.accounts.service import Principal
 from quire.db import session_scope
 from quire.errors import ERROR_MESSAGES, ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload
@@ -211,3 +212,19 @@ def delete_upload(upload_id: str) -> None:
         upload = session.get(Upload, upload_id)
         if upload is not None:
             session.delete(upload)
+
+
+def visible_job(job_id: str, viewer: Principal) -> Job | None:
+    """The job if `viewer` may see it (its owner, or an admin); None otherwise, as if it did not exist."""
+    job = get_job(job_id)
+    if job is None or not (viewer.is_admin or job.owner_id == viewer.user_id):
+        return None
+    return job
+
+
+def owned_upload(input_ref: str, viewer: Principal) -> Upload | None:
+    """The caller's own upload named by `input_ref` (`uploads/<id>`), or None."""
+    upload = get_upload(input_ref.removeprefix("uploads/"))
+    if upload is None or upload.input_ref != input_ref or upload.owner_id != viewer.user_id:
+        return None
+    return upload

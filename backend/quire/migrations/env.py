@@ -6,7 +6,8 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 from sqlmodel import SQLModel
 
-import quire.jobs.models  # noqa: F401 - registers the tables on the metadata
+import quire.accounts.models
+import quire.jobs.models  # noqa: F401
 
 config = context.config
 target_metadata = SQLModel.metadata

@@ -14,15 +14,18 @@ from litestar.params import Body, Parameter
 from litestar.response import File
 from pydantic import BaseModel, ValidationError
 
+from quire.accounts.service import Principal
 from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.models import JobStatus, Upload
 from quire.settings import get_settings
+from quire.web.auth import submission_rate_limit
 from quire.web.problems import problem
 from quire.workflows.registry import WORKFLOWS
 
 IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=255)]
 JobId = Annotated[str, Parameter(max_length=64)]
+AuthedRequest = Request[Principal, Any, Any]
 
 
 @dataclass
@@ -46,9 +49,9 @@ def upload_view(upload: Upload) -> dict[str, Any]:
     }
 
 
-def _store_upload(file: UploadFile) -> Upload:
+def _store_upload(file: UploadFile, owner: Principal) -> Upload:
     try:
-        return service.store_upload(file.filename, file.file)  # type: ignore[arg-type]
+        return service.store_upload(file.filename, file.file, owner.user_id)  # type: ignore[arg-type]
     except service.UploadRejected as exc:
         code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status, "invalid_input")
         raise problem(exc.status, code, exc.message) from exc
@@ -82,12 +85,18 @@ class JobsController(Controller):
 
     @post("/uploads", status_code=201, sync_to_thread=True, summary="Upload a document")
     def create_upload(
-        self, data: Annotated[UploadForm, Body(media_type=RequestEncodingType.MULTI_PART)]
+        self, request: AuthedRequest, data: Annotated[UploadForm, Body(media_type=RequestEncodingType.MULTI_PART)]
     ) -> dict[str, Any]:
-        return upload_view(_store_upload(data.file))
+        return upload_view(_store_upload(data.file, request.user))
 
-    @post("/ai-jobs", status_code=202, summary="Submit a job (JSON or multipart)")
-    async def create_job(self, request: Request[Any, Any, Any], idempotency_key: IdempotencyKey) -> Response[Any]:
+    @post(
+        "/ai-jobs",
+        status_code=202,
+        summary="Submit a job (JSON or multipart)",
+        middleware=[submission_rate_limit().middleware],
+    )
+    async def create_job(self, request: AuthedRequest, idempotency_key: IdempotencyKey) -> Response[Any]:
+        user = request.user
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
             form = await request.form()
@@ -101,7 +110,7 @@ class JobsController(Controller):
                 raise _invalid(exc) from exc
             if workflow not in WORKFLOWS:
                 raise _unknown_workflow(workflow)
-            upload = await to_thread.run_sync(_store_upload, file)
+            upload = await to_thread.run_sync(_store_upload, file, user)
         else:
             try:
                 payload = JobRequest.model_validate_json(await request.body())
@@ -110,13 +119,13 @@ class JobsController(Controller):
             if payload.workflow not in WORKFLOWS:
                 raise _unknown_workflow(payload.workflow)
             workflow, limits = payload.workflow, payload.limits
-            found = await to_thread.run_sync(store.get_upload, payload.input_ref.removeprefix("uploads/"))
-            if found is None or found.input_ref != payload.input_ref:
+            found = await to_thread.run_sync(store.owned_upload, payload.input_ref, user)
+            if found is None:
                 raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
             upload = found
         try:
             submitted = await to_thread.run_sync(
-                lambda: service.submit(workflow, upload, limits, idempotency_key=idempotency_key)
+                lambda: service.submit(workflow, upload, limits, user.user_id, idempotency_key)
             )
         except service.IdempotencyConflict as exc:
             raise problem(
@@ -127,26 +136,28 @@ class JobsController(Controller):
     @get("/ai-jobs", sync_to_thread=True, summary="List jobs, newest first")
     def list_jobs(
         self,
+        request: AuthedRequest,
         status: Annotated[JobStatus | None, Parameter(required=False)] = None,
         workflow: Annotated[str | None, Parameter(required=False, max_length=64)] = None,
         limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
         cursor: Annotated[str | None, Parameter(required=False, max_length=200)] = None,
     ) -> dict[str, Any]:
         try:
-            page = store.list_jobs(None, status=status, workflow=workflow, limit=limit, cursor=cursor)
+            page = store.list_jobs(request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor)
         except ValueError as exc:
             raise problem(422, "invalid_cursor", "The cursor is not valid; start again without it.") from exc
         return {"items": page.items, "next_cursor": page.next_cursor}
 
     @get("/ai-jobs/{job_id:str}", sync_to_thread=True, summary="A job's status")
-    def get_job(self, job_id: JobId) -> dict[str, Any]:
-        view = store.view_of(job_id)
-        if view is None:
-            raise _not_found()
-        return view
+    def get_job(self, request: AuthedRequest, job_id: JobId) -> dict[str, Any]:
+        _require(job_id, request.user)
+        return store.view_of(job_id) or {}
 
     @get("/ai-jobs/{job_id:str}/artifacts/{name:str}", sync_to_thread=True, summary="Download an artifact")
-    def download_artifact(self, job_id: JobId, name: Annotated[str, Parameter(max_length=128)]) -> File:
+    def download_artifact(
+        self, request: AuthedRequest, job_id: JobId, name: Annotated[str, Parameter(max_length=128)]
+    ) -> File:
+        _require(job_id, request.user)
         artifact = store.get_artifact(job_id, name)
         if artifact is None:
             raise problem(404, "not_found", "No such artifact.")
@@ -164,8 +175,8 @@ class JobsController(Controller):
         )
 
     @post("/ai-jobs/{job_id:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel a job")
-    def cancel_job(self, job_id: JobId) -> dict[str, Any]:
-        _require(job_id)
+    def cancel_job(self, request: AuthedRequest, job_id: JobId) -> dict[str, Any]:
+        _require(job_id, request.user)
         try:
             service.cancel(job_id)
         except service.NotAllowed as exc:
@@ -173,8 +184,8 @@ class JobsController(Controller):
         return store.view_of(job_id) or {}
 
     @post("/ai-jobs/{job_id:str}/replay", status_code=202, sync_to_thread=True, summary="Replay a job")
-    def replay_job(self, job_id: JobId) -> Response[Any]:
-        _require(job_id)
+    def replay_job(self, request: AuthedRequest, job_id: JobId) -> Response[Any]:
+        _require(job_id, request.user)
         try:
             job = service.replay(job_id)
         except service.NotAllowed as exc:
@@ -182,17 +193,18 @@ class JobsController(Controller):
         return _accepted(service.Submitted(job, created=False))
 
     @delete("/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files")
-    def delete_job(self, job_id: JobId) -> None:
-        if not service.delete(job_id):
-            raise _not_found()
+    def delete_job(self, request: AuthedRequest, job_id: JobId) -> None:
+        _require(job_id, request.user)
+        service.delete(job_id)
 
 
 def _not_found() -> Exception:
     return problem(404, "not_found", "No such job.")
 
 
-def _require(job_id: str) -> None:
-    if store.get_job(job_id) is None:
+def _require(job_id: str, viewer: Principal) -> None:
+    """404 unless the caller may see the job: another person's job does not exist for them."""
+    if store.visible_job(job_id, viewer) is None:
         raise _not_found()
 
 

@@ -6,21 +6,26 @@ import contextlib
 from typing import Annotated, Any
 
 from anyio import to_thread
-from litestar import Controller, Request, get, post
+from litestar import Controller, get, post
 from litestar.datastructures import UploadFile
+from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 from litestar.plugins.htmx import ClientRedirect, HTMXRequest
 from litestar.response import Redirect, Template
 
+from quire.accounts.service import Principal
 from quire.jobs import service, store
 from quire.jobs.models import JobStatus
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
+from quire.web.auth import submission_rate_limit
 from quire.web.polling import next_poll
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS, banner, result_preview
 from quire.workflows.registry import WORKFLOWS
 
 HTMX_STOP_POLLING = 286
+# HTMXRequest (request.htmx) whose user is set by the authentication middleware.
+PageRequest = HTMXRequest
 Since = Annotated[int | None, Parameter(query="since", required=False, ge=0)]
 # A plain string: the filter form sends "" for "All", which is no status at all.
 StatusFilter = Annotated[str | None, Parameter(query="status", required=False, max_length=32)]
@@ -49,12 +54,14 @@ def _job_context(view: dict[str, Any], since: int | None) -> dict[str, Any]:
     }
 
 
-def _list_context(status_text: str | None, cursor: str | None, since: int | None, limit: int) -> dict[str, Any]:
+def _list_context(
+    viewer: Principal, status_text: str | None, cursor: str | None, since: int | None, limit: int
+) -> dict[str, Any]:
     status = JobStatus(status_text) if status_text in set(JobStatus) else None
     try:
-        page = store.list_jobs(None, status=status, limit=limit, cursor=cursor)
+        page = store.list_jobs(viewer.user_id, status=status, limit=limit, cursor=cursor)
     except ValueError:
-        page = store.list_jobs(None, status=status, limit=limit)
+        page = store.list_jobs(viewer.user_id, status=status, limit=limit)
     active = any(item["status"] not in TERMINAL for item in page.items)
     return {
         **_common(),
@@ -76,11 +83,12 @@ class PagesController(Controller):
     include_in_schema = False
 
     @get("/", sync_to_thread=True)
-    def index(self) -> Template:
-        return Template("pages/index.html", context={**_list_context(None, None, None, 5), "error": None})
+    def index(self, request: PageRequest) -> Template:
+        context = _list_context(request.user, None, None, None, 5)
+        return Template("pages/index.html", context={**context, "error": None})
 
-    @post("/jobs", status_code=303)
-    async def submit_form(self, request: Request[Any, Any, Any]) -> Redirect | Template:
+    @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
+    async def submit_form(self, request: PageRequest) -> Redirect | Template:
         """The upload form without JavaScript: store, submit, then redirect to the job page."""
         form = await request.form()
         file = form.get("file")
@@ -92,71 +100,74 @@ class PagesController(Controller):
             error = "Choose a workflow."
         else:
             try:
-                upload = await to_thread.run_sync(lambda: service.store_upload(file.filename, file.file))  # type: ignore[arg-type]
-                submitted = await to_thread.run_sync(service.submit, workflow, upload, service.Limits())
+                owner = request.user.user_id
+                upload = await to_thread.run_sync(
+                    lambda: service.store_upload(file.filename, file.file, owner)  # type: ignore[arg-type]
+                )
+                submitted = await to_thread.run_sync(service.submit, workflow, upload, service.Limits(), owner)
                 return Redirect(f"/jobs/{submitted.job.id}", status_code=303)
             except service.UploadRejected as exc:
                 error, status = exc.message, exc.status
-        context = await to_thread.run_sync(_list_context, None, None, None, 5)
+        context = await to_thread.run_sync(_list_context, request.user, None, None, None, 5)
         return Template("pages/index.html", context={**context, "error": error}, status_code=status)
 
     @get("/jobs", sync_to_thread=True)
-    def jobs(self, request: HTMXRequest, status: StatusFilter, cursor: Cursor) -> Template:
-        context = _list_context(status, cursor, None, 20)
+    def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor) -> Template:
+        context = _list_context(request.user, status, cursor, None, 20)
         if request.htmx:
             return _fragment("partials/jobs_table.html", context)
         return Template("pages/jobs.html", context=context)
 
     @get("/jobs/table", sync_to_thread=True)
-    def jobs_table(self, status: StatusFilter, cursor: Cursor, since: Since) -> Template:
-        return _fragment("partials/jobs_table.html", _list_context(status, cursor, since, 20))
+    def jobs_table(self, request: PageRequest, status: StatusFilter, cursor: Cursor, since: Since) -> Template:
+        return _fragment("partials/jobs_table.html", _list_context(request.user, status, cursor, since, 20))
 
     @get("/jobs/recent", sync_to_thread=True)
-    def recent_jobs(self, since: Since) -> Template:
-        return _fragment("partials/recent_jobs.html", _list_context(None, None, since, 5))
+    def recent_jobs(self, request: PageRequest, since: Since) -> Template:
+        return _fragment("partials/recent_jobs.html", _list_context(request.user, None, None, since, 5))
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
-    def job_page(self, job_id: str) -> Template:
-        view = _require(job_id)
+    def job_page(self, request: PageRequest, job_id: str) -> Template:
+        view = _require(job_id, request.user)
         return Template("pages/job.html", context=_job_context(view, None))
 
     @get("/jobs/{job_id:str}/status", sync_to_thread=True)
-    def job_status(self, job_id: str, since: Since) -> Template:
-        return _fragment("partials/job_card.html", _job_context(_require(job_id), since))
+    def job_status(self, request: PageRequest, job_id: str, since: Since) -> Template:
+        return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), since))
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
-    def cancel(self, request: HTMXRequest, job_id: str) -> Template | Redirect:
-        _require(job_id)
+    def cancel(self, request: PageRequest, job_id: str) -> Template | Redirect:
+        _require(job_id, request.user)
         # A job that already finished cannot be cancelled; the refreshed card shows where it is.
         with contextlib.suppress(service.NotAllowed):
             service.cancel(job_id)
         return self._after_action(request, job_id)
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
-    def replay(self, request: HTMXRequest, job_id: str) -> Template | Redirect:
-        _require(job_id)
+    def replay(self, request: PageRequest, job_id: str) -> Template | Redirect:
+        _require(job_id, request.user)
         with contextlib.suppress(service.NotAllowed):
             service.replay(job_id)
         return self._after_action(request, job_id)
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
-    def delete(self, request: HTMXRequest, job_id: str) -> Redirect | ClientRedirect:
+    def delete(self, request: PageRequest, job_id: str) -> Redirect | ClientRedirect:
+        _require(job_id, request.user)
         service.delete(job_id)
         if request.htmx:
             return ClientRedirect("/jobs")
         return Redirect("/jobs", status_code=303)
 
     @staticmethod
-    def _after_action(request: HTMXRequest, job_id: str) -> Template | Redirect:
+    def _after_action(request: PageRequest, job_id: str) -> Template | Redirect:
         if request.htmx:
-            return _fragment("partials/job_card.html", _job_context(_require(job_id), None))
+            return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), None))
         return Redirect(f"/jobs/{job_id}", status_code=303)
 
 
-def _require(job_id: str) -> dict[str, Any]:
-    from litestar.exceptions import NotFoundException
-
-    view = store.view_of(job_id)
+def _require(job_id: str, viewer: Principal) -> dict[str, Any]:
+    """The job's view if the viewer may see it; otherwise 404, exactly as for a job that never existed."""
+    view = store.view_of(job_id) if store.visible_job(job_id, viewer) else None
     if view is None:
         raise NotFoundException("No such job.")
     return view

@@ -27,6 +27,7 @@ def problem(status: int, code: str, detail: str, headers: dict[str, str] | None 
 _CODES = {
     400: "bad_request",
     401: "unauthorized",
+    403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
@@ -49,7 +50,12 @@ def http_exception_to_problem(request: Request[Any, Any, Any], exc: HTTPExceptio
         if extra:
             converted.extra = {"code": code, "errors": extra}
         return converted.to_response(request)
-    return problem(status, code, detail, headers=exc.headers).to_response(request)
+    headers = dict(exc.headers or {})
+    if status == 429 and "retry-after" not in {k.lower() for k in headers}:
+        # Litestar's rate limiter sends RateLimit-Reset (seconds); clients also expect Retry-After.
+        reset = next((v for k, v in headers.items() if k.lower() == "ratelimit-reset"), "60")
+        headers["Retry-After"] = str(max(1, int(float(reset))))
+    return problem(status, code, detail, headers=headers).to_response(request)
 
 
 def unexpected_to_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -74,6 +74,7 @@ class Stack:
         self.workers: list[subprocess.Popen[bytes]] = []
         self.port = 0
         self._client: httpx.Client | None = None
+        self.token = ""
         upgrade(database.url)
 
     # Processes
@@ -90,7 +91,29 @@ class Stack:
         self.processes.append(process)
         return process
 
-    def start_web(self) -> Stack:
+    def quire(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run the `quire` command against this stack, as an operator would."""
+        return subprocess.run(
+            [sys.executable, "-m", "quire", *args], env=self.env, input=stdin, capture_output=True, text=True, timeout=60
+        )
+
+    def create_user(self, email: str, password: str = "correct horse battery", admin: bool = False) -> str:
+        """Create an account with the CLI and return an API token for it."""
+        flags = ["--admin"] if admin else []
+        created = self.quire("users", "create", email, "--password-stdin", *flags, stdin=password + "\n")
+        assert created.returncode == 0, created.stderr
+        token = self.quire("tokens", "create", email)
+        assert token.returncode == 0, token.stderr
+        return token.stdout.strip()
+
+    def client(self, token: str | None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.base_url, timeout=30, headers=headers)
+
+    def start_web(self, owner: str = "owner@example.com") -> Stack:
+        """Start `quire web`, with an account whose token `http` uses."""
+        if not self.token:
+            self.token = self.create_user(owner)
         self.port = free_port()
         process = self._spawn("web", "web", "--port", str(self.port))
         deadline = time.monotonic() + 30
@@ -151,7 +174,7 @@ class Stack:
     @property
     def http(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(base_url=self.base_url, timeout=30)
+            self._client = self.client(self.token)
         return self._client
 
     def submit(self, data: bytes, workflow: str = "document_summary", **limits: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,9 +18,7 @@ from quire.queue.embedded_redis import free_port
 
 
 def quire(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "quire", *args], env=stack.env, capture_output=True, text=True, timeout=60
-    )
+    return stack.quire(*args)
 
 
 def test_jobs_commands_show_list_cancel_and_replay(stack: Stack) -> None:
@@ -78,16 +77,30 @@ def test_quire_dev_runs_everything_without_redis_or_postgres(tmp_path: Path) -> 
         output = (tmp_path / "dev.log").read_text()
         assert f"Quire is running at http://127.0.0.1:{port}/" in output
         assert "embedded Redis" in output
+        # The first start made a local admin and printed how to sign in
+        email, password = re.search(r"Sign in with:\s+(\S+)\s+/\s+(\S+)", output).groups()  # type: ignore[union-attr]
+        login = httpx.Client(base_url=base)
+        login.get("/login")
+        signed_in = login.post(
+            "/login",
+            data={"email": email, "password": password, "_csrf_token": login.cookies["quire_csrf"]},
+        )
+        assert (signed_in.status_code, signed_in.headers["location"]) == (303, "/")
+        token = subprocess.run(
+            [sys.executable, "-m", "quire", "tokens", "create", email], env=env, capture_output=True, text=True
+        ).stdout.strip()
+        headers = {"Authorization": f"Bearer {token}"}
         # When a job is submitted with the default (local) provider
         response = httpx.post(
             f"{base}/ai-jobs",
+            headers=headers,
             data={"workflow": "document_summary"},
             files={"file": ("notes.md", document(), "text/markdown")},
         )
         assert response.status_code == 202
         status_url = base + response.json()["status_url"]
         deadline = time.monotonic() + 30
-        while (view := httpx.get(status_url).json())["status"] != "completed":
+        while (view := httpx.get(status_url, headers=headers).json())["status"] != "completed":
             assert time.monotonic() < deadline, view
             time.sleep(0.1)
         assert view["artifact"] is not None

@@ -7,7 +7,8 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, pool
 from sqlmodel import SQLModel
 
-import quire.jobs.models  # noqa: F401 - registers the tables
+import quire.accounts.models
+import quire.jobs.models  # noqa: F401
 from backend.tests.conftest import Database
 from quire.migrations import upgrade
 

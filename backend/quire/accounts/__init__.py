@@ -1,0 +1,1 @@
+"""Accounts: people, their passwords and their API tokens."""

@@ -1,0 +1,152 @@
+"""Creating users, checking passwords, issuing and revoking API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, func, select
+
+from quire.accounts.models import ApiToken, User
+from quire.db import session_scope
+from quire.jobs.models import utcnow
+
+# argon2-cffi's defaults are Argon2id with the RFC 9106 low-memory parameters.
+_hasher = PasswordHasher()
+# Verifying against this keeps a login for an unknown email as slow as one for a known email.
+_DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
+TOKEN_PREFIX = "qt_"  # noqa: S105 - a marker, not a secret
+MIN_PASSWORD = 10
+
+
+class AccountError(Exception):
+    """A request about an account that cannot be honoured; the message is safe to show."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: what every scoped read and write is checked against."""
+
+    user_id: str
+    email: str
+    is_admin: bool
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def _principal(user: User) -> Principal:
+    return Principal(user.id, user.email, user.is_admin)
+
+
+def create_user(email: str, password: str, is_admin: bool = False) -> Principal:
+    email = normalise_email(email)
+    if "@" not in email or len(email) > 320:
+        raise AccountError("Enter a valid email address.")
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(f"Choose a password of at least {MIN_PASSWORD} characters.")
+    user = User(email=email, password_hash=_hasher.hash(password), is_admin=is_admin)
+    try:
+        with session_scope() as session:
+            session.add(user)
+    except IntegrityError as exc:
+        raise AccountError("An account with this email already exists.") from exc
+    return _principal(user)
+
+
+def count_users() -> int:
+    with session_scope() as session:
+        return int(session.exec(select(func.count()).select_from(User)).one())
+
+
+def authenticate(email: str, password: str) -> Principal | None:
+    """The user with this email and password, or None; as slow either way."""
+    with session_scope() as session:
+        user = session.exec(select(User).where(User.email == normalise_email(email))).first()
+    try:
+        _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    return _principal(user) if user else None
+
+
+def get_principal(user_id: str) -> Principal | None:
+    with session_scope() as session:
+        user = session.get(User, user_id)
+        return _principal(user) if user else None
+
+
+def change_password(user_id: str, current: str, new: str) -> None:
+    with session_scope() as session:
+        user = session.get(User, user_id)
+        if user is None:
+            raise AccountError("No such account.")
+        try:
+            _hasher.verify(user.password_hash, current)
+        except (VerificationError, InvalidHashError) as exc:
+            raise AccountError("The current password is not right.") from exc
+        if len(new) < MIN_PASSWORD:
+            raise AccountError(f"Choose a password of at least {MIN_PASSWORD} characters.")
+        user.password_hash = _hasher.hash(new)
+        user.password_changed_at = utcnow()
+        session.add(user)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(user_id: str, name: str) -> tuple[ApiToken, str]:
+    """A new API token; the secret is returned once and only its hash is stored."""
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken(
+        user_id=user_id, name=name.strip()[:100] or "token", token_hash=_digest(secret), prefix=secret[:10]
+    )
+    with session_scope() as session:
+        session.add(token)
+    return token, secret
+
+
+def list_tokens(user_id: str) -> list[ApiToken]:
+    with session_scope() as session:
+        return list(
+            session.exec(
+                select(ApiToken)
+                .where(ApiToken.user_id == user_id, col(ApiToken.revoked_at).is_(None))
+                .order_by(col(ApiToken.created_at).desc())
+            ).all()
+        )
+
+
+def revoke_token(user_id: str, token_id: str) -> bool:
+    with session_scope() as session:
+        token = session.get(ApiToken, token_id)
+        if token is None or token.user_id != user_id or token.revoked_at is not None:
+            return False
+        token.revoked_at = utcnow()
+        session.add(token)
+        return True
+
+
+def principal_for_token(secret: str) -> Principal | None:
+    """The owner of a live token; a revoked token stops working at once."""
+    if not secret.startswith(TOKEN_PREFIX):
+        return None
+    with session_scope() as session:
+        row = session.exec(
+            select(ApiToken, User)
+            .join(User, col(User.id) == col(ApiToken.user_id))
+            .where(ApiToken.token_hash == _digest(secret), col(ApiToken.revoked_at).is_(None))
+        ).first()
+        return _principal(row[1]) if row else None
+
+
+def user_by_email(email: str) -> Principal | None:
+    with session_scope() as session:
+        user = session.exec(select(User).where(User.email == normalise_email(email))).first()
+        return _principal(user) if user else None
