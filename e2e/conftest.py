@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page
 
 from backend.tests.conftest import make_database
-from backend.tests.integration.stack import Stack
+from backend.tests.integration.stack import PASSWORD, Stack
 from quire.queue.embedded_redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,9 +82,42 @@ def base_url(live: Stack) -> str:
     return live.base_url
 
 
+def sign_in(page: Page, base_url: str, email: str = "owner@example.com", password: str = PASSWORD) -> None:
+    page.goto(f"{base_url}/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{base_url}/")
+
+
+@pytest.fixture(scope="session")
+def signed_in_state(browser: Browser, live: Stack, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Sign in once through the real login form and reuse the stored session in every test."""
+    context = browser.new_context()
+    sign_in(context.new_page(), live.base_url)
+    path = str(tmp_path_factory.mktemp("auth") / "state.json")
+    context.storage_state(path=path)
+    context.close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any], signed_in_state: str) -> dict[str, Any]:
+    return {**browser_context_args, "storage_state": signed_in_state}
+
+
 def screenshot(page: Page, name: str) -> Path:
     """Save a full-page screenshot of a state under test-results/screenshots/."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violations(page: Page) -> Iterator[None]:
+    """Every browser test also proves the page runs under its CSP: no script or style was blocked."""
+    violations: list[str] = []
+    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
+    yield
+    assert violations == [], violations

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from backend.tests.integration.stack import Stack, document
-from e2e.conftest import screenshot
+from e2e.conftest import screenshot, sign_in
 
 STATUS = "[role=status][data-status]"
 
@@ -197,6 +197,7 @@ def test_jobs_list_filters_and_follows_live_status(page: Page, live: Stack) -> N
 def test_works_without_javascript(browser: Browser, live: Stack, tmp_path: Path) -> None:
     context = browser.new_context(java_script_enabled=False, base_url=live.base_url)
     page = context.new_page()
+    sign_in(page, live.base_url)  # the plain login form works without JavaScript too
     page.goto("/")
     page.set_input_files("#file", str(write_document(tmp_path, "slow:1")))
     page.get_by_role("button", name="Upload and start").click()
@@ -226,3 +227,32 @@ def test_keyboard_only_upload(page: Page, tmp_path: Path) -> None:
     assert page.evaluate("document.activeElement.textContent.trim()") == "Upload and start"
     page.keyboard.press("Enter")
     expect_status(page, "completed")
+
+
+def test_hostile_names_and_text_are_shown_escaped(page: Page, tmp_path: Path) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    hostile = tmp_path / "<img src=x onerror=alert(1)>.pdf"
+    hostile.write_text("<script>alert(2)</script>\n\nThe quarterly report shows that revenue grew in every region.\n")
+    job_id = upload(page, hostile)
+    expect_status(page, "completed")
+    open_job(page, job_id)
+    expect(page.locator("h1")).to_have_text("<img src=x onerror=alert(1)>.pdf")
+    expect(page.locator(".result h3")).to_have_text("<script>alert(2)</script>")
+    page.goto("/jobs")
+    expect(page.locator(f"tr[data-job-id='{job_id}'] a")).to_have_text("<img src=x onerror=alert(1)>.pdf")
+    assert dialogs == []
+    assert page.locator("img[src=x]").count() == 0
+    screenshot(page, "escaped-hostile-names")
+
+
+def test_every_page_sends_a_strict_content_security_policy(page: Page, live: Stack) -> None:
+    job_id = live.submit(document())
+    live.wait(job_id)
+    for path in ["/", "/jobs", f"/jobs/{job_id}", "/settings", "/jobs?status=completed"]:
+        response = page.goto(path)
+        assert response is not None
+        csp = response.headers.get("content-security-policy", "")
+        assert "default-src 'self'" in csp, path
+        assert "script-src 'self'" in csp, path
+        assert "frame-ancestors 'none'" in csp, path

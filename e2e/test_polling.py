@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, Request, expect
 
 from backend.tests.integration.stack import Stack, document
-from e2e.conftest import screenshot, start_stack
+from e2e.conftest import screenshot, sign_in, start_stack
 from quire.queue.embedded_redis import EmbeddedRedis
 
 FAST, FAST_FOR, SLOW, STOP_AFTER = 0.3, 1.5, 0.8, 4.0
@@ -52,6 +52,7 @@ def gaps(times: list[float]) -> list[float]:
 
 
 def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_stack: Stack) -> None:
+    sign_in(page, cadence_stack.base_url)
     job_id = cadence_stack.submit(document("slow:30"))
     polls = record_polls(page, f"/jobs/{job_id}/status")
     opened = time.monotonic()
@@ -87,6 +88,7 @@ def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_st
 
 
 def test_list_polls_only_while_a_job_is_unfinished(page: Page, cadence_stack: Stack) -> None:
+    sign_in(page, cadence_stack.base_url)
     job_id = cadence_stack.submit(document("slow:1"))
     polls = record_polls(page, "/jobs/table")
     page.goto(f"{cadence_stack.base_url}/jobs")

@@ -65,15 +65,12 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     """Pages get an HTML error page (or the sign-in page); the API and programs get problem+json."""
     if exc.status_code == 401 and _wants_html(request):
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        return Redirect(f"/login?{urlencode({'next': target})}", status_code=303).to_asgi_response(  # type: ignore[return-value]
-            request.app, request
-        )
+        return Redirect(f"/login?{urlencode({'next': target})}", status_code=303)
     if _wants_html(request) and exc.status_code < 500:
         title = {403: "Not allowed", 404: "Not found", 429: "Too many requests"}.get(
             exc.status_code, "That did not work"
         )
-        template = Template("pages/error.html", context={"title": title, "detail": exc.detail})
-        return template.to_asgi_response(request.app, request)  # type: ignore[return-value]
+        return Template("pages/error.html", context={"title": title, "detail": exc.detail}, status_code=exc.status_code)
     return http_exception_to_problem(request, exc)
 
 
@@ -114,7 +111,7 @@ def create_app() -> Litestar:
             readyz,
             create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
         ],
-        plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig(enable_for_all_http_exceptions=True))],
+        plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig())],
         stores=stores,
         middleware=[
             session_config().middleware,

@@ -89,6 +89,13 @@ class JobsController(Controller):
     ) -> dict[str, Any]:
         return upload_view(_store_upload(data.file, request.user))
 
+    @get("/uploads/{upload_id:str}", sync_to_thread=True, summary="An upload's metadata")
+    def get_upload(self, request: AuthedRequest, upload_id: Annotated[str, Parameter(max_length=64)]) -> dict[str, Any]:
+        upload = store.owned_upload(f"uploads/{upload_id}", request.user)
+        if upload is None:
+            raise problem(404, "not_found", "No such upload.")
+        return upload_view(upload)
+
     @post(
         "/ai-jobs",
         status_code=202,

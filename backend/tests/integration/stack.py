@@ -19,6 +19,7 @@ from quire.migrations import upgrade
 from quire.queue.embedded_redis import free_port
 
 TERMINAL = {"completed", "dead_letter", "cancelled"}
+PASSWORD = "correct horse battery"
 
 # Short timers so that recovery and retries happen within a test's patience.
 FAST_TIMERS = {
@@ -93,11 +94,10 @@ class Stack:
 
     def quire(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run the `quire` command against this stack, as an operator would."""
-        return subprocess.run(
-            [sys.executable, "-m", "quire", *args], env=self.env, input=stdin, capture_output=True, text=True, timeout=60
-        )
+        command = [sys.executable, "-m", "quire", *args]
+        return subprocess.run(command, env=self.env, input=stdin, capture_output=True, text=True, timeout=60)
 
-    def create_user(self, email: str, password: str = "correct horse battery", admin: bool = False) -> str:
+    def create_user(self, email: str, password: str = PASSWORD, admin: bool = False) -> str:
         """Create an account with the CLI and return an API token for it."""
         flags = ["--admin"] if admin else []
         created = self.quire("users", "create", email, "--password-stdin", *flags, stdin=password + "\n")

@@ -1,0 +1,302 @@
+"""Nobody sees another person's documents, and the usual web attacks and bad inputs get a clear
+answer while the server stays up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.tests.conftest import make_database
+from backend.tests.integration.conftest import fresh_redis_url
+from backend.tests.integration.stack import PASSWORD, Stack, document
+from quire.queue.embedded_redis import EmbeddedRedis
+
+
+def browser_session(stack: Stack, email: str, password: str = PASSWORD) -> httpx.Client:
+    """A client signed in through the login form, as a browser is (session cookie + CSRF cookie)."""
+    client = httpx.Client(base_url=stack.base_url, timeout=30)
+    client.get("/login")
+    response = client.post("/login", data={"email": email, "password": password, "_csrf_token": csrf(client)})
+    assert response.status_code == 303, response.text
+    return client
+
+
+def csrf(client: httpx.Client) -> str:
+    return str(client.cookies["quire_csrf"])
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def people(
+    request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, object]]:
+    """Alice owns a finished job; Bob and an admin have accounts of their own."""
+    root = tmp_path_factory.mktemp(f"people-{request.param}")
+    database = make_database(request.param, root)
+    stack = Stack(root, database, fresh_redis_url(redis_server), QUIRE_LOGIN_ATTEMPTS_PER_MINUTE="1000")
+    stack.start_web(owner="alice@example.com")
+    stack.start_worker()
+    bob_token = stack.create_user("bob@example.com")
+    admin_token = stack.create_user("admin@example.com", admin=True)
+    upload = stack.http.post("/uploads", files={"file": ("alice.txt", document(), "text/plain")}).json()
+    job_id = stack.submit(document())
+    stack.wait(job_id)
+    yield {"stack": stack, "bob": bob_token, "admin": admin_token, "job": job_id, "upload": upload}
+    stack.stop()
+    database.drop()
+
+
+def test_another_persons_job_and_upload_are_404_by_token(people: dict[str, object]) -> None:
+    stack, job, upload = people["stack"], people["job"], people["upload"]
+    assert isinstance(stack, Stack)
+    bob = stack.client(str(people["bob"]))
+    artifact = f"/ai-jobs/{job}/artifacts/document_summary.json"
+    for method, path in [
+        ("GET", f"/ai-jobs/{job}"),
+        ("GET", artifact),
+        ("POST", f"/ai-jobs/{job}/cancel"),
+        ("POST", f"/ai-jobs/{job}/replay"),
+        ("DELETE", f"/ai-jobs/{job}"),
+        ("GET", f"/{upload['input_ref']}"),  # type: ignore[index]
+    ]:
+        response = bob.request(method, path)
+        assert response.status_code == 404, (method, path, response.status_code)
+        assert response.json()["code"] == "not_found"
+    assert job not in str(bob.get("/ai-jobs", params={"limit": 100}).json())
+    # Using Alice's upload in a job of Bob's is as if it did not exist.
+    reuse = bob.post("/ai-jobs", json={"workflow": "document_summary", "input_ref": upload["input_ref"]})  # type: ignore[index]
+    assert (reuse.status_code, reuse.json()["code"]) == (422, "unknown_input")
+    # Alice's job is untouched, and an admin can see it.
+    assert stack.job(str(job))["status"] == "completed"
+    admin = stack.client(str(people["admin"]))
+    assert admin.get(f"/ai-jobs/{job}").status_code == 200
+    assert admin.get(artifact).status_code == 200
+
+
+def test_another_persons_job_is_404_in_the_browser(people: dict[str, object]) -> None:
+    stack, job = people["stack"], people["job"]
+    assert isinstance(stack, Stack)
+    bob = browser_session(stack, "bob@example.com")
+    token = {"_csrf_token": csrf(bob)}
+    for method, path, data in [
+        ("GET", f"/jobs/{job}", None),
+        ("GET", f"/jobs/{job}/status", None),
+        ("GET", f"/ai-jobs/{job}", None),
+        ("GET", f"/ai-jobs/{job}/artifacts/document_summary.md", None),
+        ("POST", f"/jobs/{job}/cancel", token),
+        ("POST", f"/jobs/{job}/replay", token),
+        ("POST", f"/jobs/{job}/delete", token),
+    ]:
+        response = bob.request(method, path, data=data)
+        assert response.status_code == 404, (method, path, response.status_code)
+    assert str(job) not in bob.get("/jobs").text
+    admin = browser_session(stack, "admin@example.com")
+    assert admin.get(f"/jobs/{job}").status_code == 200
+    assert stack.job(str(job))["status"] == "completed"
+
+
+def test_signed_out_requests_are_refused(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    anonymous = stack.client(None)
+    response = anonymous.get("/ai-jobs")
+    assert (response.status_code, response.json()["code"]) == (401, "unauthorized")
+    page = anonymous.get("/jobs", headers={"Accept": "text/html"})
+    assert (page.status_code, page.headers["location"]) == (303, "/login?next=%2Fjobs")
+    assert stack.client("qt_not-a-real-token").get("/ai-jobs").status_code == 401
+
+
+def test_csrf_is_required_for_cookie_requests(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    alice = browser_session(stack, "alice@example.com")
+    job = stack.submit(document("slow:5"))
+    stack.wait(job, {"running"})
+    # A form post or htmx request without the token is refused...
+    assert alice.post(f"/jobs/{job}/cancel").status_code == 403
+    assert alice.post(f"/jobs/{job}/cancel", headers={"HX-Request": "true"}).status_code == 403
+    assert alice.post(f"/ai-jobs/{job}/cancel").status_code == 403
+    assert stack.job(job)["status"] == "running"
+    # ...and works with it, as a form field or as the header htmx sends.
+    htmx = alice.post(f"/jobs/{job}/cancel", headers={"HX-Request": "true", "x-csrftoken": csrf(alice)})
+    assert htmx.status_code == 286
+    assert stack.job(job)["status"] == "cancelled"
+    form = alice.post(f"/jobs/{job}/replay", data={"_csrf_token": csrf(alice)})
+    assert form.status_code == 303
+    assert stack.job(job)["status"] in {"queued", "running"}
+
+
+def test_security_headers_on_every_kind_of_response(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    alice = browser_session(stack, "alice@example.com")
+    responses = [
+        alice.get("/"),
+        alice.get("/jobs"),
+        alice.get(f"/jobs/{people['job']}"),
+        alice.get("/settings"),
+        alice.get("/login"),
+        alice.get("/no-such-page"),
+        stack.http.get(f"/ai-jobs/{people['job']}"),
+        stack.http.get(f"/ai-jobs/{people['job']}/artifacts/document_summary.json"),
+        alice.get("/static/quire.css"),
+    ]
+    for response in responses:
+        csp = response.headers.get("content-security-policy", "")
+        assert "script-src 'self'" in csp, response.url
+        assert "frame-ancestors 'none'" in csp
+        assert "unsafe-inline" not in csp
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["referrer-policy"] == "same-origin"
+
+
+def test_session_id_is_rotated_at_login(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    client = httpx.Client(base_url=stack.base_url)
+    client.cookies.set("quire_session", "attacker-chosen-session-id", domain="127.0.0.1")
+    client.get("/login")
+    response = client.post(
+        "/login", data={"email": "alice@example.com", "password": PASSWORD, "_csrf_token": csrf(client)}
+    )
+    assert response.status_code == 303
+    issued = client.cookies["quire_session"]
+    assert issued != "attacker-chosen-session-id"
+    assert client.get("/jobs").status_code == 200
+    # The fixed id is worth nothing to the attacker.
+    attacker = httpx.Client(base_url=stack.base_url, cookies={"quire_session": "attacker-chosen-session-id"})
+    assert attacker.get("/jobs", headers={"Accept": "text/html"}).status_code == 303
+    # Logging in again from a signed-in session moves it to yet another id.
+    client.post("/login", data={"email": "alice@example.com", "password": PASSWORD, "_csrf_token": csrf(client)})
+    assert client.cookies["quire_session"] != issued
+    old = httpx.Client(base_url=stack.base_url, cookies={"quire_session": issued})
+    assert old.get("/jobs", headers={"Accept": "text/html"}).status_code == 303
+
+
+def test_revoked_token_stops_working_at_once(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    alice = browser_session(stack, "alice@example.com")
+    page = alice.post("/settings/tokens", data={"name": "script", "_csrf_token": csrf(alice)})
+    secret = page.text.split("data-new-token>")[1].split("<")[0]
+    assert stack.client(secret).get("/ai-jobs").status_code == 200
+    token_id = page.text.split('data-token-id="')[1].split('"')[0]
+    revoked = alice.post(f"/settings/tokens/{token_id}/revoke", data={"_csrf_token": csrf(alice)})
+    assert revoked.status_code == 303
+    assert stack.client(secret).get("/ai-jobs").status_code == 401
+
+
+@pytest.fixture
+def strict_stack(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]:
+    database = make_database("sqlite", tmp_path)
+    stack = Stack(
+        tmp_path,
+        database,
+        fresh_redis_url(redis_server),
+        QUIRE_MAX_UPLOAD_MB="1",
+        QUIRE_LOGIN_ATTEMPTS_PER_MINUTE="5",
+        QUIRE_SUBMISSIONS_PER_MINUTE="8",
+    )
+    stack.start_web()
+    stack.start_worker()
+    yield stack
+    stack.stop()
+    database.drop()
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_bad_uploads_get_clear_answers_and_the_server_stays_up(strict_stack: Stack) -> None:
+    http = strict_stack.http
+    other = strict_stack.client(strict_stack.create_user("other@example.com"))
+    running = other.post(
+        "/ai-jobs", data={"workflow": "document_summary"}, files={"file": ("a.txt", document("slow:2"), "text/plain")}
+    ).json()["job_id"]
+    web_pid = strict_stack.processes[0].pid
+    big = b"x" * (5 * 1024 * 1024)
+    before = _rss_kb(web_pid)
+    for _ in range(10):
+        response = http.post("/uploads", files={"file": ("big.txt", big, "text/plain")})
+        assert response.status_code == 413
+        assert response.json()["code"] == "payload_too_large"
+    assert _rss_kb(web_pid) - before < 20 * 1024, "memory grew while refusing oversized uploads"
+    wrong = http.post("/uploads", files={"file": ("a.pdf", b"\x7fELF\x02\x01\x01binary\x00", "application/pdf")})
+    assert (wrong.status_code, wrong.json()["code"]) == (415, "unsupported_media_type")
+    empty = http.post("/uploads", files={"file": ("empty.txt", b"", "text/plain")})
+    assert empty.status_code == 422
+    for hostile in ("../../etc/passwd", "..\\..\\windows\\win.ini", "/abs/path/notes.md", "\x00evil.txt"):
+        stored = http.post("/uploads", files={"file": (hostile, b"plain text", "text/plain")})
+        assert stored.status_code == 201, hostile
+        name = stored.json()["filename"]
+        assert "/" not in name
+        assert "\\" not in name
+        assert ".." not in name
+        assert "\x00" not in name
+    assert not list(Path("/etc").glob("passwd.*quire*"))
+    broken = http.post("/ai-jobs", content=b"--x\r\nbroken", headers={"content-type": "multipart/form-data"})
+    assert broken.status_code in (400, 422)
+    bad_json = http.post("/ai-jobs", content=b'{"workflow":', headers={"content-type": "application/json"})
+    assert bad_json.status_code == 422
+    # The server is still up and the other person's job still completes.
+    assert http.get("/healthz").status_code == 200
+    deadline = time.monotonic() + 30
+    while other.get(f"/ai-jobs/{running}").json()["status"] != "completed":
+        assert time.monotonic() < deadline, "the other person's job did not complete"
+        time.sleep(0.1)
+
+
+def test_login_and_submission_are_rate_limited(strict_stack: Stack) -> None:
+    client = httpx.Client(base_url=strict_stack.base_url)
+    client.get("/login")
+    statuses = [
+        client.post(
+            "/login", data={"email": "owner@example.com", "password": "wrong", "_csrf_token": csrf(client)}
+        ).status_code
+        for _ in range(7)
+    ]
+    assert statuses[:5] == [401] * 5
+    assert statuses[5] == 429
+    throttled = client.post("/login", data={"email": "x", "password": "y", "_csrf_token": csrf(client)})
+    assert int(throttled.headers["retry-after"]) >= 1
+    answers = [
+        strict_stack.http.post(
+            "/ai-jobs", data={"workflow": "document_summary"}, files={"file": ("a.txt", document(), "text/plain")}
+        )
+        for _ in range(10)
+    ]
+    assert [a.status_code for a in answers[:8]] == [202] * 8
+    assert answers[8].status_code == 429
+    assert answers[8].json()["code"] == "rate_limited"
+    assert int(answers[8].headers["retry-after"]) >= 1
+
+
+def test_schemathesis_finds_no_server_errors(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    if stack.database.backend != "sqlite":
+        return  # one fuzzing run is enough; the API is the same on both databases
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "schemathesis.cli", "run", f"{stack.base_url}/schema/openapi.json",
+            "--checks", "not_a_server_error", "--header", f"Authorization: Bearer {stack.token}",
+            "--max-examples", "15", "--phases", "examples,coverage,fuzzing", "--workers", "1",
+            "--suppress-health-check", "all",
+        ],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+    assert "passed" in result.stdout, result.stdout[-3000:]
+    print(result.stdout[-1500:])
+    started = time.monotonic()
+    assert stack.http.get("/healthz").status_code == 200
+    assert time.monotonic() - started < 5
