@@ -28,6 +28,7 @@ from quire.logs import configure_logging
 from quire.queue.broker import DEFAULT_REDIS_URL
 from quire.settings import get_settings
 from quire.web.account import AccountController
+from quire.web.admin import AdminController
 from quire.web.api import JobsController, max_request_bytes
 from quire.web.auth import (
     PUBLIC_PATHS,
@@ -105,6 +106,7 @@ def create_app() -> Litestar:
     return Litestar(
         route_handlers=[
             AccountController,
+            AdminController,
             PagesController,
             JobsController,
             healthz,

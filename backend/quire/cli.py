@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from typing import Any
 
 import click
@@ -194,16 +196,56 @@ def jobs_show(job_id: str) -> None:
 
 
 @jobs.command("replay")
-@click.argument("job_id")
-def jobs_replay(job_id: str) -> None:
-    """Queue a dead-lettered or cancelled job again."""
-    from quire.jobs import service
+@click.argument("job_id", required=False)
+@click.option("--error", "error_code", help="Replay every dead letter with this error code.")
+@click.option("--workflow", help="With --error: only this workflow.")
+@click.option("--rate", default=1.0, show_default=True, type=click.FloatRange(0.01, 1000), help="Jobs per second.")
+def jobs_replay(job_id: str | None, error_code: str | None, workflow: str | None, rate: float) -> None:
+    """Queue a dead-lettered or cancelled job again, or a whole dead-letter group at a rate."""
+    from quire.jobs import operations, service
 
-    try:
-        job = service.replay(job_id)
-    except service.NotAllowed as exc:
-        raise click.ClickException(str(exc)) from exc
-    click.echo(f"{job.id} queued again")
+    if job_id and not error_code:
+        try:
+            job = service.replay(job_id)
+        except service.NotAllowed as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(f"{job.id} queued again")
+        return
+    if not error_code:
+        raise click.UsageError("give a JOB_ID, or --error CODE to replay a dead-letter group")
+    ids = operations.dead_letter_ids(error_code, workflow)
+    click.echo(f"replaying {len(ids)} jobs at {rate:g}/s")
+    replayed = operations.replay_at_rate(ids, rate, on_replayed=lambda i: click.echo(f"{i} queued again"))
+    click.echo(f"replayed {replayed} jobs")
+
+
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+
+
+def _age(value: str) -> timedelta:
+    match = _AGE.match(value.strip())
+    if not match:
+        raise click.BadParameter("use a number and a unit: 30d, 12h, 45m or 90s")
+    amount, unit = float(match.group(1)), match.group(2)
+    units = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+    return timedelta(**{units[unit]: amount})
+
+
+@jobs.command("purge")
+@click.option("--older-than", "older_than", required=True, help="Age such as 30d, 12h, 45m.")
+def jobs_purge(older_than: str) -> None:
+    """Delete finished jobs (records and files) older than the given age."""
+    from quire.jobs import operations
+
+    click.echo(f"purged {operations.purge_older_than(_age(older_than))} jobs")
+
+
+@jobs.command("stats")
+def jobs_stats() -> None:
+    """Counts by state and the dead-letter groups, as JSON."""
+    from quire.jobs import operations
+
+    _print(operations.stats())
 
 
 @jobs.command("cancel")

@@ -38,8 +38,10 @@ class JobFailure(Exception):
 
     code: ErrorCode = ErrorCode.INTERNAL_ERROR
 
-    def __init__(self, message: str | None = None) -> None:
+    def __init__(self, message: str | None = None, status_code: int | None = None) -> None:
         self.message = message or ERROR_MESSAGES[self.code]
+        # The provider's HTTP status, for operators.
+        self.status_code = status_code
         super().__init__(self.message)
 
 
@@ -50,8 +52,10 @@ class UpstreamUnavailable(JobFailure):
 class RateLimited(JobFailure):
     code = ErrorCode.RATE_LIMITED
 
-    def __init__(self, message: str | None = None, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str | None = None, retry_after_s: float | None = None, status_code: int | None = 429
+    ) -> None:
+        super().__init__(message, status_code)
         self.retry_after_s = retry_after_s
 
 

@@ -35,6 +35,8 @@ class Settings(BaseSettings):
     # Dramatiq's own redelivery of a dead worker's unacknowledged messages.
     broker_heartbeat_timeout_ms: int = Field(default=15_000, ge=1_000)
     broker_maintenance_chance: int = Field(default=10_000, ge=0, le=1_000_000)
+    # On SIGTERM a worker lets running attempts finish this long, then releases them.
+    shutdown_grace_s: float = Field(default=30.0, ge=0)
     # A worker process that has abandoned this many timed-out attempts restarts itself.
     max_abandoned_attempts: int = Field(default=8, ge=1)
 
@@ -65,6 +67,14 @@ class Settings(BaseSettings):
     openai_model: str = "gpt-4o-mini"
     # The most document text sent to the model in one request.
     openai_max_input_chars: int = Field(default=60_000, ge=1000)
+
+    # Retention and alerting.
+    retention_days: float = Field(default=30.0, ge=0)  # 0 keeps files forever
+    alert_webhook_url: str | None = None
+    alert_threshold: int = Field(default=10, ge=1)
+    alert_window_s: float = Field(default=900.0, gt=0)
+    log_json: bool | None = None  # default: JSON logs in production only
+    metrics_dir: Path | None = None  # default: <data dir>/metrics
 
     # Adaptive status polling in the browser (DESIGN section 6), decided by the server.
     poll_fast_s: float = Field(default=2.0, gt=0)

@@ -61,6 +61,10 @@ class Job(SQLModel, table=True):
         Index("ix_job_status_available_at", "status", "available_at"),
         Index("ix_job_owner_created", "owner_id", "created_at", "id"),
         Index("ix_job_worker_status", "worker_id", "status"),
+        # Keyset paging of every job, newest first, for operators (optionally by state).
+        Index("ix_job_created", "created_at", "id"),
+        Index("ix_job_status_created", "status", "created_at", "id"),
+        Index("ix_job_status_error", "status", "error_code", "workflow", "workflow_version"),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
@@ -93,6 +97,12 @@ class Job(SQLModel, table=True):
     idempotency_key: str | None = Field(default=None, max_length=300, unique=True)
     request_fingerprint: str | None = Field(default=None, max_length=64)
 
+    # The error behind the current state (a retry waiting, a dead letter): the dead-letter
+    # fingerprint is (error_code, workflow, workflow_version). Written by the transitions.
+    error_code: str | None = Field(default=None, max_length=32)
+    # Retention: when the input and artifact files were deleted (the record keeps their checksums).
+    files_deleted_at: datetime | None = None
+
     provider: str | None = Field(default=None, max_length=32)
     model_name: str | None = Field(default=None, max_length=128)
     prompt_version: str | None = Field(default=None, max_length=16)
@@ -115,6 +125,9 @@ class JobEvent(SQLModel, table=True):
     attempt: int
     error: str | None = Field(default=None, max_length=32)
     detail: str | None = Field(default=None, max_length=500)
+    # For operators only (admin pages, never the public payload): exception type and message,
+    # the provider's status code.
+    operator_detail: str | None = Field(default=None, max_length=2000)
 
 
 class Artifact(SQLModel, table=True):
@@ -128,3 +141,28 @@ class Artifact(SQLModel, table=True):
     content_type: str = Field(max_length=128)
     primary: bool = False
     created_at: datetime = Field(default_factory=utcnow)
+    deleted_at: datetime | None = None
+
+
+class WorkerProcess(SQLModel, table=True):
+    """A worker process and its last heartbeat, for the operator overview."""
+
+    __tablename__ = "worker_process"
+
+    id: str = Field(primary_key=True, max_length=128)
+    hostname: str = Field(max_length=255)
+    pid: int
+    threads: int
+    started_at: datetime = Field(default_factory=utcnow)
+    last_heartbeat_at: datetime = Field(default_factory=utcnow, index=True)
+    stopped_at: datetime | None = None
+
+
+class AlertState(SQLModel, table=True):
+    """Whether the dead-letter alert of a fingerprint (error code x workflow version) is raised."""
+
+    __tablename__ = "alert_state"
+
+    fingerprint: str = Field(primary_key=True, max_length=100)
+    raised_at: datetime = Field(default_factory=utcnow)
+    count: int

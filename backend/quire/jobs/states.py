@@ -68,14 +68,18 @@ def _move(
     event_attempt: int | None = None,
     error: ErrorCode | None = None,
     detail: str | None = None,
+    operator_detail: str | None = None,
     now: datetime | None = None,
 ) -> Job | None:
     """Conditionally move one job and append its event; None when the job was not where expected."""
     now = now or utcnow()
+    changes = {"status": target, "updated_at": now, **(values or {})}
+    if error is not None:
+        changes["error_code"] = error
     stmt = (
         update(Job)
         .where(col(Job.id) == job_id, col(Job.status).in_(sources), *guard)
-        .values(status=target, updated_at=now, **(values or {}))
+        .values(**changes)
         .returning(Job)
         .execution_options(synchronize_session=False, populate_existing=True)
     )
@@ -91,6 +95,7 @@ def _move(
             attempt=job.attempt if event_attempt is None else event_attempt,
             error=error,
             detail=detail,
+            operator_detail=operator_detail[:2000] if operator_detail else None,
         )
     )
     return job
@@ -153,14 +158,16 @@ def complete(ref: AttemptRef, artifacts: Sequence[Artifact], provenance: dict[st
             target=S.COMPLETED,
             event=EventType.COMPLETED,
             guard=_fence(ref),
-            values={"lease_until": None, **provenance},
+            values={"lease_until": None, "error_code": None, **provenance},
         )
         if job is not None:
             session.add_all(artifacts)
         return job
 
 
-def retry(ref: AttemptRef, code: ErrorCode, delay_s: float, message_id: str, detail: str) -> Job | None:
+def retry(
+    ref: AttemptRef, code: ErrorCode, delay_s: float, message_id: str, detail: str, operator_detail: str | None = None
+) -> Job | None:
     """Put a failed attempt's job back in the queue, available again after `delay_s`."""
     now = utcnow()
     with session_scope() as session:
@@ -178,11 +185,12 @@ def retry(ref: AttemptRef, code: ErrorCode, delay_s: float, message_id: str, det
             },
             error=code,
             detail=detail,
+            operator_detail=operator_detail,
             now=now,
         )
 
 
-def dead_letter(ref: AttemptRef, code: ErrorCode, detail: str) -> Job | None:
+def dead_letter(ref: AttemptRef, code: ErrorCode, detail: str, operator_detail: str | None = None) -> Job | None:
     """End a running attempt's job with no further automatic retry."""
     with session_scope() as session:
         return _move(
@@ -195,6 +203,7 @@ def dead_letter(ref: AttemptRef, code: ErrorCode, detail: str) -> Job | None:
             values={"lease_until": None},
             error=code,
             detail=detail,
+            operator_detail=operator_detail,
         )
 
 
@@ -253,6 +262,23 @@ def release_expired_lease(job_id: str, message_id: str, budget_left: bool) -> Jo
         )
 
 
+def release(ref: AttemptRef, message_id: str) -> Job | None:
+    """Hand a running attempt back to the queue at once because its worker is shutting down."""
+    now = utcnow()
+    with session_scope() as session:
+        return _move(
+            session,
+            ref.job_id,
+            sources=_QUEUED,
+            target=S.QUEUED,
+            event=EventType.REQUEUED_AFTER_RESTART,
+            guard=_fence(ref),
+            values={"lease_until": None, "available_at": now, "message_id": message_id},
+            detail="The worker shut down before finishing; another worker continues the job.",
+            now=now,
+        )
+
+
 def cancel(job_id: str, detail: str = "Cancelled on request.") -> Job | None:
     """Stop a queued or running job; a running attempt's later writes are fenced out."""
     with session_scope() as session:
@@ -288,6 +314,7 @@ def replay(job_id: str, message_id: str) -> Job | None:
                 "worker_id": None,
                 "lease_until": None,
                 "message_id": message_id,
+                "error_code": None,
             },
             now=now,
         )

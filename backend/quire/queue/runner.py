@@ -43,21 +43,25 @@ class ExecutionControl:
     """This worker process's identity and the attempts it currently holds leases for."""
 
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}")
-    held: set[str] = field(default_factory=set)
+    held: dict[str, AttemptRef] = field(default_factory=dict)
     abandoned: list[threading.Thread] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def hold(self, job_id: str) -> None:
+    def hold(self, ref: AttemptRef) -> None:
         with self.lock:
-            self.held.add(job_id)
+            self.held[ref.job_id] = ref
 
     def release(self, job_id: str) -> None:
         with self.lock:
-            self.held.discard(job_id)
+            self.held.pop(job_id, None)
 
     def held_jobs(self) -> list[str]:
         with self.lock:
             return list(self.held)
+
+    def held_attempts(self) -> list[AttemptRef]:
+        with self.lock:
+            return list(self.held.values())
 
     def abandon(self, thread: threading.Thread) -> None:
         """Count a timed-out attempt thread; too many still alive means this process must restart."""
@@ -154,17 +158,18 @@ def run_attempt(job_id: str) -> None:
         _unclaimable(job_id)
         return
     ref = AttemptRef(job.id, job.attempt, control.worker_id)
-    control.hold(job.id)
+    control.hold(ref)
     try:
         outcome = call_with_timeout(lambda: execute(job), job.timeout_s, f"attempt-{job.id}-{job.attempt}")
     except AttemptTimedOut:
-        _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.")
+        _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.", "AttemptTimedOut")
     except JobFailure as failure:
         retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
-        _fail(job, ref, failure.code, failure.message, retry_after)
-    except Exception:
+        _fail(job, ref, failure.code, failure.message, _operator_detail(failure), retry_after)
+    except Exception as exc:
         log.exception("job %s attempt %d raised an unexpected exception", job.id, job.attempt)
-        _fail(job, ref, ErrorCode.INTERNAL_ERROR, ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR])
+        message = ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR]
+        _fail(job, ref, ErrorCode.INTERNAL_ERROR, message, _operator_detail(exc))
     else:
         if states.complete(ref, outcome.artifacts, outcome.provenance) is None:
             log.info("job %s attempt %d finished after losing the job; result discarded", job.id, job.attempt)
@@ -172,7 +177,26 @@ def run_attempt(job_id: str) -> None:
         control.release(job.id)
 
 
-def _fail(job: Job, ref: AttemptRef, code: ErrorCode, message: str, retry_after_s: float | None = None) -> None:
+def _operator_detail(exc: BaseException) -> str:
+    """What an operator needs to see: the exception type, its message, the provider's status."""
+    status = getattr(exc, "status_code", None)
+    cause = exc.__cause__
+    parts = [f"{type(exc).__name__}: {str(exc)[:500]}"]
+    if status is not None:
+        parts.append(f"provider status {status}")
+    if cause is not None:
+        parts.append(f"caused by {type(cause).__name__}: {str(cause)[:300]}")
+    return "; ".join(parts)
+
+
+def _fail(
+    job: Job,
+    ref: AttemptRef,
+    code: ErrorCode,
+    message: str,
+    operator_detail: str,
+    retry_after_s: float | None = None,
+) -> None:
     settings = get_settings()
     decision = policy.decide(
         code,
@@ -187,12 +211,24 @@ def _fail(job: Job, ref: AttemptRef, code: ErrorCode, message: str, retry_after_
     if isinstance(decision, policy.Retry):
         message_out = new_message(job.id)
         detail = f"{message} Retrying in {decision.delay_s:.1f} s."
-        if states.retry(ref, code, decision.delay_s, message_out.message_id, detail):
+        if states.retry(ref, code, decision.delay_s, message_out.message_id, detail, operator_detail):
             publish(message_out, decision.delay_s)
         return
     if decision.code is not code:
         message = ERROR_MESSAGES[decision.code]
-    states.dead_letter(ref, decision.code, message)
+    states.dead_letter(ref, decision.code, message, operator_detail)
+
+
+def release_held_attempts() -> int:
+    """At shutdown: give every attempt this process still holds back to the queue at once."""
+    released = 0
+    for ref in control.held_attempts():
+        message = new_message(ref.job_id)
+        if states.release(ref, message.message_id) is not None:
+            publish(message)
+            released += 1
+        control.release(ref.job_id)
+    return released
 
 
 def _unclaimable(job_id: str) -> None:

@@ -4,7 +4,9 @@ and the supervisor behind `quire worker --processes N` that restarts a process t
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -20,7 +22,22 @@ log = logging.getLogger(__name__)
 SUPPORT_CONNECTIONS = 2
 
 
-def _heartbeat_loop(stop: threading.Event) -> None:
+def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
+    """Upsert this process's row in worker_process: alive, with its last heartbeat."""
+    from quire.db import session_scope
+    from quire.jobs.models import WorkerProcess, utcnow
+
+    now = utcnow()
+    with session_scope() as session:
+        row = session.get(WorkerProcess, worker_id) or WorkerProcess(
+            id=worker_id, hostname=socket.gethostname(), pid=os.getpid(), threads=threads, started_at=now
+        )
+        row.last_heartbeat_at = now
+        row.stopped_at = now if stopped else None
+        session.add(row)
+
+
+def _heartbeat_loop(stop: threading.Event, threads: int) -> None:
     from quire.jobs.states import extend_leases
     from quire.queue.runner import control
 
@@ -28,6 +45,7 @@ def _heartbeat_loop(stop: threading.Event) -> None:
     while not stop.wait(settings.lease_seconds / 3):
         try:
             extend_leases(control.worker_id, control.held_jobs(), settings.lease_seconds)
+            _record_worker(control.worker_id, threads)
         except Exception:
             log.exception("lease heartbeat failed; will try again")
 
@@ -42,7 +60,7 @@ def run_worker_process(threads: int) -> int:
 
     from quire.queue.broker import broker
     from quire.queue.recovery import run_recovery_loop
-    from quire.queue.runner import control
+    from quire.queue.runner import control, release_held_attempts
 
     stop = threading.Event()
 
@@ -55,17 +73,26 @@ def run_worker_process(threads: int) -> int:
     worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms)
     worker.queue_prefetch = threads
     support = [
-        threading.Thread(target=_heartbeat_loop, args=(stop,), name="lease-heartbeat", daemon=True),
+        threading.Thread(target=_heartbeat_loop, args=(stop, threads), name="lease-heartbeat", daemon=True),
         threading.Thread(target=run_recovery_loop, args=(stop,), name="recovery", daemon=True),
     ]
     for thread in support:
         thread.start()
+    _record_worker(control.worker_id, threads)
     worker.start()
     log.info("worker %s ready with %d threads", control.worker_id, threads)
     print(f"quire worker {control.worker_id} ready", flush=True)
     stop.wait()
-    log.info("worker %s stopping", control.worker_id)
-    worker.stop(timeout=int(settings.lease_seconds * 1000))
+    # Graceful shutdown: take no new messages, let running attempts finish within the grace
+    # period, then hand whatever is still running back to the queue for another worker.
+    log.info(
+        "worker %s stopping; waiting up to %.0f s for running attempts", control.worker_id, settings.shutdown_grace_s
+    )
+    worker.stop(timeout=int(settings.shutdown_grace_s * 1000))
+    released = release_held_attempts()
+    if released:
+        log.warning("worker %s released %d unfinished attempts to other workers", control.worker_id, released)
+    _record_worker(control.worker_id, threads, stopped=True)
     return 0
 
 
@@ -102,7 +129,7 @@ def supervise(processes: int, threads: int) -> int:
             child.send_signal(signal.SIGTERM)
     for child in children:
         try:
-            child.wait(timeout=get_settings().lease_seconds + 5)
+            child.wait(timeout=get_settings().shutdown_grace_s + 10)
         except subprocess.TimeoutExpired:
             child.kill()
     return 0

@@ -168,6 +168,8 @@ class JobsController(Controller):
         artifact = store.get_artifact(job_id, name)
         if artifact is None:
             raise problem(404, "not_found", "No such artifact.")
+        if artifact.deleted_at is not None:
+            raise problem(410, "artifact_deleted", "This file was deleted under the retention policy.")
         digest = base64.b64encode(bytes.fromhex(artifact.sha256)).decode()
         return File(
             get_storage().path(artifact.storage_key),

@@ -94,9 +94,9 @@ def read_response(status: int, headers: httpx.Headers, body: bytes) -> dict[str,
     if status == 429:
         raise RateLimited(retry_after_s=retry_after_seconds(headers.get("retry-after")))
     if status >= 500:
-        raise UpstreamUnavailable(f"The model provider answered with an error ({status}).")
+        raise UpstreamUnavailable(f"The model provider answered with an error ({status}).", status)
     if status >= 400:
-        raise UpstreamRejected(f"The model provider refused the request ({status}).")
+        raise UpstreamRejected(f"The model provider refused the request ({status}).", status)
     try:
         message = json.loads(body)["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:

@@ -1,0 +1,313 @@
+"""What operators see and do: overview figures, dead-letter groups, job search, group replay,
+purge and retention. Every status change still goes through `states` (via `service`)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, tuple_, update
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, col, select
+
+from quire.accounts.models import User
+from quire.db import session_scope
+from quire.documents.storage import get_storage
+from quire.jobs import service
+from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, WorkerProcess, utcnow
+from quire.jobs.states import TERMINAL
+from quire.jobs.store import iso
+
+log = logging.getLogger(__name__)
+
+
+# Overview -----------------------------------------------------------------------------------------
+
+
+def overview(heartbeat_window_s: float) -> dict[str, Any]:
+    """Counts by state and workflow, the queue, throughput, and the workers alive."""
+    now = utcnow()
+    with session_scope() as session:
+        by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
+        by_workflow = [
+            {"workflow": w, "status": str(s), "count": int(n)}
+            for w, s, n in session.exec(
+                select(Job.workflow, Job.status, func.count()).group_by(Job.workflow, Job.status).order_by(Job.workflow)
+            )
+        ]
+        oldest = session.exec(select(func.min(Job.available_at)).where(Job.status == JobStatus.QUEUED)).one()
+        finished = session.exec(
+            select(func.count())
+            .select_from(JobEvent)
+            .where(
+                col(JobEvent.type).in_([EventType.COMPLETED, EventType.DEAD_LETTER]),
+                JobEvent.at >= now - timedelta(minutes=5),
+            )
+        ).one()
+        alive = session.exec(
+            select(WorkerProcess)
+            .where(
+                WorkerProcess.last_heartbeat_at >= now - timedelta(seconds=heartbeat_window_s),
+                col(WorkerProcess.stopped_at).is_(None),
+            )
+            .order_by(col(WorkerProcess.started_at))
+        ).all()
+        held = session.exec(
+            select(Job.id, Job.worker_id, Job.lease_until, Job.attempt).where(Job.status == JobStatus.RUNNING)
+        ).all()
+    holdings: dict[str, list[dict[str, Any]]] = {}
+    for job_id, worker_id, lease_until, attempt in held:
+        holdings.setdefault(worker_id or "", []).append(
+            {"job_id": job_id, "lease_until": iso(lease_until), "attempt": attempt}
+        )
+    return {
+        "by_state": by_state,
+        "by_workflow": by_workflow,
+        "queue_depth": by_state.get(JobStatus.QUEUED, 0),
+        "oldest_queued_age_s": round((now - oldest).total_seconds(), 1) if oldest else 0.0,
+        "jobs_per_minute": round(int(finished) / 5, 1),
+        "workers": [
+            {
+                "id": w.id,
+                "hostname": w.hostname,
+                "pid": w.pid,
+                "threads": w.threads,
+                "last_heartbeat_at": iso(w.last_heartbeat_at),
+                "jobs": holdings.get(w.id, []),
+            }
+            for w in alive
+        ],
+    }
+
+
+# Dead letters -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    error: str
+    workflow: str
+    workflow_version: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.error}:{self.workflow}@{self.workflow_version}"
+
+
+def dead_letter_groups() -> list[dict[str, Any]]:
+    """Dead-lettered jobs grouped by fingerprint (error code x workflow version), newest first."""
+    with session_scope() as session:
+        rows = session.execute(
+            sa_select(
+                col(Job.error_code),
+                col(Job.workflow),
+                col(Job.workflow_version),
+                func.count(),
+                func.max(Job.updated_at),
+            )
+            .where(col(Job.status) == JobStatus.DEAD_LETTER)
+            .group_by(Job.error_code, Job.workflow, Job.workflow_version)
+            .order_by(func.max(Job.updated_at).desc())
+        ).all()
+    return [
+        {"fingerprint": Fingerprint(e or "unknown", w, v), "count": int(n), "newest": iso(newest)}
+        for e, w, v, n, newest in rows
+    ]
+
+
+def dead_letter_ids(error: str, workflow: str | None = None, workflow_version: str | None = None) -> list[str]:
+    stmt = select(Job.id).where(Job.status == JobStatus.DEAD_LETTER, Job.error_code == error)
+    if workflow:
+        stmt = stmt.where(Job.workflow == workflow)
+    if workflow_version:
+        stmt = stmt.where(Job.workflow_version == workflow_version)
+    with session_scope() as session:
+        return list(session.exec(stmt.order_by(col(Job.updated_at))).all())
+
+
+def replay_at_rate(job_ids: list[str], rate_per_s: float, on_replayed: Callable[[str], None] | None = None) -> int:
+    """Replay jobs one by one, `rate_per_s` a second, so a fixed dependency is not flooded."""
+    interval = 1.0 / rate_per_s if rate_per_s > 0 else 0.0
+    replayed = 0
+    next_at = time.monotonic()
+    for job_id in job_ids:
+        delay = next_at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        try:
+            service.replay(job_id)
+        except service.NotAllowed:
+            continue  # someone else replayed or removed it meanwhile
+        replayed += 1
+        next_at = time.monotonic() + interval
+        if on_replayed:
+            on_replayed(job_id)
+    return replayed
+
+
+# Search -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    job_id: str | None = None
+    email: str | None = None
+    workflow: str | None = None
+    status: JobStatus | None = None
+    error: str | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+
+
+def _cursor(job: Job) -> str:
+    return base64.urlsafe_b64encode(f"{job.created_at.isoformat()}|{job.id}".encode()).decode()
+
+
+def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+    """Every job matching the filter, newest first, keyset-paginated on (created_at, id)."""
+    stmt = select(Job, User.email).join(User, col(User.id) == col(Job.owner_id), isouter=True)
+    if flt.job_id:
+        stmt = stmt.where(Job.id == flt.job_id)
+    if flt.email:
+        stmt = stmt.where(User.email == flt.email.strip().lower())
+    if flt.workflow:
+        stmt = stmt.where(Job.workflow == flt.workflow)
+    if flt.status:
+        stmt = stmt.where(Job.status == flt.status)
+    if flt.error:
+        stmt = stmt.where(Job.error_code == flt.error)
+    if flt.created_from:
+        stmt = stmt.where(Job.created_at >= flt.created_from)
+    if flt.created_to:
+        stmt = stmt.where(Job.created_at < flt.created_to)
+    if cursor:
+        try:
+            created, job_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
+            stmt = stmt.where(
+                tuple_(col(Job.created_at), col(Job.id)) < tuple_(datetime.fromisoformat(created), job_id)
+            )
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            pass
+    stmt = stmt.order_by(col(Job.created_at).desc(), col(Job.id).desc()).limit(limit + 1)
+    with session_scope() as session:
+        rows = session.exec(stmt).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    items = [
+        {
+            "job_id": job.id,
+            "owner": email,
+            "workflow": f"{job.workflow}@{job.workflow_version}",
+            "status": job.status,
+            "error": job.error_code,
+            "attempt": job.attempt,
+            "filename": job.input_filename,
+            "created_at": iso(job.created_at),
+            "worker_id": job.worker_id,
+            "lease_until": iso(job.lease_until),
+        }
+        for job, email in rows
+    ]
+    return items, (_cursor(rows[-1][0]) if more and rows else None)
+
+
+def history(job_id: str) -> list[dict[str, Any]]:
+    """Every event of a job with the operator-only detail."""
+    with session_scope() as session:
+        events = session.exec(select(JobEvent).where(JobEvent.job_id == job_id).order_by(col(JobEvent.id))).all()
+    return [
+        {
+            "type": e.type,
+            "at": iso(e.at),
+            "attempt": e.attempt,
+            "error": e.error,
+            "detail": e.detail,
+            "operator_detail": e.operator_detail,
+        }
+        for e in events
+    ]
+
+
+# Purge and retention ------------------------------------------------------------------------------
+
+
+def purge_older_than(age: timedelta) -> int:
+    """Delete finished jobs (records and files) last changed before now - age."""
+    cutoff = utcnow() - age
+    with session_scope() as session:
+        ids = list(session.exec(select(Job.id).where(col(Job.status).in_(TERMINAL), Job.updated_at < cutoff)).all())
+    return sum(1 for job_id in ids if service.delete(job_id))
+
+
+def apply_retention(days: float, batch: int = 200) -> int:
+    """Delete the input and artifact files of jobs finished more than `days` ago, keeping a
+    tombstone in the record (sha256, size, deleted_at). Safe to run in several workers at once."""
+    if days <= 0:
+        return 0
+    cutoff = utcnow() - timedelta(days=days)
+    storage = get_storage()
+    with session_scope() as session:
+        jobs = session.exec(
+            select(Job)
+            .where(col(Job.status).in_(TERMINAL), Job.updated_at < cutoff, col(Job.files_deleted_at).is_(None))
+            .limit(batch)
+        ).all()
+    done = 0
+    for job in jobs:
+        now = utcnow()
+        with session_scope() as session:
+            claimed = session.execute(
+                update(Job)
+                .where(col(Job.id) == job.id, col(Job.files_deleted_at).is_(None), col(Job.status).in_(TERMINAL))
+                .values(files_deleted_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            if not getattr(claimed, "rowcount", 0):
+                continue
+            session.execute(
+                update(Artifact)
+                .where(col(Artifact.job_id) == job.id)
+                .values(deleted_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            still_needed = _input_still_needed(session, job.input_ref, cutoff)
+        storage.delete_tree(f"artifacts/{job.id}")
+        if not still_needed:
+            storage.delete_tree(job.input_ref)
+        done += 1
+    if done:
+        log.info("retention: deleted the files of %d jobs finished before %s", done, iso(cutoff))
+    return done
+
+
+def _input_still_needed(session: Session, input_ref: str, cutoff: datetime) -> bool:
+    """Another job still inside retention, or unfinished, uses the same input."""
+    return (
+        session.exec(
+            select(Job.id)
+            .where(Job.input_ref == input_ref, col(Job.files_deleted_at).is_(None))
+            .where((col(Job.status).not_in(TERMINAL)) | (Job.updated_at >= cutoff))
+            .limit(1)
+        ).first()
+        is not None
+    )
+
+
+def stats() -> dict[str, Any]:
+    with session_scope() as session:
+        by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
+        uploads = int(session.exec(select(func.count()).select_from(Upload)).one())
+    return {
+        "jobs": by_state,
+        "total": sum(by_state.values()),
+        "uploads": uploads,
+        "dead_letter_groups": [
+            {"fingerprint": g["fingerprint"].key, "count": g["count"]} for g in dead_letter_groups()
+        ],
+    }

@@ -1,0 +1,132 @@
+"""Operator pages under /admin: overview, dead letters by fingerprint, job search and history,
+replay (one job or a whole group at a chosen rate), cancel and purge. Admins only; for anyone
+else every /admin path is a 404."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from datetime import datetime
+from typing import Annotated, Any
+
+from anyio import to_thread
+from litestar import Controller, Request, get, post
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotFoundException
+from litestar.handlers import BaseRouteHandler
+from litestar.params import Parameter
+from litestar.response import Redirect, Template
+
+from quire.accounts.service import Principal
+from quire.jobs import operations, service, store
+from quire.jobs.models import JobStatus
+from quire.settings import get_settings
+from quire.web.presenters import EVENT_LABELS, STATUS_LABELS
+
+AdminRequest = Request[Principal, Any, Any]
+Text = Annotated[str | None, Parameter(required=False, max_length=200)]
+
+
+def admins_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    user = connection.scope.get("user")
+    if not (isinstance(user, Principal) and user.is_admin):
+        raise NotFoundException()
+
+
+def _date(value: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+class AdminController(Controller):
+    path = "/admin"
+    guards = [admins_only]
+    include_in_schema = False
+
+    @get("/", sync_to_thread=True)
+    def overview(self) -> Template:
+        settings = get_settings()
+        figures = operations.overview(heartbeat_window_s=settings.lease_seconds)
+        return Template("admin/overview.html", context={"o": figures, "status_labels": STATUS_LABELS})
+
+    @get("/dead-letters", sync_to_thread=True)
+    def dead_letters(self) -> Template:
+        return Template("admin/dead_letters.html", context={"groups": operations.dead_letter_groups()})
+
+    @post("/dead-letters/replay", status_code=200)
+    async def replay_group(self, request: AdminRequest) -> Template | Redirect:
+        form = await _form(request)
+        error, workflow, version = form.get("error", ""), form.get("workflow", ""), form.get("workflow_version", "")
+        try:
+            rate = max(0.1, min(100.0, float(form.get("rate") or "1")))
+        except ValueError:
+            rate = 1.0
+        ids = await to_thread.run_sync(operations.dead_letter_ids, error, workflow or None, version or None)
+        if form.get("confirm") != "yes":
+            context = {"count": len(ids), "error": error, "workflow": workflow, "version": version, "rate": rate}
+            return Template("admin/confirm_replay.html", context=context)
+        threading.Thread(target=operations.replay_at_rate, args=(ids, rate), name="replay-group", daemon=True).start()
+        return Redirect(f"/admin/jobs?error={error}&workflow={workflow}", status_code=303)
+
+    @get("/jobs", sync_to_thread=True)
+    def jobs(
+        self,
+        job_id: Text = None,
+        email: Text = None,
+        workflow: Text = None,
+        status: Text = None,
+        error: Text = None,
+        created_from: Text = None,
+        created_to: Text = None,
+        cursor: Text = None,
+    ) -> Template:
+        flt = operations.JobFilter(
+            job_id=job_id or None,
+            email=email or None,
+            workflow=workflow or None,
+            status=JobStatus(status) if status in set(JobStatus) else None,
+            error=error or None,
+            created_from=_date(created_from),
+            created_to=_date(created_to),
+        )
+        items, next_cursor = operations.search(flt, cursor=cursor)
+        query = {k: v for k, v in {
+            "job_id": job_id, "email": email, "workflow": workflow, "status": status, "error": error,
+            "created_from": created_from, "created_to": created_to,
+        }.items() if v}  # fmt: skip
+        context = {"items": items, "next_cursor": next_cursor, "query": query, "status_labels": STATUS_LABELS}
+        return Template("admin/jobs.html", context=context)
+
+    @get("/jobs/{job_id:str}", sync_to_thread=True)
+    def job(self, job_id: str) -> Template:
+        view = store.view_of(job_id)
+        if view is None:
+            raise NotFoundException("No such job.")
+        context = {"job": view, "history": operations.history(job_id), "event_labels": EVENT_LABELS}
+        return Template("admin/job.html", context=context)
+
+    @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)
+    def replay(self, job_id: str) -> Redirect:
+        with contextlib.suppress(service.NotAllowed):  # the page shows where the job is
+            service.replay(job_id)
+        return Redirect(f"/admin/jobs/{job_id}", status_code=303)
+
+    @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=303)
+    def cancel(self, job_id: str) -> Redirect:
+        with contextlib.suppress(service.NotAllowed):
+            service.cancel(job_id)
+        return Redirect(f"/admin/jobs/{job_id}", status_code=303)
+
+    @post("/jobs/{job_id:str}/purge", status_code=200)
+    async def purge(self, request: AdminRequest, job_id: str) -> Template | Redirect:
+        if (await _form(request)).get("confirm") != "yes":
+            return Template("admin/confirm_purge.html", context={"job_id": job_id})
+        await to_thread.run_sync(service.delete, job_id)
+        return Redirect("/admin/jobs", status_code=303)
+
+
+async def _form(request: AdminRequest) -> dict[str, str]:
+    form = await request.form()
+    return {key: str(value) for key, value in form.items()}
