@@ -24,7 +24,7 @@ from litestar.template.config import TemplateConfig
 from redis.asyncio import Redis as AsyncRedis
 
 from quire import __version__
-from quire.logs import configure_logging
+from quire.logs import RequestIdMiddleware, configure_logging
 from quire.queue.broker import DEFAULT_REDIS_URL
 from quire.settings import get_settings
 from quire.web.account import AccountController
@@ -37,7 +37,7 @@ from quire.web.auth import (
     add_security_headers,
     session_config,
 )
-from quire.web.health import healthz, readyz
+from quire.web.health import healthz, metrics_endpoint, readyz
 from quire.web.pages import PagesController
 from quire.web.problems import http_exception_to_problem, unexpected_to_problem
 
@@ -82,6 +82,8 @@ def _templates(engine: JinjaTemplateEngine) -> None:
 def create_app() -> Litestar:
     settings = get_settings()
     configure_logging()
+    import quire.metrics
+
     # Importing the broker here means a web process publishes to the configured Redis.
     import quire.queue.actors  # noqa: F401
 
@@ -111,11 +113,13 @@ def create_app() -> Litestar:
             JobsController,
             healthz,
             readyz,
+            metrics_endpoint,
             create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
         ],
         plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig())],
         stores=stores,
         middleware=[
+            RequestIdMiddleware(),
             session_config().middleware,
             DefineMiddleware(QuireAuthentication, exclude=PUBLIC_PATHS),
             DefineMiddleware(BearerAwareCSRFMiddleware, config=csrf),
@@ -126,5 +130,6 @@ def create_app() -> Litestar:
         openapi_config=OpenAPIConfig(title="Quire", version=__version__, path="/schema"),
         response_cache_config=ResponseCacheConfig(),
         request_max_body_size=max_request_bytes(),
+        logging_config=None,  # Quire's own pipeline (quire.logs) handles every logger
         debug=False,
     )

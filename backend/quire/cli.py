@@ -44,7 +44,8 @@ def web(host: str, port: int) -> None:
     """Serve the web app and JSON API."""
     import uvicorn
 
-    uvicorn.run("quire.app:create_app", factory=True, host=host, port=port, log_level="info", access_log=False)
+    # log_config=None: uvicorn's lines go through Quire's logging pipeline like every other.
+    uvicorn.run("quire.app:create_app", factory=True, host=host, port=port, log_config=None, access_log=False)
 
 
 @main.command()

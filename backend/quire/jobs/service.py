@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import IntegrityError
 
+from quire import metrics
 from quire.documents.extract import UnsupportedType, detect_type
 from quire.documents.storage import TooLarge, file_chunks, get_storage
 from quire.jobs import states, store
@@ -153,6 +154,7 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
     except TooLarge as exc:
         raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.") from exc
     upload.size, upload.sha256 = stored.size, stored.sha256
+    metrics.UPLOAD_BYTES.inc(stored.size)
     return store.save_upload(upload)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, update
 from sqlmodel import Session, col, select
 
+from quire import metrics
 from quire.db import session_scope
 from quire.errors import ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, utcnow
@@ -87,6 +88,11 @@ def _move(
     if job is None:
         log.info("job %s: %s skipped, the job is no longer %s", job_id, event, "/".join(sources))
         return None
+    metrics.TRANSITIONS.labels(event.value).inc()
+    if target == S.DEAD_LETTER:
+        metrics.DEAD_LETTERS.labels(error or "unknown", job.workflow).inc()
+    elif target == S.QUEUED and event == EventType.QUEUED and error is not None:
+        metrics.RETRIES.labels(error).inc()
     session.add(
         JobEvent(
             job_id=job_id,
@@ -124,6 +130,7 @@ def accept(job: Job, message_id: str | None) -> Job:
     with session_scope() as session:
         session.add(job)
         session.add(JobEvent(job_id=job.id, type=EventType.QUEUED, at=now, attempt=0))
+    metrics.TRANSITIONS.labels(EventType.QUEUED.value).inc()
     return job
 
 

@@ -112,6 +112,8 @@ def artifact_view(artifact: Artifact) -> dict[str, Any]:
         "size": artifact.size,
         "sha256": artifact.sha256,
         "content_type": artifact.content_type,
+        # Set once retention has deleted the file; the record keeps its size and checksum.
+        "deleted_at": iso(artifact.deleted_at),
     }
 
 

@@ -14,8 +14,11 @@ from datetime import timedelta
 
 import redis
 
+from quire import metrics
 from quire.jobs import states
+from quire.jobs.alerts import check_dead_letter_alerts
 from quire.jobs.models import JobStatus, utcnow
+from quire.jobs.operations import apply_retention
 from quire.jobs.store import jobs_needing_recovery
 from quire.queue.actors import new_message, publish
 from quire.queue.broker import broker
@@ -40,6 +43,7 @@ def requeue_expired_leases(report: RecoveryReport) -> None:
         moved = states.release_expired_lease(job.id, message.message_id, budget_left)
         if moved is None:
             continue
+        metrics.LEASE_RECOVERIES.inc()
         if moved.status == JobStatus.QUEUED:
             report.requeued += 1
             publish(message)
@@ -71,14 +75,22 @@ def recover_once() -> RecoveryReport:
     return report
 
 
+def housekeeping() -> None:
+    """Retention and the dead-letter alert: slower duties that ride on the recovery loop."""
+    settings = get_settings()
+    apply_retention(settings.retention_days)
+    check_dead_letter_alerts(settings)
+
+
 def run_recovery_loop(stop: threading.Event) -> None:
     """Recover at once, then every interval until `stop` is set. Survives Redis and DB outages."""
     interval = get_settings().recovery_interval_seconds
     while not stop.is_set():
-        try:
-            recover_once()
-        except (redis.RedisError, OSError) as exc:
-            log.warning("recovery pass skipped, Redis unreachable: %s", exc)
-        except Exception:
-            log.exception("recovery pass failed; will try again")
+        for duty in (recover_once, housekeeping):
+            try:
+                duty()
+            except (redis.RedisError, OSError) as exc:
+                log.warning("%s skipped, a service is unreachable: %s", duty.__name__, exc)
+            except Exception:
+                log.exception("%s failed; will try again", duty.__name__)
         stop.wait(interval)

@@ -7,17 +7,21 @@ records the timeout, and fences the abandoned thread out of the job record for g
 
 from __future__ import annotations
 
+import contextvars
 import json
-import logging
 import os
 import signal
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import structlog
+
+from quire import metrics
 from quire.documents.extract import Document, Limits, extract
 from quire.documents.storage import get_storage
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited
@@ -30,7 +34,7 @@ from quire.settings import get_settings
 from quire.workflows.models import get_provider
 from quire.workflows.registry import get_workflow
 
-log = logging.getLogger(__name__)
+log = structlog.stdlib.get_logger(__name__)
 T = TypeVar("T")
 
 
@@ -90,7 +94,9 @@ def call_with_timeout(fn: Callable[[], T], timeout_s: float, name: str) -> T:
         finally:
             done.set()
 
-    thread = threading.Thread(target=target, name=name, daemon=True)
+    # The workflow's thread logs with the attempt's context (job id, attempt, worker, workflow).
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(target,), name=name, daemon=True)
     thread.start()
     if not done.wait(timeout_s):
         control.abandon(thread)
@@ -158,7 +164,20 @@ def run_attempt(job_id: str) -> None:
         _unclaimable(job_id)
         return
     ref = AttemptRef(job.id, job.attempt, control.worker_id)
-    control.hold(ref)
+    with structlog.contextvars.bound_contextvars(
+        job_id=job.id, attempt=job.attempt, worker_id=control.worker_id, workflow=job.workflow
+    ):
+        log.info("attempt started")
+        control.hold(ref)
+        try:
+            _run_claimed(job, ref)
+        finally:
+            control.release(job.id)
+
+
+def _run_claimed(job: Job, ref: AttemptRef) -> None:
+    started = time.monotonic()
+    outcome_label = "failed"
     try:
         outcome = call_with_timeout(lambda: execute(job), job.timeout_s, f"attempt-{job.id}-{job.attempt}")
     except AttemptTimedOut:
@@ -167,14 +186,17 @@ def run_attempt(job_id: str) -> None:
         retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
         _fail(job, ref, failure.code, failure.message, _operator_detail(failure), retry_after)
     except Exception as exc:
-        log.exception("job %s attempt %d raised an unexpected exception", job.id, job.attempt)
+        log.exception("attempt raised an unexpected exception")
         message = ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR]
         _fail(job, ref, ErrorCode.INTERNAL_ERROR, message, _operator_detail(exc))
     else:
         if states.complete(ref, outcome.artifacts, outcome.provenance) is None:
-            log.info("job %s attempt %d finished after losing the job; result discarded", job.id, job.attempt)
+            log.info("attempt finished after losing the job; result discarded")
+        else:
+            outcome_label = "completed"
+            log.info("attempt completed", seconds=round(time.monotonic() - started, 3))
     finally:
-        control.release(job.id)
+        metrics.ATTEMPT_SECONDS.labels(job.workflow, outcome_label).observe(time.monotonic() - started)
 
 
 def _operator_detail(exc: BaseException) -> str:
@@ -208,6 +230,7 @@ def _fail(
         max_s=settings.retry_max_s,
         retry_after_s=retry_after_s,
     )
+    log.info("attempt failed", error=code.value, retry=isinstance(decision, policy.Retry))
     if isinstance(decision, policy.Retry):
         message_out = new_message(job.id)
         detail = f"{message} Retrying in {decision.delay_s:.1f} s."

@@ -73,7 +73,7 @@ class AccountController(Controller):
     def settings_page(self, request: UserRequest) -> Template:
         return _settings(request.user)
 
-    @post("/settings/password", sync_to_thread=False)
+    @post("/settings/password")
     async def change_password(self, request: UserRequest) -> Template:
         form = await request.form()
         try:

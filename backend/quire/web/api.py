@@ -6,6 +6,7 @@ import base64
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import structlog
 from anyio import to_thread
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import UploadFile
@@ -23,6 +24,7 @@ from quire.web.auth import submission_rate_limit
 from quire.web.problems import problem
 from quire.workflows.registry import WORKFLOWS
 
+log = structlog.stdlib.get_logger(__name__)
 IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=255)]
 JobId = Annotated[str, Parameter(max_length=64)]
 AuthedRequest = Request[Principal, Any, Any]
@@ -134,6 +136,7 @@ class JobsController(Controller):
             submitted = await to_thread.run_sync(
                 lambda: service.submit(workflow, upload, limits, user.user_id, idempotency_key)
             )
+            log.info("job accepted", job_id=submitted.job.id, workflow=workflow, created=submitted.created)
         except service.IdempotencyConflict as exc:
             raise problem(
                 409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."

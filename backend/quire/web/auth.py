@@ -32,7 +32,7 @@ from quire.settings import get_settings
 log = logging.getLogger(__name__)
 
 SESSION_USER = "user_id"
-PUBLIC_PATHS = ["^/static/", "^/healthz$", "^/readyz$", "^/schema", "^/login$", "^/signup$"]
+PUBLIC_PATHS = ["^/static/", "^/healthz$", "^/readyz$", "^/metrics$", "^/schema", "^/login$", "^/signup$"]
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"

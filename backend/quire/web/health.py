@@ -41,3 +41,11 @@ def readyz() -> Response[dict[str, Any]]:
     return Response(
         {"status": "ready" if ready else "unavailable", "checks": checks}, status_code=200 if ready else 503
     )
+
+
+@get("/metrics", sync_to_thread=True, include_in_schema=False)
+def metrics_endpoint() -> Response[bytes]:
+    """Prometheus exposition of every Quire process sharing this metrics directory."""
+    from quire import metrics
+
+    return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
