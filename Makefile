@@ -56,6 +56,7 @@ e2e: install browser
 bench: install
 	$(BIN)/python bench/throughput.py
 	$(BIN)/python bench/workflows.py
+	$(BIN)/python bench/admin_paging.py
 
 lock: install
 	{ echo "# Pinned versions of every Python dependency, used as constraints by the Makefile."; \

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def test_group_replay_asks_first_and_keeps_the_rate(ops_stack: Stack) -> None:
     assert result.returncode == 0, result.stderr
     assert "replayed 5 jobs" in result.stdout
     replayed = sorted(_at(e["at"]) for i in ids for e in ops_stack.job(i)["events"] if e["type"] == "replayed")
-    gaps = [(b - a).total_seconds() for a, b in zip(replayed, replayed[1:], strict=False)]
+    gaps = [(b - a).total_seconds() for a, b in pairwise(replayed)]
     assert len(gaps) == 4
     assert all(0.2 <= g <= 0.6 for g in gaps), gaps
     done = admin.post("/admin/dead-letters/replay", data={**form, "confirm": "yes", "_csrf_token": csrf(admin)})

@@ -1,0 +1,36 @@
+"""Operator pages in the browser: an admin sees every page; screenshots of each are kept."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Browser, expect
+
+from backend.tests.integration.stack import Stack, document
+from e2e.conftest import screenshot, sign_in
+
+
+def test_operator_pages(browser: Browser, live: Stack) -> None:
+    live.create_user("ops-admin@example.com", admin=True)
+    dead = live.submit(document("crash"), max_attempts=1)
+    live.wait(dead)
+    live.wait(live.submit(document()))
+    context = browser.new_context(base_url=live.base_url)
+    page = context.new_page()
+    sign_in(page, live.base_url, "ops-admin@example.com")
+    page.get_by_role("link", name="Operations").click()
+    expect(page.get_by_role("heading", name="Operations")).to_be_visible()
+    expect(page.locator("[data-worker]")).not_to_have_count(0)
+    screenshot(page, "admin-overview")
+    page.get_by_role("link", name="Dead letters").click()
+    group = page.locator('[data-fingerprint="internal_error:document_summary@1"]')
+    expect(group).to_be_visible()
+    screenshot(page, "admin-dead-letters")
+    group.get_by_role("button", name="Replay group…").click()
+    expect(page.get_by_role("heading")).to_contain_text("Replay")
+    screenshot(page, "admin-confirm-replay")
+    page.goto("/admin/jobs?status=dead_letter")
+    expect(page.locator(f"tr[data-job-id='{dead}']")).to_be_visible()
+    screenshot(page, "admin-jobs")
+    page.locator(f"tr[data-job-id='{dead}'] a").click()
+    expect(page.locator("td code").filter(has_text="FakeCrash")).not_to_have_count(0)
+    screenshot(page, "admin-job-history")
+    context.close()
