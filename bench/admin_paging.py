@@ -36,7 +36,9 @@ def main() -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"'.encode())
     url = make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    os.environ.update({"QUIRE_DATABASE_URL": url, "QUIRE_DATA_DIR": f"/tmp/{name}", "QUIRE_REDIS_URL": "redis://127.0.0.1:1/0"})
+    os.environ.update(
+        {"QUIRE_DATABASE_URL": url, "QUIRE_DATA_DIR": f"/tmp/{name}", "QUIRE_REDIS_URL": "redis://127.0.0.1:1/0"}
+    )
     try:
         figures = run(url, args.jobs, args.pages)
     finally:
