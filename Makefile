@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 ASSETS := static/.built
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test install browser lint typecheck unit integration e2e bench lock clean
+.PHONY: run test install browser lint typecheck unit integration e2e stress bench lock clean
 
 run: install
 	$(BIN)/quire dev
@@ -52,6 +52,10 @@ integration: install
 
 e2e: install browser
 	$(BIN)/pytest e2e
+
+# The runbook at the issue's full sizes (500 killed-worker jobs, 1,000 submissions, ...).
+stress: install
+	QUIRE_STRESS=full $(BIN)/pytest backend/tests/stress
 
 bench: install
 	$(BIN)/python bench/throughput.py

@@ -45,6 +45,10 @@ class JobFailure(Exception):
         super().__init__(self.message)
 
 
+class WorkerLost(JobFailure):
+    code = ErrorCode.WORKER_LOST
+
+
 class UpstreamUnavailable(JobFailure):
     code = ErrorCode.UPSTREAM_UNAVAILABLE
 

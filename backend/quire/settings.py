@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     session_days: int = Field(default=14, ge=1)
     login_attempts_per_minute: int = Field(default=10, ge=1)
     submissions_per_minute: int = Field(default=120, ge=1)
+    # Admission control: refuse new jobs (429) while the oldest queued job has waited this long.
+    admission_max_queue_age_s: float = Field(default=900.0, gt=0)
     # Extraction limits: documents beyond them end in invalid_input with a clear message.
     max_pages: int = Field(default=500, ge=1)
     max_text_chars: int = Field(default=2_000_000, ge=1000)

@@ -36,6 +36,22 @@ class Limits(BaseModel):
     deadline_s: float | None = Field(default=None, gt=0)
 
 
+class Overloaded(Exception):
+    """The queue is too far behind to take more work now; try again after `retry_after_s`."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"The queue is backed up; try again in {retry_after_s} s.")
+        self.retry_after_s = retry_after_s
+
+
+def admit() -> None:
+    """Admission control: refuse new work while the oldest waiting job is older than the limit."""
+    limit = get_settings().admission_max_queue_age_s
+    age = store.oldest_queued_age_s()
+    if age > limit:
+        raise Overloaded(retry_after_s=max(1, min(300, int(age - limit) + 5)))
+
+
 class IdempotencyConflict(Exception):
     """The Idempotency-Key was used before with a different request."""
 

@@ -232,16 +232,36 @@ def expire_deadline(job_id: str) -> Job | None:
         )
 
 
-def release_expired_lease(job_id: str, message_id: str, budget_left: bool) -> Job | None:
+def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refund: bool = False) -> Job | None:
     """Recover a running job whose worker stopped renewing its lease.
 
     The lost attempt counts against the budget as `worker_lost`: the job is requeued when budget
-    remains, and dead-lettered otherwise, so a job that kills every worker still ends.
+    remains, and dead-lettered otherwise, so a job that kills every worker still ends. With
+    `refund` (the attempt ran in a process of its own, so the job did not kill the worker) the
+    loss is not counted: the budget window moves up by one.
     """
     now = utcnow()
     expired = [col(Job.lease_until) < now]
     detail = "The worker stopped before finishing the attempt."
     with session_scope() as session:
+        if refund:
+            return _move(
+                session,
+                job_id,
+                sources=_QUEUED,
+                target=S.QUEUED,
+                event=EventType.REQUEUED_AFTER_RESTART,
+                guard=expired,
+                values={
+                    "lease_until": None,
+                    "available_at": now,
+                    "message_id": message_id,
+                    "attempt_floor": Job.attempt_floor + 1,
+                },
+                error=ErrorCode.WORKER_LOST,
+                detail="The worker running this job's isolated attempt stopped; the loss is not counted.",
+                now=now,
+            )
         if budget_left:
             return _move(
                 session,

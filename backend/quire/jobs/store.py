@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 from quire.accounts.service import Principal
 from quire.db import session_scope
 from quire.errors import ERROR_MESSAGES, ErrorCode
-from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload
+from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
 
 
 def iso(value: datetime | None) -> str | None:
@@ -230,3 +230,13 @@ def owned_upload(input_ref: str, viewer: Principal) -> Upload | None:
     if upload is None or upload.input_ref != input_ref or upload.owner_id != viewer.user_id:
         return None
     return upload
+
+
+def oldest_queued_age_s() -> float:
+    """How long the oldest job ready to run has waited (0 when none waits)."""
+    now = utcnow()
+    with session_scope() as session:
+        oldest = session.exec(
+            select(func.min(Job.available_at)).where(Job.status == JobStatus.QUEUED, Job.available_at <= now)
+        ).one()
+    return (now - oldest).total_seconds() if oldest else 0.0

@@ -15,6 +15,7 @@ from datetime import timedelta
 import redis
 
 from quire import metrics
+from quire.errors import ErrorCode
 from quire.jobs import states
 from quire.jobs.alerts import check_dead_letter_alerts
 from quire.jobs.models import JobStatus, utcnow
@@ -40,7 +41,10 @@ def requeue_expired_leases(report: RecoveryReport) -> None:
     for job in jobs_needing_recovery(now, now)["expired"]:
         message = new_message(job.id)
         budget_left = job.attempt - job.attempt_floor < job.max_attempts
-        moved = states.release_expired_lease(job.id, message.message_id, budget_left)
+        # An attempt that ran isolated (the job's last loss was worker_lost) died with its worker,
+        # not by its own hand: its own death is caught and charged by the worker itself.
+        isolated = job.error_code == ErrorCode.WORKER_LOST
+        moved = states.release_expired_lease(job.id, message.message_id, budget_left, refund=isolated)
         if moved is None:
             continue
         metrics.LEASE_RECOVERIES.inc()

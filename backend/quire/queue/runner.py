@@ -3,12 +3,17 @@
 The workflow function itself runs in its own thread so that the attempt timeout holds even when
 the workflow blocks in one long call that nothing can interrupt: the worker stops waiting,
 records the timeout, and fences the abandoned thread out of the job record for good.
+
+A job whose last attempt was lost with its worker runs its next attempt in a process of its own.
+If it is the poison that killed the worker, it now kills only that process and is charged for
+it; if it was an innocent bystander, it completes. Either way no other job pays for it.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -17,14 +22,15 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
 
 import structlog
 
 from quire import metrics
 from quire.documents.extract import Document, Limits, extract
 from quire.documents.storage import get_storage
-from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited
+from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited, WorkerLost
 from quire.jobs import policy, states
 from quire.jobs.models import Artifact, Job, JobStatus, utcnow
 from quire.jobs.states import AttemptRef
@@ -112,6 +118,58 @@ class Outcome:
     provenance: dict[str, str]
 
 
+def _isolated_target(fields: dict[str, Any], conn: Connection) -> None:
+    """Child process: run one attempt and send back its outcome or its failure."""
+    try:
+        outcome = execute(Job(**fields))
+        conn.send(("ok", [a.model_dump() for a in outcome.artifacts], outcome.provenance))
+    except JobFailure as failure:
+        retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
+        conn.send(("failure", failure.code.value, failure.message, _operator_detail(failure), retry_after))
+    except BaseException as exc:
+        conn.send(("error", _operator_detail(exc)))
+    finally:
+        conn.close()
+
+
+class IsolatedFailure(JobFailure):
+    """A failure reported by an isolated attempt's process, carrying its code and detail."""
+
+    def __init__(self, code: ErrorCode, message: str, detail: str, retry_after_s: float | None) -> None:
+        self.code = code
+        super().__init__(message)
+        self.operator_detail = detail
+        self.retry_after_s = retry_after_s
+
+
+def call_isolated(job: Job, timeout_s: float) -> Outcome:
+    """Run one attempt in a fresh process; kill it at the timeout; a dead process is worker_lost."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    fields = {c: getattr(job, c) for c in Job.model_fields}
+    process = context.Process(target=_isolated_target, args=(fields, sender), name=f"isolated-{job.id}", daemon=True)
+    process.start()
+    sender.close()
+    try:
+        if not receiver.poll(timeout_s):
+            process.kill()
+            raise AttemptTimedOut
+        try:
+            message = receiver.recv()
+        except EOFError:
+            message = None
+    finally:
+        process.join(5)
+        receiver.close()
+    if message is None:
+        raise WorkerLost(f"The attempt's process stopped unexpectedly (exit code {process.exitcode}).")
+    if message[0] == "ok":
+        return Outcome([Artifact(**a) for a in message[1]], message[2])
+    if message[0] == "failure":
+        raise IsolatedFailure(ErrorCode(message[1]), message[2], message[3], message[4])
+    raise IsolatedFailure(ErrorCode.INTERNAL_ERROR, ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR], message[1], None)
+
+
 def execute(job: Job) -> Outcome:
     """Read the input, run the workflow, and stage its artifacts under this attempt's own keys."""
     settings = get_settings()
@@ -179,7 +237,11 @@ def _run_claimed(job: Job, ref: AttemptRef) -> None:
     started = time.monotonic()
     outcome_label = "failed"
     try:
-        outcome = call_with_timeout(lambda: execute(job), job.timeout_s, f"attempt-{job.id}-{job.attempt}")
+        if job.error_code == ErrorCode.WORKER_LOST:
+            log.info("running this attempt in a process of its own: the last one was lost with its worker")
+            outcome = call_isolated(job, job.timeout_s)
+        else:
+            outcome = call_with_timeout(lambda: execute(job), job.timeout_s, f"attempt-{job.id}-{job.attempt}")
     except AttemptTimedOut:
         _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.", "AttemptTimedOut")
     except JobFailure as failure:
@@ -201,6 +263,8 @@ def _run_claimed(job: Job, ref: AttemptRef) -> None:
 
 def _operator_detail(exc: BaseException) -> str:
     """What an operator needs to see: the exception type, its message, the provider's status."""
+    if isinstance(exc, IsolatedFailure):
+        return exc.operator_detail
     status = getattr(exc, "status_code", None)
     cause = exc.__cause__
     parts = [f"{type(exc).__name__}: {str(exc)[:500]}"]

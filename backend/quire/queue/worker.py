@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 
 # Threads besides the Dramatiq worker threads that use a database connection.
 SUPPORT_CONNECTIONS = 2
+# A worker process that dies sooner than this after starting counts as a crash loop.
+CRASH_LOOP_S = 3.0
+MAX_RESTART_DELAY_S = 10.0
 
 
 def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
@@ -81,7 +84,9 @@ def run_worker_process(threads: int) -> int:
     _record_worker(control.worker_id, threads)
     worker.start()
     log.info("worker %s ready with %d threads", control.worker_id, threads)
-    print(f"quire worker {control.worker_id} ready", flush=True)
+    # One write call, so lines from sibling processes sharing a log never interleave.
+    sys.stdout.write(f"quire worker {control.worker_id} ready\n")
+    sys.stdout.flush()
     stop.wait()
     # Graceful shutdown: take no new messages, let running attempts finish within the grace
     # period, then hand whatever is still running back to the queue for another worker.
@@ -97,11 +102,12 @@ def run_worker_process(threads: int) -> int:
 
 
 def supervise(processes: int, threads: int) -> int:
-    """Keep `processes` worker processes running; restart one that dies, with backoff."""
+    """Keep `processes` worker processes running; restart one that dies, backing off only when
+    a process keeps dying right after it starts (a crash loop), never for an occasional kill."""
     command = [sys.executable, "-m", "quire", "worker", "--child", "--threads", str(threads)]
     children: list[subprocess.Popen[bytes]] = [subprocess.Popen(command) for _ in range(processes)]
-    failures = [0] * processes
-    restart_at = [0.0] * processes
+    started = [time.monotonic()] * processes
+    quick_deaths = [0] * processes
     stopping = threading.Event()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -113,16 +119,17 @@ def supervise(processes: int, threads: int) -> int:
         for i, child in enumerate(children):
             code = child.poll()
             if code is None:
-                if time.monotonic() - restart_at[i] > 30:
-                    failures[i] = 0
                 continue
-            delay = min(30.0, 0.5 * 2 ** failures[i]) if failures[i] else 0.0
-            log.warning("worker process %d exited with %s; restarting in %.1f s", child.pid, code, delay)
-            print(f"quire worker process {child.pid} exited ({code}); restarting", file=sys.stderr, flush=True)
+            lived = time.monotonic() - started[i]
+            quick_deaths[i] = quick_deaths[i] + 1 if lived < CRASH_LOOP_S else 0
+            delay = min(MAX_RESTART_DELAY_S, 0.5 * 2 ** (quick_deaths[i] - 1)) if quick_deaths[i] else 0.0
+            log.warning(
+                "worker process %d exited with %s after %.1f s; restarting in %.1f s", child.pid, code, lived, delay
+            )
+            sys.stderr.write(f"quire worker process {child.pid} exited ({code}); restarting\n")
             if stopping.wait(delay):
                 break
-            failures[i] += 1
-            restart_at[i] = time.monotonic()
+            started[i] = time.monotonic()
             children[i] = subprocess.Popen(command)
     for child in children:
         if child.poll() is None:

@@ -106,6 +106,10 @@ class JobsController(Controller):
     )
     async def create_job(self, request: AuthedRequest, idempotency_key: IdempotencyKey) -> Response[Any]:
         user = request.user
+        try:
+            await to_thread.run_sync(service.admit)
+        except service.Overloaded as exc:
+            raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
             form = await request.form()

@@ -100,6 +100,7 @@ class PagesController(Controller):
             error = "Choose a workflow."
         else:
             try:
+                await to_thread.run_sync(service.admit)
                 owner = request.user.user_id
                 upload = await to_thread.run_sync(
                     lambda: service.store_upload(file.filename, file.file, owner)  # type: ignore[arg-type]
@@ -108,6 +109,8 @@ class PagesController(Controller):
                 return Redirect(f"/jobs/{submitted.job.id}", status_code=303)
             except service.UploadRejected as exc:
                 error, status = exc.message, exc.status
+            except service.Overloaded as exc:
+                error, status = str(exc), 429
         context = await to_thread.run_sync(_list_context, request.user, None, None, None, 5)
         return Template("pages/index.html", context={**context, "error": error}, status_code=status)
 

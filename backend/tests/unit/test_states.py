@@ -160,3 +160,13 @@ def test_expire_deadline_only_after_deadline(migrated: Database) -> None:
     force(job.id, deadline_at=utcnow() - timedelta(seconds=1))
     assert states.expire_deadline(job.id) is not None
     assert current(job.id).status == JobStatus.DEAD_LETTER
+
+
+def test_a_lost_isolated_attempt_is_refunded(migrated: Database) -> None:
+    # Given a job whose isolated attempt 3 (of 3) died with its worker
+    job = make_job(JobStatus.RUNNING, attempt=3)
+    moved = states.release_expired_lease(job.id, "m", budget_left=False, refund=True)
+    # Then it is queued again, and the lost attempt does not count against its budget
+    assert moved is not None
+    assert (moved.status, moved.attempt, moved.attempt_floor) == (JobStatus.QUEUED, 3, 1)
+    assert event_types(job.id)[-1] == "requeued_after_restart"
