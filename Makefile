@@ -58,7 +58,7 @@ stress: install
 	QUIRE_STRESS=full $(BIN)/pytest backend/tests/stress
 
 bench: install
-	$(BIN)/python bench/throughput.py
+	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/workflows.py
 	$(BIN)/python bench/admin_paging.py
 

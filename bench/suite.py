@@ -1,0 +1,420 @@
+"""Quire's benchmark suite: one command, a markdown table, a JSON file.
+
+    python bench/suite.py [--jobs 2000] [--rss-jobs 10000] [--watchers 1000] [--quick]
+
+1. End-to-end no-op throughput (jobs/s) and transactions per job, Quire vs raw Dramatiq running the
+   same actor body, same Redis, one process, same threads; SQLite and PostgreSQL.
+2. Idle pickup latency p50/p95 (enqueue to running), Quire vs raw Dramatiq.
+3. API: POST /ai-jobs and GET /ai-jobs/{id} throughput and p50/p99 at 1, 8 and 32 concurrent
+   clients vs GET /healthz (a hello-world route through the same middleware) on the same server.
+4. 1,000 simulated browsers watching jobs on the adaptive polling schedule: server CPU share, p99.
+5. Worker RSS over 10,000 jobs: start, end, peak.
+
+Ratios compare runs made side by side on the same machine; figures are printed, not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import redis
+from sqlalchemy.engine import make_url
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PG_ADMIN = os.environ.get("QUIRE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+DOC = b"A short document for a no-op job. It has two sentences and a few words in it.\n"
+
+from backend.tests.conftest import Database  # noqa: E402
+from backend.tests.integration.stack import Stack  # noqa: E402
+from quire.queue.embedded_redis import EmbeddedRedis  # noqa: E402
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(p * (len(ordered) - 1)))], 2) if ordered else float("nan")
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry.name))
+            except OSError:
+                pass
+    return out
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.dir = Path(tempfile.mkdtemp(prefix="quire-bench-"))
+        self.redis = EmbeddedRedis(self.dir / "redis", persistent=False).start()
+        self.results: dict[str, Any] = {}
+
+    # -- stacks --------------------------------------------------------------------------------
+
+    def stack(self, backend: str, name: str) -> Stack:
+        root = self.dir / name
+        root.mkdir()
+        database = Database(backend, root)
+        self._dbs = [*getattr(self, "_dbs", []), database]
+        url = f"redis://127.0.0.1:{self.redis.port}/{len(self._dbs) % 16}"
+        redis.Redis.from_url(url).flushdb()
+        return Stack(
+            root, database, url,
+            QUIRE_MODEL_PROVIDER="local", QUIRE_SUBMISSIONS_PER_MINUTE="10000000",
+            QUIRE_LEASE_SECONDS="30", QUIRE_WORKER_IDLE_POLL_MS="50", QUIRE_LOG_JSON="false",
+            QUIRE_ADMISSION_MAX_QUEUE_AGE_S="100000",
+        )  # fmt: skip
+
+    def submit_direct(self, stack: Stack, n: int) -> list[str]:
+        """Accept jobs through the service layer in a helper process pointed at the stack."""
+        code = (
+            "import sys, io\n"
+            "from quire.jobs import service\n"
+            "from quire.accounts.service import user_by_email\n"
+            f"owner = user_by_email('owner@example.com').user_id\n"
+            f"upload = service.store_upload('bench.txt', io.BytesIO({DOC!r}), owner)\n"
+            f"ids = [service.submit('document_summary', upload, service.Limits(), owner).job.id for _ in range({n})]\n"
+            "print('\\n'.join(ids))\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], env=stack.env, capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    def job_events(self, stack: Stack, kind: str) -> list[float]:
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(stack.database.url)
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT at FROM job_event WHERE type = :k"), {"k": kind}).all()
+        engine.dispose()
+        stamps = []
+        for (value,) in rows:
+            moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+            stamps.append((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+        return stamps
+
+    def wait_completed(self, stack: Stack, n: int, timeout: float = 900) -> None:
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(stack.database.url)
+        deadline = time.monotonic() + timeout
+        while True:
+            with engine.connect() as conn:
+                done = conn.execute(text("SELECT count(*) FROM job WHERE status = 'completed'")).scalar_one()
+            if done >= n:
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"only {done}/{n} completed")
+            time.sleep(0.05)
+        engine.dispose()
+
+    def xacts(self, stack: Stack) -> int:
+        if stack.database.backend != "postgresql":
+            return 0
+        url = make_url(PG_ADMIN).set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s", (stack.database.name,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    # -- 1 and 2: Quire vs raw Dramatiq -------------------------------------------------------
+
+    def quire_throughput(self, backend: str) -> None:
+        stack = self.stack(backend, f"quire-{backend}")
+        stack.start_web()
+        n, threads = self.args.jobs, self.args.threads
+        worker = stack.start_worker(processes=1, threads=threads)
+        time.sleep(1)
+        # Pickup latency on an idle worker: one job at a time, accepted -> running.
+        for i in range(self.args.latency_samples):
+            self.submit_direct(stack, 1)
+            self.wait_completed(stack, i + 1)
+            time.sleep(0.15)
+        queued, running = sorted(self.job_events(stack, "queued")), sorted(self.job_events(stack, "running"))
+        latencies = [(r - q) * 1000 for q, r in zip(queued, running, strict=False)]
+        # Throughput: N jobs waiting, then the worker drains them.
+        worker.terminate()
+        worker.wait(60)
+        base = self.args.latency_samples
+        self.submit_direct(stack, n)
+        before = self.xacts(stack)
+        started = time.monotonic()
+        stack.start_worker(processes=1, threads=threads)
+        self.wait_completed(stack, base + n)
+        completed = sorted(self.job_events(stack, "completed"))[base:]
+        running = sorted(self.job_events(stack, "running"))[base:]
+        elapsed = max(completed) - min(running)
+        tx = (self.xacts(stack) - before) / n if backend == "postgresql" else None
+        stack.stop()
+        self.results[f"quire_{backend}"] = {
+            "jobs_per_s": round(n / elapsed, 1),
+            "wall_s": round(time.monotonic() - started, 1),
+            "transactions_per_job": round(tx, 2) if tx is not None else "n/a (SQLite)",
+            "pickup_ms_p50": pct(latencies, 0.5),
+            "pickup_ms_p95": pct(latencies, 0.95),
+        }
+
+    def raw_dramatiq(self) -> None:
+        url = f"redis://127.0.0.1:{self.redis.port}/15"
+        client = redis.Redis.from_url(url)
+        client.flushdb()
+        env = {**os.environ, "BENCH_REDIS_URL": url, "BENCH_DIR": str(self.dir), "dramatiq_worker_timeout": "50",
+               "PYTHONPATH": f"{ROOT}:{ROOT / 'backend'}", "QUIRE_DATA_DIR": str(self.dir / "raw")}  # fmt: skip
+        sys.path.insert(0, str(ROOT))
+        os.environ.update({"BENCH_REDIS_URL": url, "BENCH_DIR": str(self.dir)})
+        from bench import raw_dramatiq
+
+        doc = self.dir / "raw-doc.txt"
+        doc.write_bytes(DOC)
+        command = [
+            sys.executable,
+            "-m",
+            "dramatiq",
+            "bench.raw_dramatiq",
+            "--processes",
+            "1",
+            "--threads",
+            str(self.args.threads),
+        ]
+        worker = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(3)
+        for i in range(self.args.latency_samples):
+            raw_dramatiq.raw_process.send(str(doc), "0" * 64, time.time())
+            while client.llen("raw:done_at") < i + 1:
+                time.sleep(0.005)
+            time.sleep(0.15)
+        latencies = [float(x) * 1000 for x in client.lrange("raw:pickup", 0, -1)]
+        worker.terminate()
+        worker.wait(60)
+        client.delete("raw:done_at")
+        n = self.args.jobs
+        for _ in range(n):
+            raw_dramatiq.raw_process.send(str(doc), "0" * 64, time.time())
+        started = time.time()
+        worker = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while client.llen("raw:done_at") < n:
+            time.sleep(0.05)
+        done = [float(x) for x in client.lrange("raw:done_at", 0, -1)]
+        worker.terminate()
+        worker.wait(60)
+        # The raw worker's own startup is not part of its throughput: count from its first job.
+        first = min(done)
+        elapsed = max(done) - first
+        self.results["raw_dramatiq"] = {
+            "jobs_per_s": round((n - 1) / elapsed, 1),
+            "wall_s": round(time.time() - started, 1),
+            "pickup_ms_p50": pct(latencies, 0.5),
+            "pickup_ms_p95": pct(latencies, 0.95),
+        }
+
+    # -- 3: API latency ------------------------------------------------------------------------
+
+    def api(self) -> None:
+        stack = self.stack("sqlite", "api")
+        stack.start_web()
+        upload = stack.http.post("/uploads", files={"file": ("b.txt", DOC, "text/plain")}).json()["input_ref"]
+        job_id = stack.submit(DOC)
+        headers = {"Authorization": f"Bearer {stack.token}"}
+        body = {"workflow": "document_summary", "input_ref": upload}
+        out: dict[str, Any] = {}
+        for clients in (1, 8, 32):
+            for name, method, path, payload in [
+                ("hello", "GET", "/healthz", None),
+                ("get_job", "GET", f"/ai-jobs/{job_id}", None),
+                ("post_job", "POST", "/ai-jobs", body),
+            ]:
+                out[f"{name}_c{clients}"] = asyncio.run(
+                    self.load(stack.base_url, method, path, payload, headers, clients, self.args.api_seconds)
+                )
+        for clients in (1, 8, 32):
+            hello = out[f"hello_c{clients}"]["rps"]
+            out[f"post_vs_hello_c{clients}"] = round(out[f"post_job_c{clients}"]["rps"] / hello, 2)
+            out[f"get_vs_hello_c{clients}"] = round(out[f"get_job_c{clients}"]["rps"] / hello, 2)
+        stack.stop()
+        self.results["api"] = out
+
+    @staticmethod
+    async def load(base: str, method: str, path: str, payload: Any, headers: dict[str, str], clients: int,
+                   seconds: float) -> dict[str, float]:  # fmt: skip
+        latencies: list[float] = []
+        errors = 0
+        deadline = time.monotonic() + seconds
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30) as http:
+
+            async def one_client() -> None:
+                nonlocal errors
+                while time.monotonic() < deadline:
+                    started = time.perf_counter()
+                    response = await http.request(method, path, json=payload)
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    if response.status_code >= 400:
+                        errors += 1
+
+            started = time.monotonic()
+            await asyncio.gather(*(one_client() for _ in range(clients)))
+            elapsed = time.monotonic() - started
+        return {"rps": round(len(latencies) / elapsed, 1), "p50_ms": pct(latencies, 0.5),
+                "p99_ms": pct(latencies, 0.99), "errors": errors}  # fmt: skip
+
+    # -- 4: watchers ---------------------------------------------------------------------------
+
+    def watchers(self) -> None:
+        stack = self.stack("sqlite", "watchers")
+        stack.start_web()
+        ids = [stack.submit(DOC) for _ in range(20)]  # no worker: they stay queued, so pages keep polling
+        web_pid = stack.processes[-1].pid
+        cpu_before, started = cpu_seconds(web_pid), time.monotonic()
+        result = asyncio.run(self.watch(stack, ids, self.args.watchers, self.args.watch_seconds))
+        wall = time.monotonic() - started
+        result["server_cpu_share_of_one_core"] = round((cpu_seconds(web_pid) - cpu_before) / wall, 2)
+        stack.stop()
+        self.results["watchers"] = result
+
+    @staticmethod
+    async def watch(stack: Stack, ids: list[str], watchers: int, seconds: float) -> dict[str, Any]:
+        latencies: list[float] = []
+        headers = {"Authorization": f"Bearer {stack.token}", "HX-Request": "true"}
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+        async with httpx.AsyncClient(base_url=stack.base_url, headers=headers, limits=limits, timeout=60) as http:
+
+            async def watcher(i: int) -> None:
+                job_id = ids[i % len(ids)]
+                await asyncio.sleep((i % 100) / 50)  # arrivals spread over 2 s
+                since = None
+                end = time.monotonic() + seconds
+                while time.monotonic() < end:
+                    started = time.perf_counter()
+                    url = f"/jobs/{job_id}/status" + (f"?since={since}" if since else "")
+                    response = await http.get(url)
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    text = response.text
+                    if 'hx-trigger="load delay:' not in text:
+                        return  # the server said stop
+                    delay = float(text.split('hx-trigger="load delay:', 1)[1].split("s", 1)[0])
+                    since = text.split("?since=", 1)[1].split('"', 1)[0]
+                    await asyncio.sleep(delay)
+
+            await asyncio.gather(*(watcher(i) for i in range(watchers)))
+        return {"watchers": watchers, "seconds": seconds, "requests": len(latencies),
+                "p50_ms": pct(latencies, 0.5), "p99_ms": pct(latencies, 0.99)}  # fmt: skip
+
+    # -- 5: worker RSS -------------------------------------------------------------------------
+
+    def rss(self) -> None:
+        stack = self.stack("sqlite", "rss")
+        stack.start_web()
+        supervisor = stack.start_worker(processes=1, threads=self.args.threads)
+        [child] = children(supervisor.pid)
+        time.sleep(1)
+        start = rss_kb(child)
+        samples = [start]
+        n = self.args.rss_jobs
+        batch = 1000
+        for i in range(0, n, batch):
+            self.submit_direct(stack, min(batch, n - i))
+            deadline = time.monotonic() + 600
+            from sqlalchemy import create_engine, text
+
+            engine = create_engine(stack.database.url)
+            while True:
+                with engine.connect() as conn:
+                    done = conn.execute(text("SELECT count(*) FROM job WHERE status='completed'")).scalar_one()
+                samples.append(rss_kb(child))
+                if done >= i + min(batch, n - i) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            engine.dispose()
+        end = rss_kb(child)
+        stack.stop()
+        self.results["worker_rss"] = {"jobs": n, "start_mb": round(start / 1024, 1), "end_mb": round(end / 1024, 1),
+                                      "peak_mb": round(max(samples) / 1024, 1),
+                                      "growth_pct": round(100 * (end - start) / start, 1)}  # fmt: skip
+
+    def close(self) -> None:
+        for database in getattr(self, "_dbs", []):
+            database.drop()
+        self.redis.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=2000)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--latency-samples", type=int, default=30)
+    parser.add_argument("--api-seconds", type=float, default=5)
+    parser.add_argument("--watchers", type=int, default=1000)
+    parser.add_argument("--watch-seconds", type=float, default=30)
+    parser.add_argument("--rss-jobs", type=int, default=10000)
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: throughput,api,watchers,rss")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    os.environ.setdefault("QUIRE_DATA_DIR", tempfile.mkdtemp(prefix="quire-bench-env-"))
+    bench = Bench(args)
+    try:
+        if "throughput" not in skip:
+            bench.raw_dramatiq()
+            bench.quire_throughput("sqlite")
+            bench.quire_throughput("postgresql")
+        if "api" not in skip:
+            bench.api()
+        if "watchers" not in skip:
+            bench.watchers()
+        if "rss" not in skip:
+            bench.rss()
+    finally:
+        bench.close()
+    report(bench.results)
+
+
+def report(results: dict[str, Any]) -> None:
+    raw = results.get("raw_dramatiq")
+    lines = ["| figure | value |", "|---|---|"]
+    for section, figures in results.items():
+        for key, value in figures.items():
+            lines.append(f"| {section}.{key} | {value} |")
+    if raw:
+        for backend in ("sqlite", "postgresql"):
+            quire = results.get(f"quire_{backend}")
+            if quire:
+                lines.append(
+                    f"| ratio: Quire {backend} / raw Dramatiq throughput | {quire['jobs_per_s'] / raw['jobs_per_s']:.2f} |"
+                )
+    print("\n".join(lines))
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "suite.json").write_text(json.dumps(results, indent=2))
+    (out / "suite.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
