@@ -406,9 +406,8 @@ def report(results: dict[str, Any]) -> None:
         for backend in ("sqlite", "postgresql"):
             quire = results.get(f"quire_{backend}")
             if quire:
-                lines.append(
-                    f"| ratio: Quire {backend} / raw Dramatiq throughput | {quire['jobs_per_s'] / raw['jobs_per_s']:.2f} |"
-                )
+                ratio = quire["jobs_per_s"] / raw["jobs_per_s"]
+                lines.append(f"| ratio: Quire {backend} / raw Dramatiq throughput | {ratio:.2f} |")
     print("\n".join(lines))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
