@@ -21,6 +21,10 @@ def test_killed_worker_job_is_recovered_by_a_new_worker(stack: Stack) -> None:
     data = document("slow:3")
     job_id = stack.submit(data)
     stack.wait(job_id, {"running"})
+    deadline = time.monotonic() + 10
+    while stack.workflow_calls(data) < 1:  # the workflow itself is under way
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
     # When the worker is SIGKILLed mid-attempt and a new one starts
     stack.kill(first)
     stack.start_worker()
