@@ -38,7 +38,7 @@ PG_ADMIN = os.environ.get("QUIRE_TEST_DATABASE_URL", "postgresql+psycopg://postg
 DOC = b"A short document for a no-op job. It has two sentences and a few words in it.\n"
 
 from backend.tests.conftest import Database  # noqa: E402
-from backend.tests.integration.stack import Stack  # noqa: E402
+from backend.tests.integration.stack import Stack, child_pids, memory_kb  # noqa: E402
 from quire.queue.embedded_redis import EmbeddedRedis  # noqa: E402
 
 
@@ -47,28 +47,9 @@ def pct(values: list[float], p: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(p * (len(ordered) - 1)))], 2) if ordered else float("nan")
 
 
-def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(entry.name))
-            except OSError:
-                pass
-    return out
 
 
 class Bench:
@@ -334,9 +315,9 @@ class Bench:
         stack = self.stack("sqlite", "rss")
         stack.start_web()
         supervisor = stack.start_worker(processes=1, threads=self.args.threads)
-        [child] = children(supervisor.pid)
+        [child] = child_pids(supervisor.pid)
         time.sleep(1)
-        start = rss_kb(child)
+        start = memory_kb(child)
         samples = [start]
         n = self.args.rss_jobs
         batch = 1000
@@ -349,12 +330,12 @@ class Bench:
             while True:
                 with engine.connect() as conn:
                     done = conn.execute(text("SELECT count(*) FROM job WHERE status='completed'")).scalar_one()
-                samples.append(rss_kb(child))
+                samples.append(memory_kb(child))
                 if done >= i + min(batch, n - i) or time.monotonic() > deadline:
                     break
                 time.sleep(0.2)
             engine.dispose()
-        end = rss_kb(child)
+        end = memory_kb(child)
         stack.stop()
         self.results["worker_rss"] = {"jobs": n, "start_mb": round(start / 1024, 1), "end_mb": round(end / 1024, 1),
                                       "peak_mb": round(max(samples) / 1024, 1),

@@ -41,7 +41,8 @@ def encrypted_pdf(lines: list[str]) -> bytes:
     return out.getvalue()
 
 
-def docx_bytes(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
+def docx_bytes(paragraphs: list[str], table: list[list[str]] | None = None, after: list[str] | None = None) -> bytes:
+    """A DOCX with paragraphs, an optional table, and optional paragraphs after the table."""
     document = docx.Document()
     for paragraph in paragraphs:
         document.add_paragraph(paragraph)
@@ -50,6 +51,8 @@ def docx_bytes(paragraphs: list[str], table: list[list[str]] | None = None) -> b
         for r, row in enumerate(table):
             for c, cell in enumerate(row):
                 grid.cell(r, c).text = cell
+    for paragraph in after or []:
+        document.add_paragraph(paragraph)
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
@@ -327,7 +330,7 @@ def render(invoice: Invoice, variant: int) -> tuple[bytes, str]:
         return pdf_bytes(flat), "invoice.pdf"
     if invoice.doc_type == "docx":
         split = lines.index("__TABLE__")
-        return _docx_with_after(lines[:split], table, lines[split + 1 :])
+        return docx_bytes(lines[:split], table, lines[split + 1 :]), "invoice.docx"
     if invoice.doc_type == "html":
         body = "".join(f"<p>{line}</p>" for line in lines[: lines.index("__TABLE__")])
         rows = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in table)
@@ -337,21 +340,6 @@ def render(invoice: Invoice, variant: int) -> tuple[bytes, str]:
         return html.encode(), "invoice.html"
     name = "invoice.md" if invoice.doc_type == "md" else "invoice.txt"
     return "\n".join(flat).encode(), name
-
-
-def _docx_with_after(before: list[str], table: list[list[str]], after: list[str]) -> tuple[bytes, str]:
-    document = docx.Document()
-    for paragraph in before:
-        document.add_paragraph(paragraph)
-    grid = document.add_table(rows=len(table), cols=len(table[0]))
-    for r, row in enumerate(table):
-        for c, cell in enumerate(row):
-            grid.cell(r, c).text = cell
-    for paragraph in after:
-        document.add_paragraph(paragraph)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue(), "invoice.docx"
 
 
 # Articles with known central sentences --------------------------------------------------------

@@ -210,3 +210,25 @@ class Stack:
 
 def event_types(view: dict[str, Any]) -> list[str]:
     return [event["type"] for event in view["events"]]
+
+
+def child_pids(pid: int) -> list[int]:
+    """The direct children of a process (a supervisor's worker processes)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def memory_kb(pid: int, field: str = "VmRSS") -> int:
+    """A process's resident memory (VmRSS) or its peak (VmHWM), in kB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    return 0

@@ -14,7 +14,7 @@ import pytest
 
 from backend.tests.conftest import make_database
 from backend.tests.integration.conftest import fresh_redis_url
-from backend.tests.integration.stack import PASSWORD, Stack, document
+from backend.tests.integration.stack import PASSWORD, Stack, document, memory_kb
 from quire.queue.embedded_redis import EmbeddedRedis
 
 
@@ -209,13 +209,6 @@ def strict_stack(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]
     database.drop()
 
 
-def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 def test_bad_uploads_get_clear_answers_and_the_server_stays_up(strict_stack: Stack) -> None:
     http = strict_stack.http
     other = strict_stack.client(strict_stack.create_user("other@example.com"))
@@ -224,12 +217,12 @@ def test_bad_uploads_get_clear_answers_and_the_server_stays_up(strict_stack: Sta
     ).json()["job_id"]
     web_pid = strict_stack.processes[0].pid
     big = b"x" * (5 * 1024 * 1024)
-    before = _rss_kb(web_pid)
+    before = memory_kb(web_pid)
     for _ in range(10):
         response = http.post("/uploads", files={"file": ("big.txt", big, "text/plain")})
         assert response.status_code == 413
         assert response.json()["code"] == "payload_too_large"
-    assert _rss_kb(web_pid) - before < 20 * 1024, "memory grew while refusing oversized uploads"
+    assert memory_kb(web_pid) - before < 20 * 1024, "memory grew while refusing oversized uploads"
     wrong = http.post("/uploads", files={"file": ("a.pdf", b"\x7fELF\x02\x01\x01binary\x00", "application/pdf")})
     assert (wrong.status_code, wrong.json()["code"]) == (415, "unsupported_media_type")
     empty = http.post("/uploads", files={"file": ("empty.txt", b"", "text/plain")})

@@ -23,7 +23,7 @@ from sqlalchemy.engine import make_url
 
 from backend.tests.conftest import Database, make_database
 from backend.tests.documents import encrypted_pdf, pdf_bytes
-from backend.tests.integration.stack import TERMINAL, Stack, document
+from backend.tests.integration.stack import TERMINAL, Stack, child_pids, document, memory_kb
 from backend.tests.stress.conftest import FULL, scale
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -84,19 +84,6 @@ def wait_all(stack: Stack, ids: list[str], timeout: float) -> dict[str, dict[str
             raise AssertionError(f"{len(pending)} jobs not finished after {timeout}s: {dict(stuck)}")
         time.sleep(0.2)
     return views
-
-
-def child_pids(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def test_kill_workers_all_run(runbook: tuple[Stack, EmbeddedRedis], record: Record) -> None:
@@ -283,12 +270,7 @@ def test_postgres_restart_loses_nothing(tmp_path: Path, record: Record) -> None:
 
 
 def _rss_peak_kb(pid: int) -> int:
-    total = 0
-    for p in [pid, *child_pids(pid)]:
-        for line in Path(f"/proc/{p}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                total = max(total, int(line.split()[1]))
-    return total
+    return max(memory_kb(p, "VmHWM") for p in [pid, *child_pids(pid)])
 
 
 def _zip_bomb() -> bytes:
