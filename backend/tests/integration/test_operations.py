@@ -171,6 +171,7 @@ def test_metrics_expose_the_families_after_mixed_jobs(ops_stack: Stack) -> None:
         "quire_dead_letters_total{",
         "quire_attempt_duration_seconds_bucket{",
         "quire_upload_bytes_total",
+        "quire_lease_recoveries_total",
     ):
         assert family in text, family
     assert 'quire_jobs{state="completed"} 2.0' in text
