@@ -18,7 +18,6 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 HTML = "text/html"
 MARKDOWN = "text/markdown"
 TEXT = "text/plain"
-SUPPORTED = (PDF, DOCX, HTML, MARKDOWN, TEXT)
 
 # A DOCX is a zip: refuse archives that would inflate past this, or with implausibly many entries.
 MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024

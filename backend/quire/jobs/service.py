@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.exc import IntegrityError
 
 from quire import metrics
-from quire.documents.extract import UnsupportedType, detect_type
+from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
 from quire.documents.storage import TooLarge, file_chunks, get_storage
 from quire.jobs import states, store
 from quire.jobs.models import Job, JobStatus, Upload, utcnow
@@ -159,9 +159,7 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
     try:
         content_type = detect_type(head, name)
     except UnsupportedType as exc:
-        raise UploadRejected(
-            415, "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown or HTML file."
-        ) from exc
+        raise UploadRejected(415, UNSUPPORTED) from exc
     upload = Upload(owner_id=owner_id, filename=name, size=0, sha256="", content_type=content_type)
     try:
         stored = get_storage().put_stream(

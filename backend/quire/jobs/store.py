@@ -100,11 +100,6 @@ def list_jobs(
     return Page(views, _encode_cursor(jobs[-1]) if more and jobs else None)
 
 
-def count_by_status(session: Session) -> dict[str, int]:
-    rows = session.exec(select(Job.status, func.count()).group_by(Job.status)).all()
-    return {str(status): int(n) for status, n in rows}
-
-
 def artifact_view(artifact: Artifact) -> dict[str, Any]:
     return {
         "name": artifact.name,
