@@ -159,10 +159,14 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
     }
 
 
-def view_of(job_id: str) -> dict[str, Any] | None:
+def view_of(job_id: str, viewer: Principal | None = None) -> dict[str, Any] | None:
+    """The job's public view, read in one session; None when it does not exist or, given a
+    viewer, when that viewer may not see it."""
     with session_scope() as session:
         job = session.get(Job, job_id)
-        return None if job is None else job_view(session, job)
+        if job is None or (viewer is not None and not _may_see(job, viewer)):
+            return None
+        return job_view(session, job)
 
 
 def delete_job(job_id: str) -> Job | None:
@@ -214,9 +218,11 @@ def delete_upload(upload_id: str) -> None:
 def visible_job(job_id: str, viewer: Principal) -> Job | None:
     """The job if `viewer` may see it (its owner, or an admin); None otherwise, as if it did not exist."""
     job = get_job(job_id)
-    if job is None or not (viewer.is_admin or job.owner_id == viewer.user_id):
-        return None
-    return job
+    return job if job is not None and _may_see(job, viewer) else None
+
+
+def _may_see(job: Job, viewer: Principal) -> bool:
+    return viewer.is_admin or job.owner_id == viewer.user_id
 
 
 def owned_upload(input_ref: str, viewer: Principal) -> Upload | None:

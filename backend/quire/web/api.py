@@ -164,8 +164,10 @@ class JobsController(Controller):
 
     @get("/ai-jobs/{job_id:str}", sync_to_thread=True, summary="A job's status")
     def get_job(self, request: AuthedRequest, job_id: JobId) -> dict[str, Any]:
-        _require(job_id, request.user)
-        return store.view_of(job_id) or {}
+        view = store.view_of(job_id, request.user)
+        if view is None:
+            raise _not_found()
+        return view
 
     @get("/ai-jobs/{job_id:str}/artifacts/{name:str}", sync_to_thread=True, summary="Download an artifact")
     def download_artifact(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from anyio import to_thread
@@ -140,37 +141,40 @@ class PagesController(Controller):
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
     def cancel(self, request: PageRequest, job_id: str) -> Template | Redirect:
-        _require(job_id, request.user)
-        # A job that already finished cannot be cancelled; the refreshed card shows where it is.
-        with contextlib.suppress(service.NotAllowed):
-            service.cancel(job_id)
-        return self._after_action(request, job_id)
+        return _act(request, job_id, service.cancel)
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
     def replay(self, request: PageRequest, job_id: str) -> Template | Redirect:
-        _require(job_id, request.user)
-        with contextlib.suppress(service.NotAllowed):
-            service.replay(job_id)
-        return self._after_action(request, job_id)
+        return _act(request, job_id, service.replay)
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
     def delete(self, request: PageRequest, job_id: str) -> Redirect | ClientRedirect:
-        _require(job_id, request.user)
+        _require_visible(job_id, request.user)
         service.delete(job_id)
         if request.htmx:
             return ClientRedirect("/jobs")
         return Redirect("/jobs", status_code=303)
 
-    @staticmethod
-    def _after_action(request: PageRequest, job_id: str) -> Template | Redirect:
-        if request.htmx:
-            return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), None))
-        return Redirect(f"/jobs/{job_id}", status_code=303)
+
+def _act(request: PageRequest, job_id: str, action: Callable[[str], object]) -> Template | Redirect:
+    """Cancel or replay from the job page, then show the refreshed card (htmx) or the page."""
+    _require_visible(job_id, request.user)
+    # A job no longer in a state that allows the action is left as it is; the card shows where it is.
+    with contextlib.suppress(service.NotAllowed):
+        action(job_id)
+    if request.htmx:
+        return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), None))
+    return Redirect(f"/jobs/{job_id}", status_code=303)
+
+
+def _require_visible(job_id: str, viewer: Principal) -> None:
+    if store.visible_job(job_id, viewer) is None:
+        raise NotFoundException("No such job.")
 
 
 def _require(job_id: str, viewer: Principal) -> dict[str, Any]:
     """The job's view if the viewer may see it; otherwise 404, exactly as for a job that never existed."""
-    view = store.view_of(job_id) if store.visible_job(job_id, viewer) else None
+    view = store.view_of(job_id, viewer)
     if view is None:
         raise NotFoundException("No such job.")
     return view
