@@ -16,8 +16,8 @@ def utcnow() -> datetime:
 
 
 def new_id() -> str:
-    """An unguessable, URL-safe identifier."""
-    return secrets.token_urlsafe(16)
+    """An unguessable identifier, safe in URLs and on a command line (it never starts with `-`)."""
+    return secrets.token_hex(16)
 
 
 class JobStatus(StrEnum):
