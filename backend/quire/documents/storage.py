@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -120,4 +121,9 @@ def get_storage() -> Storage:
     """The configured storage: local files under the data directory."""
     from quire.settings import get_settings
 
-    return LocalStorage(get_settings().data_dir / "files")
+    return _local_storage(get_settings().data_dir / "files")
+
+
+@functools.lru_cache(maxsize=8)
+def _local_storage(root: Path) -> LocalStorage:
+    return LocalStorage(root)

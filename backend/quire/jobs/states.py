@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, update
-from sqlmodel import Session, col, select
+from sqlalchemy import BindParameter, ColumnElement, Executable, Table, bindparam, insert, update
+from sqlalchemy.orm import configure_mappers
+from sqlmodel import Session, SQLModel, col, select
 
 from quire import metrics
 from quire.db import session_scope
@@ -34,6 +35,13 @@ ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
     S.CANCELLED: frozenset({S.QUEUED}),
 }
 TERMINAL: frozenset[JobStatus] = frozenset({S.COMPLETED, S.DEAD_LETTER, S.CANCELLED})
+
+
+JOB: Table = Job.__table__  # type: ignore[attr-defined]
+# Transitions build Job snapshots with model_construct, which reads attributes through the ORM's
+# instrumentation: the mappers must be configured first, even in a process that ran no query yet.
+configure_mappers()
+EVENT: Table = JobEvent.__table__  # type: ignore[attr-defined]
 
 
 class IllegalTransition(Exception):
@@ -66,7 +74,6 @@ def _move(
     event: EventType,
     guard: Sequence[ColumnElement[bool]] = (),
     values: dict[str, Any] | None = None,
-    event_attempt: int | None = None,
     error: ErrorCode | None = None,
     detail: str | None = None,
     operator_detail: str | None = None,
@@ -77,38 +84,67 @@ def _move(
     changes = {"status": target, "updated_at": now, **(values or {})}
     if error is not None:
         changes["error_code"] = error
-    stmt = (
-        update(Job)
-        .where(col(Job.id) == job_id, col(Job.status).in_(sources), *guard)
-        .values(**changes)
-        .returning(Job)
-        .execution_options(synchronize_session=False, populate_existing=True)
-    )
-    job = session.scalars(stmt).one_or_none()
-    if job is None:
+    stmt = update(JOB).where(JOB.c.id == job_id, _status_in(sources), *guard).values(**changes).returning(*JOB.c)
+    return _apply(session, stmt, {}, job_id, sources, target, event, now, error, detail, operator_detail)
+
+
+def _apply(
+    session: Session,
+    stmt: Executable,
+    params: dict[str, Any],
+    job_id: str,
+    sources: Sequence[JobStatus],
+    target: JobStatus,
+    event: EventType,
+    now: datetime,
+    error: ErrorCode | None = None,
+    detail: str | None = None,
+    operator_detail: str | None = None,
+) -> Job | None:
+    """Run one conditional UPDATE ... RETURNING and, when it matched, append the event.
+
+    SQLAlchemy Core on the session's connection: these statements run twice per job, and the
+    ORM's bulk-update and flush machinery cost more than the statements themselves.
+    """
+    connection = session.connection()
+    row = connection.execute(stmt, params).one_or_none()
+    if row is None:
         log.info("job %s: %s skipped, the job is no longer %s", job_id, event, "/".join(sources))
         return None
+    # A snapshot of the row as this transition left it; model_construct skips validation and the
+    # ORM's per-attribute instrumentation, which cost more than the UPDATE itself.
+    job = Job.model_construct(**row._mapping)
     metrics.TRANSITIONS.labels(event.value).inc()
     if target == S.DEAD_LETTER:
         metrics.DEAD_LETTERS.labels(error or "unknown", job.workflow).inc()
     elif target == S.QUEUED and event == EventType.QUEUED and error is not None:
         metrics.RETRIES.labels(error).inc()
-    session.add(
-        JobEvent(
-            job_id=job_id,
-            type=event,
-            at=now,
-            attempt=job.attempt if event_attempt is None else event_attempt,
-            error=error,
-            detail=detail,
-            operator_detail=operator_detail[:2000] if operator_detail else None,
-        )
-    )
+    event_row = {
+        "job_id": job_id,
+        "type": event,
+        "at": now,
+        "attempt": job.attempt,
+        "error": error,
+        "detail": detail,
+        "operator_detail": operator_detail[:2000] if operator_detail else None,
+    }
+    connection.execute(_INSERT_EVENT, event_row)
     return job
 
 
+def _status_in(sources: Sequence[JobStatus]) -> ColumnElement[bool]:
+    # Most moves have one source state; an equality needs no per-call expansion of an IN list.
+    return JOB.c.status == sources[0] if len(sources) == 1 else JOB.c.status.in_(sources)
+
+
+def _insert(session: Session, rows: Sequence[SQLModel]) -> None:
+    """Insert new rows in one statement, without the ORM's unit-of-work flush."""
+    table: Table = type(rows[0]).__table__  # type: ignore[attr-defined]
+    session.connection().execute(insert(table), [{c.name: getattr(row, c.name) for c in table.columns} for row in rows])
+
+
 def _fence(ref: AttemptRef) -> list[ColumnElement[bool]]:
-    return [col(Job.attempt) == ref.attempt, col(Job.worker_id) == ref.worker_id]
+    return [JOB.c.attempt == ref.attempt, JOB.c.worker_id == ref.worker_id]
 
 
 _QUEUED = _check([S.RUNNING], S.QUEUED)
@@ -118,6 +154,53 @@ _DEAD_FROM_ATTEMPT = _check([S.RUNNING], S.DEAD_LETTER)
 _DEAD_WHILE_QUEUED = _check([S.QUEUED], S.DEAD_LETTER)
 _CANCEL = _check([S.QUEUED, S.RUNNING], S.CANCELLED)
 _REPLAY = _check([S.DEAD_LETTER, S.CANCELLED], S.QUEUED)
+
+# The two moves every job makes, built once with bound parameters, so that their SQL and cache key
+# are computed a single time rather than on each call.
+_INSERT_EVENT = insert(EVENT)
+
+
+def _param(name: str, column: str) -> BindParameter[Any]:
+    return bindparam(name, type_=JOB.c[column].type)
+
+
+_CLAIM_STMT = (
+    update(JOB)
+    .where(
+        JOB.c.id == _param("p_job", "id"),
+        _status_in(_CLAIM),
+        JOB.c.available_at <= _param("p_now", "available_at"),
+        JOB.c.deadline_at > _param("p_now", "deadline_at"),
+    )
+    .values(
+        status=S.RUNNING,
+        updated_at=_param("p_now", "updated_at"),
+        attempt=JOB.c.attempt + 1,
+        worker_id=_param("p_worker", "worker_id"),
+        lease_until=_param("p_lease", "lease_until"),
+        message_id=None,
+    )
+    .returning(*JOB.c)
+)
+_COMPLETE_STMT = (
+    update(JOB)
+    .where(
+        JOB.c.id == _param("p_job", "id"),
+        _status_in(_COMPLETE),
+        JOB.c.attempt == _param("p_attempt", "attempt"),
+        JOB.c.worker_id == _param("p_worker", "worker_id"),
+    )
+    .values(
+        status=S.COMPLETED,
+        updated_at=_param("p_now", "updated_at"),
+        lease_until=None,
+        error_code=None,
+        provider=_param("p_provider", "provider"),
+        model_name=_param("p_model", "model_name"),
+        prompt_version=_param("p_prompt", "prompt_version"),
+    )
+    .returning(*JOB.c)
+)
 
 
 def accept(job: Job, message_id: str | None) -> Job:
@@ -137,38 +220,27 @@ def accept(job: Job, message_id: str | None) -> Job:
 def claim(job_id: str, worker_id: str, lease_s: float) -> Job | None:
     """Start the next attempt: queued -> running under a lease held by `worker_id`."""
     now = utcnow()
+    params = {"p_job": job_id, "p_now": now, "p_worker": worker_id, "p_lease": now + timedelta(seconds=lease_s)}
     with session_scope() as session:
-        return _move(
-            session,
-            job_id,
-            sources=_CLAIM,
-            target=S.RUNNING,
-            event=EventType.RUNNING,
-            guard=[col(Job.available_at) <= now, col(Job.deadline_at) > now],
-            values={
-                "attempt": Job.attempt + 1,
-                "worker_id": worker_id,
-                "lease_until": now + timedelta(seconds=lease_s),
-                "message_id": None,
-            },
-            now=now,
-        )
+        return _apply(session, _CLAIM_STMT, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
 
 
 def complete(ref: AttemptRef, artifacts: Sequence[Artifact], provenance: dict[str, str]) -> Job | None:
     """Publish the attempt's staged artifacts and mark the job completed, if the attempt still owns it."""
+    now = utcnow()
+    params = {
+        "p_job": ref.job_id,
+        "p_now": now,
+        "p_attempt": ref.attempt,
+        "p_worker": ref.worker_id,
+        "p_provider": provenance.get("provider"),
+        "p_model": provenance.get("model_name"),
+        "p_prompt": provenance.get("prompt_version"),
+    }
     with session_scope() as session:
-        job = _move(
-            session,
-            ref.job_id,
-            sources=_COMPLETE,
-            target=S.COMPLETED,
-            event=EventType.COMPLETED,
-            guard=_fence(ref),
-            values={"lease_until": None, "error_code": None, **provenance},
-        )
-        if job is not None:
-            session.add_all(artifacts)
+        job = _apply(session, _COMPLETE_STMT, params, ref.job_id, _COMPLETE, S.COMPLETED, EventType.COMPLETED, now)
+        if job is not None and artifacts:
+            _insert(session, artifacts)
         return job
 
 
@@ -224,7 +296,7 @@ def expire_deadline(job_id: str) -> Job | None:
             sources=_DEAD_WHILE_QUEUED,
             target=S.DEAD_LETTER,
             event=EventType.DEAD_LETTER,
-            guard=[col(Job.deadline_at) <= now],
+            guard=[JOB.c.deadline_at <= now],
             values={"message_id": None},
             error=ErrorCode.DEADLINE_EXCEEDED,
             detail="The job was not finished before its deadline.",
@@ -241,7 +313,7 @@ def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refun
     loss is not counted: the budget window moves up by one.
     """
     now = utcnow()
-    expired = [col(Job.lease_until) < now]
+    expired = [JOB.c.lease_until < now]
     detail = "The worker stopped before finishing the attempt."
     with session_scope() as session:
         if refund:
@@ -256,7 +328,7 @@ def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refun
                     "lease_until": None,
                     "available_at": now,
                     "message_id": message_id,
-                    "attempt_floor": Job.attempt_floor + 1,
+                    "attempt_floor": JOB.c.attempt_floor + 1,
                 },
                 error=ErrorCode.WORKER_LOST,
                 detail="The worker running this job's isolated attempt stopped; the loss is not counted.",
@@ -335,7 +407,7 @@ def replay(job_id: str, message_id: str) -> Job | None:
             target=S.QUEUED,
             event=EventType.REPLAYED,
             values={
-                "attempt_floor": Job.attempt,
+                "attempt_floor": JOB.c.attempt,
                 "available_at": now,
                 "deadline_at": now + timedelta(seconds=current.deadline_s),
                 "worker_id": None,
@@ -353,11 +425,11 @@ def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float) -> int
         return 0
     with session_scope() as session:
         result = session.execute(
-            update(Job)
+            update(JOB)
             .where(
-                col(Job.id).in_(job_ids),
-                col(Job.worker_id) == worker_id,
-                col(Job.status) == S.RUNNING,
+                JOB.c.id.in_(job_ids),
+                JOB.c.worker_id == worker_id,
+                JOB.c.status == S.RUNNING,
             )
             .values(lease_until=utcnow() + timedelta(seconds=lease_s))
             .execution_options(synchronize_session=False)
@@ -369,11 +441,11 @@ def republish(job_id: str, old_message_id: str | None, message_id: str) -> bool:
     """Record a new message for a queued job whose message was lost. Not a transition."""
     with session_scope() as session:
         stmt = (
-            update(Job)
+            update(JOB)
             .where(
-                col(Job.id) == job_id,
-                col(Job.status) == S.QUEUED,
-                col(Job.message_id) == old_message_id if old_message_id is not None else col(Job.message_id).is_(None),
+                JOB.c.id == job_id,
+                JOB.c.status == S.QUEUED,
+                JOB.c.message_id == old_message_id if old_message_id is not None else JOB.c.message_id.is_(None),
             )
             .values(message_id=message_id)
             .execution_options(synchronize_session=False)

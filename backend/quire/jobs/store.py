@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, tuple_
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from quire.accounts.service import Principal
@@ -186,26 +187,51 @@ def upload_in_use(input_ref: str) -> bool:
         return session.exec(select(Job.id).where(Job.input_ref == input_ref).limit(1)).first() is not None
 
 
-def jobs_needing_recovery(now: datetime, grace_before: datetime, limit: int = 500) -> dict[str, list[Job]]:
-    """Candidates for the recovery loop; each is re-checked by a conditional update."""
+@dataclass(frozen=True)
+class ExpiredLease:
+    """A running job whose lease ran out: what the recovery loop needs to decide where it goes."""
+
+    job_id: str
+    budget_left: bool
+    isolated: bool
+
+
+def expired_leases(now: datetime, limit: int = 500) -> list[ExpiredLease]:
+    """Running jobs whose worker stopped renewing the lease; each is re-checked by a conditional update."""
     with session_scope() as session:
-        expired = session.exec(
-            select(Job).where(Job.status == JobStatus.RUNNING, col(Job.lease_until) < now).limit(limit)
+        rows = session.execute(
+            sa_select(col(Job.id), col(Job.attempt), col(Job.attempt_floor), col(Job.max_attempts), col(Job.error_code))
+            .where(col(Job.status) == JobStatus.RUNNING, col(Job.lease_until) < now)
+            .limit(limit)
         ).all()
-        overdue = session.exec(
-            select(Job).where(Job.status == JobStatus.QUEUED, col(Job.deadline_at) <= now).limit(limit)
-        ).all()
-        waiting = session.exec(
-            select(Job)
-            .where(
-                Job.status == JobStatus.QUEUED,
-                col(Job.updated_at) < grace_before,
-                col(Job.deadline_at) > now,
-            )
+    # An attempt that ran isolated (the job's last loss was worker_lost) died with its worker,
+    # not by its own hand: its own death is caught and charged by the worker itself.
+    return [
+        ExpiredLease(job_id, attempt - floor < max_attempts, error == ErrorCode.WORKER_LOST)
+        for job_id, attempt, floor, max_attempts, error in rows
+    ]
+
+
+def overdue_queued(now: datetime, limit: int = 500) -> list[str]:
+    """Ids of queued jobs whose deadline passed before an attempt could start."""
+    with session_scope() as session:
+        return list(
+            session.exec(
+                select(Job.id).where(Job.status == JobStatus.QUEUED, col(Job.deadline_at) <= now).limit(limit)
+            ).all()
+        )
+
+
+def waiting_messages(now: datetime, grace_before: datetime, limit: int = 500) -> list[tuple[str, str | None]]:
+    """(job id, message id) of queued jobs waiting since before `grace_before`, oldest first."""
+    with session_scope() as session:
+        rows = session.exec(
+            select(Job.id, Job.message_id)
+            .where(Job.status == JobStatus.QUEUED, col(Job.updated_at) < grace_before, col(Job.deadline_at) > now)
             .order_by(col(Job.updated_at))
             .limit(limit)
         ).all()
-    return {"expired": list(expired), "overdue": list(overdue), "waiting": list(waiting)}
+    return [(job_id, message_id) for job_id, message_id in rows]
 
 
 def delete_upload(upload_id: str) -> None:

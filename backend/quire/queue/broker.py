@@ -25,6 +25,10 @@ class RedisBroker(DramatiqRedisBroker):
     (retries are the job record's business), so a message id is never enqueued twice on one queue.
     """
 
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)  # type: ignore[no-untyped-call]
+        self._presence = self.client.register_script(_PRESENCE_SCRIPT)
+
     def enqueue(self, message: Message[Any], *, delay: int | None = None) -> Message[Any]:
         queue_name = message.queue_name
         message = message.copy(options={"redis_message_id": message.message_id})
@@ -40,20 +44,25 @@ class RedisBroker(DramatiqRedisBroker):
         """For each message id: is it still held by Redis (waiting, delayed or being worked on)?"""
         delayed = f"{self.namespace}:{dq_name(queue_name)}.msgs"
         ready = f"{self.namespace}:{queue_name}.msgs"
-        # One MULTI block: a delayed message moves to the ready queue before it leaves the delay
-        # queue, and checking the delay queue first inside one transaction cannot miss it.
-        pipe = self.client.pipeline(transaction=True)
-        for message_id in message_ids:
-            pipe.hexists(delayed, message_id)
-            pipe.hexists(ready, message_id)
-        answers: list[Any] = pipe.execute()
-        return [bool(answers[i] or answers[i + 1]) for i in range(0, len(answers), 2)]
+        # One script, so one atomic look: a delayed message moves to the ready queue before it
+        # leaves the delay queue, and checking the delay queue first cannot miss it.
+        answers: list[int] = self._presence(keys=[delayed, ready], args=message_ids)
+        return [bool(answer) for answer in answers]
+
+
+_PRESENCE_SCRIPT = """
+local present = {}
+for i, message_id in ipairs(ARGV) do
+  present[i] = redis.call('HEXISTS', KEYS[1], message_id) + redis.call('HEXISTS', KEYS[2], message_id)
+end
+return present
+"""
 
 
 def create_broker(url: str) -> RedisBroker:
     settings = get_settings()
     pool = redis.ConnectionPool.from_url(url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=15)
-    return RedisBroker(  # type: ignore[no-untyped-call]
+    return RedisBroker(
         client=redis.Redis(connection_pool=pool),
         middleware=[],
         heartbeat_timeout=settings.broker_heartbeat_timeout_ms,

@@ -15,12 +15,11 @@ from datetime import timedelta
 import redis
 
 from quire import metrics
-from quire.errors import ErrorCode
 from quire.jobs import states
 from quire.jobs.alerts import check_dead_letter_alerts
 from quire.jobs.models import JobStatus, utcnow
 from quire.jobs.operations import apply_retention
-from quire.jobs.store import jobs_needing_recovery
+from quire.jobs.store import expired_leases, overdue_queued, waiting_messages
 from quire.queue.actors import new_message, publish
 from quire.queue.broker import broker
 from quire.settings import get_settings
@@ -37,14 +36,9 @@ class RecoveryReport:
 
 def requeue_expired_leases(report: RecoveryReport) -> None:
     """Running jobs whose worker stopped renewing the lease go back to the queue (or dead letter)."""
-    now = utcnow()
-    for job in jobs_needing_recovery(now, now)["expired"]:
-        message = new_message(job.id)
-        budget_left = job.attempt - job.attempt_floor < job.max_attempts
-        # An attempt that ran isolated (the job's last loss was worker_lost) died with its worker,
-        # not by its own hand: its own death is caught and charged by the worker itself.
-        isolated = job.error_code == ErrorCode.WORKER_LOST
-        moved = states.release_expired_lease(job.id, message.message_id, budget_left, refund=isolated)
+    for lease in expired_leases(utcnow()):
+        message = new_message(lease.job_id)
+        moved = states.release_expired_lease(lease.job_id, message.message_id, lease.budget_left, refund=lease.isolated)
         if moved is None:
             continue
         metrics.LEASE_RECOVERIES.inc()
@@ -61,18 +55,17 @@ def recover_once() -> RecoveryReport:
     report = RecoveryReport()
     requeue_expired_leases(report)
     now = utcnow()
-    candidates = jobs_needing_recovery(now, now - timedelta(seconds=settings.republish_after_seconds))
-    for job in candidates["overdue"]:
-        if states.expire_deadline(job.id) is not None:
+    for job_id in overdue_queued(now):
+        if states.expire_deadline(job_id) is not None:
             report.dead_lettered += 1
-    waiting = candidates["waiting"]
+    waiting = waiting_messages(now, now - timedelta(seconds=settings.republish_after_seconds))
     if waiting:
-        present = broker.messages_present([job.message_id or "" for job in waiting])
-        for job, is_present in zip(waiting, present, strict=True):
+        present = broker.messages_present([message_id or "" for _, message_id in waiting])
+        for (job_id, message_id), is_present in zip(waiting, present, strict=True):
             if is_present:
                 continue
-            message = new_message(job.id)
-            if states.republish(job.id, job.message_id, message.message_id) and publish(message):
+            message = new_message(job_id)
+            if states.republish(job_id, message_id, message.message_id) and publish(message):
                 report.republished += 1
     if report.requeued or report.dead_lettered or report.republished:
         log.info("recovery: %s", report)
