@@ -1,13 +1,17 @@
 """The baseline: plain Dramatiq running the same actor body as Quire (read the document, extract
 its text, run the workflow, write the two artifacts) with no job record at all.
 
-Run by bench/suite.py as `dramatiq bench.raw_dramatiq --processes 1 --threads N`.
+Run by bench/suite.py as `python -m bench.raw_dramatiq THREADS IDLE_POLL_MS`: one process, a
+Dramatiq worker with the same threads and the same idle poll (`worker_timeout`) as Quire's.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,3 +43,17 @@ def raw_process(document_path: str, sha256: str, enqueued_at: float) -> None:
     storage.put_bytes(f"{key}/document_summary.md", workflow.report(result).encode())
     counter.rpush("raw:pickup", picked - enqueued_at)
     counter.rpush("raw:done_at", time.time())
+
+
+def main() -> None:
+    threads, idle_poll_ms = int(sys.argv[1]), int(sys.argv[2])
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=idle_poll_ms)
+    worker.start()
+    stop.wait()
+    worker.stop()
+
+
+if __name__ == "__main__":
+    main()

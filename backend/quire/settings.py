@@ -31,7 +31,7 @@ class Settings(BaseSettings):
     republish_after_seconds: float = Field(default=2.0, ge=0)
     worker_threads: int = Field(default=4, ge=1, le=64)
     # How long an idle worker waits between polls of Redis (Dramatiq's worker_timeout), in ms.
-    worker_idle_poll_ms: int = Field(default=50, ge=1, le=10_000)
+    worker_idle_poll_ms: int = Field(default=25, ge=1, le=10_000)
     # Dramatiq's own redelivery of a dead worker's unacknowledged messages.
     broker_heartbeat_timeout_ms: int = Field(default=15_000, ge=1_000)
     broker_maintenance_chance: int = Field(default=10_000, ge=0, le=1_000_000)
