@@ -341,6 +341,7 @@ class Bench:
         time.sleep(1)
         start = memory_kb(child)
         samples = [start]
+        after_batch: list[int] = []
         n = self.args.rss_jobs
         batch = 1000
         for i in range(0, n, batch):
@@ -357,13 +358,20 @@ class Bench:
                     break
                 time.sleep(0.2)
             engine.dispose()
+            after_batch.append(memory_kb(child))
         end = memory_kb(child)
         submitter.stdin.close()  # type: ignore[union-attr]
         submitter.wait(30)
         stack.stop()
+        mb = [round(kb / 1024, 1) for kb in after_batch]
+        # Growth from a cold start counts one-time costs (modules imported by the first job,
+        # compiled statements, pools); growth after the first batch is what a leak would show.
+        warm = after_batch[0]
         self.results["worker_rss"] = {"jobs": n, "start_mb": round(start / 1024, 1), "end_mb": round(end / 1024, 1),
                                       "peak_mb": round(max(samples) / 1024, 1),
-                                      "growth_pct": round(100 * (end - start) / start, 1)}  # fmt: skip
+                                      "growth_pct": round(100 * (end - start) / start, 1),
+                                      "after_each_1000_mb": mb,
+                                      "growth_after_first_1000_pct": round(100 * (end - warm) / warm, 1)}  # fmt: skip
 
     def close(self) -> None:
         for database in getattr(self, "_dbs", []):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +17,11 @@ from quire.settings import get_settings
 _engine: Engine | None = None
 _engine_lock = threading.Lock()
 _pool_size: int | None = None
+# SQLite takes one writer at a time, and a connection that finds the database locked sleeps in its
+# busy handler (1 ms, then 2, 5, 10, ... up to 100 ms between tries). Threads of one process
+# therefore take turns on this lock, which wakes the next one the moment a session ends; the
+# busy handler is left for the rare contention between processes.
+_sqlite_turn: threading.RLock | None = None
 
 
 def configure_pool(size: int) -> None:
@@ -30,14 +36,18 @@ def configure_pool(size: int) -> None:
 
 def _build_engine(url: str) -> Engine:
     parsed = make_url(url)
-    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    # A server connection can drop (a PostgreSQL restart); a SQLite file cannot, so it skips the ping.
+    kwargs: dict[str, Any] = {"pool_pre_ping": parsed.get_backend_name() != "sqlite"}
     if parsed.get_backend_name() == "sqlite":
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
     if _pool_size is not None:
         kwargs.update(pool_size=_pool_size, max_overflow=0, pool_timeout=60)
     engine = create_engine(url, **kwargs)
+    global _sqlite_turn
+    _sqlite_turn = None
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+        _sqlite_turn = threading.RLock()
     return engine
 
 
@@ -75,7 +85,8 @@ def dispose_engine() -> None:
 @contextmanager
 def session_scope() -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""
-    with Session(get_engine(), expire_on_commit=False) as session:
+    engine = get_engine()
+    with _sqlite_turn or contextlib.nullcontext(), Session(engine, expire_on_commit=False) as session:
         try:
             yield session
             session.commit()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import chain
@@ -44,10 +45,27 @@ class Overloaded(Exception):
         self.retry_after_s = retry_after_s
 
 
+ADMISSION_RECHECK_S = 1.0
+_last_age: tuple[float, float] | None = None  # (monotonic time read, oldest queued age then)
+
+
 def admit() -> None:
-    """Admission control: refuse new work while the oldest waiting job is older than the limit."""
+    """Admission control: refuse new work while the oldest waiting job is older than the limit.
+
+    The oldest waiting job ages by at most the time that passed since it was last read, so while
+    that bound stays under the limit the answer is known without a query; the age is read again
+    at least once a second, and always before a refusal.
+    """
+    global _last_age
     limit = get_settings().admission_max_queue_age_s
+    now = time.monotonic()
+    if _last_age is not None:
+        read_at, age = _last_age
+        elapsed = now - read_at
+        if elapsed < ADMISSION_RECHECK_S and age + elapsed <= limit:
+            return
     age = store.oldest_queued_age_s()
+    _last_age = (now, age)
     if age > limit:
         raise Overloaded(retry_after_s=max(1, min(300, int(age - limit) + 5)))
 

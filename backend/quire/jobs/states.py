@@ -211,8 +211,10 @@ def accept(job: Job, message_id: str | None) -> Job:
     job.message_id = message_id
     job.created_at = job.updated_at = job.available_at = now
     with session_scope() as session:
-        session.add(job)
-        session.add(JobEvent(job_id=job.id, type=EventType.QUEUED, at=now, attempt=0))
+        _insert(session, [job])
+        session.connection().execute(
+            _INSERT_EVENT, {"job_id": job.id, "type": EventType.QUEUED, "at": now, "attempt": 0}
+        )
     metrics.TRANSITIONS.labels(EventType.QUEUED.value).inc()
     return job
 

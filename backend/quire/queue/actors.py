@@ -6,7 +6,7 @@ import logging
 
 import dramatiq
 import redis
-from dramatiq.errors import ConnectionError as BrokerConnectionError
+from dramatiq.errors import BrokerConnectionError
 from dramatiq.message import Message
 
 from quire.queue.broker import QUEUE, broker

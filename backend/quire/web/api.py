@@ -59,6 +59,24 @@ def _store_upload(file: UploadFile, owner: Principal) -> Upload:
         raise problem(exc.status, code, exc.message) from exc
 
 
+def _admit() -> None:
+    try:
+        service.admit()
+    except service.Overloaded as exc:
+        raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
+
+
+def _submit(
+    workflow: str, upload: Upload, limits: service.Limits, user: Principal, idempotency_key: str | None
+) -> service.Submitted:
+    try:
+        return service.submit(workflow, upload, limits, user.user_id, idempotency_key)
+    except service.IdempotencyConflict as exc:
+        raise problem(
+            409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."
+        ) from exc
+
+
 def _unknown_workflow(name: str) -> Exception:
     known = ", ".join(sorted(WORKFLOWS))
     return problem(422, "unknown_workflow", f"Unknown workflow {name!r}. Choose one of: {known}.")
@@ -106,12 +124,10 @@ class JobsController(Controller):
     )
     async def create_job(self, request: AuthedRequest, idempotency_key: IdempotencyKey) -> Response[Any]:
         user = request.user
-        try:
-            await to_thread.run_sync(service.admit)
-        except service.Overloaded as exc:
-            raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
+            # Refuse before reading what may be a large body.
+            await to_thread.run_sync(_admit)
             form = await request.form()
             file = form.get("file")
             workflow = str(form.get("workflow") or "")
@@ -123,7 +139,12 @@ class JobsController(Controller):
                 raise _invalid(exc) from exc
             if workflow not in WORKFLOWS:
                 raise _unknown_workflow(workflow)
-            upload = await to_thread.run_sync(_store_upload, file, user)
+
+            def store_and_submit() -> service.Submitted:
+                upload = _store_upload(file, user)
+                return _submit(workflow, upload, limits, user, idempotency_key)
+
+            submitted = await to_thread.run_sync(store_and_submit)
         else:
             try:
                 payload = JobRequest.model_validate_json(await request.body())
@@ -131,20 +152,18 @@ class JobsController(Controller):
                 raise _invalid(exc) from exc
             if payload.workflow not in WORKFLOWS:
                 raise _unknown_workflow(payload.workflow)
-            workflow, limits = payload.workflow, payload.limits
-            found = await to_thread.run_sync(store.owned_upload, payload.input_ref, user)
-            if found is None:
-                raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
-            upload = found
-        try:
-            submitted = await to_thread.run_sync(
-                lambda: service.submit(workflow, upload, limits, user.user_id, idempotency_key)
-            )
-            log.info("job accepted", job_id=submitted.job.id, workflow=workflow, created=submitted.created)
-        except service.IdempotencyConflict as exc:
-            raise problem(
-                409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."
-            ) from exc
+
+            def admit_and_submit() -> service.Submitted:
+                _admit()
+                upload = store.owned_upload(payload.input_ref, user)
+                if upload is None:
+                    raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
+                return _submit(payload.workflow, upload, payload.limits, user, idempotency_key)
+
+            # One trip to a worker thread for the whole submission: each trip costs about as much
+            # as one of the queries it runs.
+            submitted = await to_thread.run_sync(admit_and_submit)
+        log.info("job accepted", job_id=submitted.job.id, workflow=submitted.job.workflow, created=submitted.created)
         return _accepted(submitted)
 
     @get("/ai-jobs", sync_to_thread=True, summary="List jobs, newest first")

@@ -1,0 +1,56 @@
+"""Admission control: refuse while the oldest ready job waited too long, and never admit on a stale read."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from backend.tests.conftest import Database
+from backend.tests.unit.test_states import force, make_job
+from quire.jobs import service
+from quire.jobs.models import utcnow
+from quire.settings import get_settings
+
+
+@pytest.fixture
+def limit_10s(migrated: Database) -> Iterator[None]:
+    os.environ["QUIRE_ADMISSION_MAX_QUEUE_AGE_S"] = "10"
+    get_settings.cache_clear()
+    service._last_age = None
+    yield
+    os.environ.pop("QUIRE_ADMISSION_MAX_QUEUE_AGE_S")
+    get_settings.cache_clear()
+    service._last_age = None
+
+
+def test_refuses_while_the_oldest_ready_job_waited_too_long(limit_10s: None) -> None:
+    service.admit()  # an empty queue admits
+    job = make_job()
+    force(job.id, available_at=utcnow() - timedelta(seconds=30))
+    service._last_age = None
+    with pytest.raises(service.Overloaded) as refused:
+        service.admit()
+    assert 1 <= refused.value.retry_after_s <= 300
+    # A refusal is never remembered: once the job is gone, the next submission is admitted.
+    force(job.id, status="completed")
+    service.admit()
+
+
+def test_a_recent_read_admits_only_while_its_bound_holds(limit_10s: None) -> None:
+    job = make_job()
+    force(job.id, available_at=utcnow() - timedelta(seconds=30))
+    # A read from 0.5 s ago that found the oldest job 2 s old bounds its age now by 2.5 s: admitted
+    # without looking again, though the job in the database is older.
+    service._last_age = (service.time.monotonic() - 0.5, 2.0)
+    service.admit()
+    # A read whose bound reaches the limit is checked again, and the database says refuse.
+    service._last_age = (service.time.monotonic() - 0.5, 9.8)
+    with pytest.raises(service.Overloaded):
+        service.admit()
+    # So is a read older than the recheck interval.
+    service._last_age = (service.time.monotonic() - service.ADMISSION_RECHECK_S, 0.0)
+    with pytest.raises(service.Overloaded):
+        service.admit()
