@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -160,14 +163,58 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
     }
 
 
+class _RecentViews:
+    """Views built lately, reused while their job's row is unchanged.
+
+    Polling asks for the same few jobs every few seconds, and most polls find nothing new. Every
+    change a view shows moves the row's `updated_at` (each transition sets it; artifacts arrive
+    with the completing one) except retention deleting files, which sets `files_deleted_at`; that
+    pair is the version. Reading it is one indexed row; rebuilding a view is three queries.
+    """
+
+    def __init__(self, size: int = 2048) -> None:
+        self._views: OrderedDict[str, tuple[tuple[Any, ...], dict[str, Any]]] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, job_id: str, version: tuple[Any, ...]) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._views.get(job_id)
+            if found is None or found[0] != version:
+                return None
+            self._views.move_to_end(job_id)
+            view = found[1]
+        return copy.deepcopy(view)
+
+    def put(self, job_id: str, version: tuple[Any, ...], view: dict[str, Any]) -> None:
+        with self._lock:
+            self._views[job_id] = (version, copy.deepcopy(view))
+            self._views.move_to_end(job_id)
+            while len(self._views) > self._size:
+                self._views.popitem(last=False)
+
+
+_recent_views = _RecentViews()
+
+
 def view_of(job_id: str, viewer: Principal | None = None) -> dict[str, Any] | None:
-    """The job's public view, read in one session; None when it does not exist or, given a
-    viewer, when that viewer may not see it."""
+    """The job's public view; None when it does not exist or, given a viewer, when that viewer
+    may not see it."""
     with session_scope() as session:
-        job = session.get(Job, job_id)
-        if job is None or (viewer is not None and not _may_see(job, viewer)):
+        head = session.exec(select(Job.owner_id, Job.updated_at, Job.files_deleted_at).where(Job.id == job_id)).first()
+        if head is None or (viewer is not None and not _may_see(head[0], viewer)):
             return None
-        return job_view(session, job)
+        cached = _recent_views.get(job_id, (head[1], head[2]))
+        if cached is not None:
+            return cached
+        job = session.get(Job, job_id)
+        if job is None:
+            return None
+        view = job_view(session, job)
+    # Filed under the version of the row it was built from: the events and artifacts read after it
+    # are at least as new, and a newer row version makes the next read rebuild.
+    _recent_views.put(job_id, (job.updated_at, job.files_deleted_at), view)
+    return view
 
 
 def delete_job(job_id: str) -> Job | None:
@@ -244,11 +291,11 @@ def delete_upload(upload_id: str) -> None:
 def visible_job(job_id: str, viewer: Principal) -> Job | None:
     """The job if `viewer` may see it (its owner, or an admin); None otherwise, as if it did not exist."""
     job = get_job(job_id)
-    return job if job is not None and _may_see(job, viewer) else None
+    return job if job is not None and _may_see(job.owner_id, viewer) else None
 
 
-def _may_see(job: Job, viewer: Principal) -> bool:
-    return viewer.is_admin or job.owner_id == viewer.user_id
+def _may_see(owner_id: str | None, viewer: Principal) -> bool:
+    return viewer.is_admin or owner_id == viewer.user_id
 
 
 def owned_upload(input_ref: str, viewer: Principal) -> Upload | None:

@@ -1,0 +1,54 @@
+"""A job's view is rebuilt whenever something it shows has changed, and never shared between callers."""
+
+from __future__ import annotations
+
+from sqlalchemy import update
+from sqlmodel import col
+
+from backend.tests.conftest import Database
+from backend.tests.unit.test_states import REF, WORKER, force, make_job
+from quire.db import session_scope
+from quire.jobs import states, store
+from quire.jobs.models import Artifact, JobStatus, utcnow
+
+
+def artifact(job_id: str) -> Artifact:
+    return Artifact(
+        job_id=job_id, name="a.json", storage_key=f"artifacts/{job_id}/a.json", size=2, sha256="0" * 64,
+        content_type="application/json", primary=True,
+    )  # fmt: skip
+
+
+def test_each_change_shows_in_the_next_view(migrated: Database) -> None:
+    job = make_job()
+    assert store.view_of(job.id)["status"] == "queued"  # type: ignore[index]
+    assert store.view_of(job.id)["status"] == "queued"  # type: ignore[index]  # from the recent views
+    claimed = states.claim(job.id, WORKER, 30)
+    assert claimed is not None
+    running = store.view_of(job.id)
+    assert running is not None
+    assert (running["status"], running["attempt"]) == ("running", 1)
+    assert states.complete(REF(claimed), [artifact(job.id)], {}) is not None
+    done = store.view_of(job.id)
+    assert done is not None
+    assert done["status"] == "completed"
+    assert [a["name"] for a in done["artifacts"]] == ["a.json"]
+    assert done["artifacts"][0]["deleted_at"] is None
+    # Retention deletes files without a transition; its mark is part of the version too.
+    now = utcnow()
+    force(job.id, files_deleted_at=now)
+    with session_scope() as session:
+        session.execute(update(Artifact).where(col(Artifact.job_id) == job.id).values(deleted_at=now))
+    assert store.view_of(job.id)["artifacts"][0]["deleted_at"] is not None  # type: ignore[index]
+
+
+def test_a_caller_changing_its_view_changes_no_one_elses(migrated: Database) -> None:
+    job = make_job(JobStatus.QUEUED)
+    first = store.view_of(job.id)
+    assert first is not None
+    first["status"] = "edited"
+    first["events"].clear()
+    again = store.view_of(job.id)
+    assert again is not None
+    assert again["status"] == "queued"
+    assert again["events"]
