@@ -25,6 +25,30 @@ CRASH_LOOP_S = 3.0
 MAX_RESTART_DELAY_S = 10.0
 
 
+class StopRequest:
+    """Whether SIGTERM or SIGINT has arrived.
+
+    The handler only sets a flag, which the main thread polls. Setting a threading.Event from a
+    handler can deadlock: the handler runs in the main thread, and if the signal lands while that
+    thread holds the Event's lock inside Event.wait, Event.set waits for that lock forever.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._handle)
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
+        self.requested = True
+
+    def sleep(self, seconds: float) -> bool:
+        """Sleep for up to `seconds`; True as soon as a stop is requested."""
+        end = time.monotonic() + seconds
+        while not self.requested and (left := end - time.monotonic()) > 0:
+            time.sleep(min(0.1, left))
+        return self.requested
+
+
 def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
     """Upsert this process's row in worker_process: alive, with its last heartbeat."""
     from quire.db import session_scope
@@ -53,6 +77,15 @@ def _heartbeat_loop(stop: threading.Event, threads: int) -> None:
             log.exception("lease heartbeat failed; will try again")
 
 
+def _stop_when_orphaned(stop: threading.Event, parent: int) -> None:
+    """A worker process belongs to its supervisor: if the supervisor is gone (killed, or stopped
+    before this process finished stopping), stop too rather than run on unwatched."""
+    while not stop.wait(1.0):
+        if os.getppid() != parent:
+            log.warning("the supervisor (pid %d) is gone; stopping this worker process", parent)
+            stop.set()
+
+
 def run_worker_process(threads: int) -> int:
     """Run one worker process until SIGTERM or SIGINT."""
     settings = get_settings()
@@ -65,13 +98,8 @@ def run_worker_process(threads: int) -> int:
     from quire.queue.recovery import run_recovery_loop
     from quire.queue.runner import control, release_held_attempts
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    signals = StopRequest()
+    stop = threading.Event()  # set once, by the main thread or the orphan watch; the others wait on it
 
     worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms)
     # Dramatiq's default prefetch (twice the threads) keeps a message ready for each thread as it
@@ -80,6 +108,7 @@ def run_worker_process(threads: int) -> int:
     support = [
         threading.Thread(target=_heartbeat_loop, args=(stop, threads), name="lease-heartbeat", daemon=True),
         threading.Thread(target=run_recovery_loop, args=(stop,), name="recovery", daemon=True),
+        threading.Thread(target=_stop_when_orphaned, args=(stop, os.getppid()), name="orphan-watch", daemon=True),
     ]
     for thread in support:
         thread.start()
@@ -89,7 +118,9 @@ def run_worker_process(threads: int) -> int:
     # One write call, so lines from sibling processes sharing a log never interleave.
     sys.stdout.write(f"quire worker {control.worker_id} ready\n")
     sys.stdout.flush()
-    stop.wait()
+    while not signals.sleep(0.5) and not stop.is_set():
+        pass
+    stop.set()
     # Graceful shutdown: take no new messages, let running attempts finish within the grace
     # period, then hand whatever is still running back to the queue for another worker.
     log.info(
@@ -110,14 +141,8 @@ def supervise(processes: int, threads: int) -> int:
     children: list[subprocess.Popen[bytes]] = [subprocess.Popen(command) for _ in range(processes)]
     started = [time.monotonic()] * processes
     quick_deaths = [0] * processes
-    stopping = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        stopping.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while not stopping.wait(0.2):
+    signals = StopRequest()
+    while not signals.sleep(0.2):
         for i, child in enumerate(children):
             code = child.poll()
             if code is None:
@@ -129,7 +154,7 @@ def supervise(processes: int, threads: int) -> int:
                 "worker process %d exited with %s after %.1f s; restarting in %.1f s", child.pid, code, lived, delay
             )
             sys.stderr.write(f"quire worker process {child.pid} exited ({code}); restarting\n")
-            if stopping.wait(delay):
+            if signals.sleep(delay):
                 break
             started[i] = time.monotonic()
             children[i] = subprocess.Popen(command)

@@ -109,5 +109,19 @@ def test_quire_dev_runs_everything_without_redis_or_postgres(tmp_path: Path) -> 
         # Then Ctrl-C (SIGINT to the whole process group) stops every process cleanly
         os.killpg(dev.pid, signal.SIGINT)
         dev.wait(timeout=60)
-    leftovers = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
-    assert leftovers == []
+    assert processes_of(tmp_path) == []
+
+
+def processes_of(tmp_path: Path) -> list[str]:
+    """Live processes started for this test: its path is in their command line or environment."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            seen = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if str(tmp_path).encode() in seen:
+            found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+    return found

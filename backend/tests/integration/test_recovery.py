@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import redis
 from dramatiq.message import Message
 
 from backend.tests.conftest import Database
-from backend.tests.integration.stack import Stack, document, event_types
+from backend.tests.integration.stack import Stack, child_pids, document, event_types
 from quire.queue.broker import QUEUE, create_broker
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -117,3 +119,43 @@ def test_two_workers_racing_for_one_job_run_one_attempt(stack: Stack) -> None:
     assert event_types(stack.job(job_id)) == ["queued", "running", "completed"]
     assert stack.workflow_calls(data) == 1
     assert "duplicate message" in stack.logs("worker")
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in {"Z", "X"}
+
+
+def test_a_worker_process_stops_when_its_supervisor_is_killed(stack: Stack) -> None:
+    # Given a supervisor and its worker process
+    supervisor = stack.start_worker()
+    [child] = child_pids(supervisor.pid)
+    # When the supervisor alone is SIGKILLed
+    supervisor.kill()
+    supervisor.wait()
+    # Then the worker process notices and stops on its own instead of running on unwatched
+    deadline = time.monotonic() + 15
+    while _running(child):
+        assert time.monotonic() < deadline, "the orphaned worker process is still running"
+        time.sleep(0.1)
+    assert f"the supervisor (pid {supervisor.pid}) is gone" in stack.logs("worker")
+
+
+def test_a_worker_process_stops_on_a_burst_of_signals(stack: Stack) -> None:
+    # Given a supervisor and its worker process
+    supervisor = stack.start_worker()
+    [child] = child_pids(supervisor.pid)
+    # When Ctrl-C reaches the process group and a service manager sends SIGTERM as well
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGINT, signal.SIGTERM):
+        os.kill(child, signum)
+    # Then the worker process still stops, and the supervisor with it once stopped the same way
+    deadline = time.monotonic() + 15
+    while _running(child):
+        assert time.monotonic() < deadline, "the worker process did not stop"
+        time.sleep(0.05)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):
+        supervisor.send_signal(signum)
+    assert supervisor.wait(timeout=15) == 0
