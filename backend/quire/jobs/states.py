@@ -38,10 +38,10 @@ TERMINAL: frozenset[JobStatus] = frozenset({S.COMPLETED, S.DEAD_LETTER, S.CANCEL
 
 
 JOB: Table = Job.__table__  # type: ignore[attr-defined]
+EVENT: Table = JobEvent.__table__  # type: ignore[attr-defined]
 # Transitions build Job snapshots with model_construct, which reads attributes through the ORM's
 # instrumentation: the mappers must be configured first, even in a process that ran no query yet.
 configure_mappers()
-EVENT: Table = JobEvent.__table__  # type: ignore[attr-defined]
 
 
 class IllegalTransition(Exception):
