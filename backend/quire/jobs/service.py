@@ -152,6 +152,19 @@ def _existing(scoped_key: str, request_fingerprint: str) -> Job | None:
     return existing
 
 
+def submit_document(
+    workflow: str,
+    filename: str | None,
+    stream: BinaryIO,
+    limits: Limits,
+    owner_id: str | None,
+    idempotency_key: str | None = None,
+) -> Submitted:
+    """Store an uploaded document and submit a job on it: a form post with the file attached."""
+    upload = store_upload(filename, stream, owner_id)
+    return submit(workflow, upload, limits, owner_id, idempotency_key)
+
+
 class UploadRejected(Exception):
     """The file cannot be accepted; `status` is the HTTP status that says why."""
 

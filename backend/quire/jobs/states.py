@@ -318,7 +318,11 @@ def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refun
     expired = [JOB.c.lease_until < now]
     detail = "The worker stopped before finishing the attempt."
     with session_scope() as session:
-        if refund:
+        if refund or budget_left:
+            values: dict[str, Any] = {"lease_until": None, "available_at": now, "message_id": message_id}
+            if refund:
+                values["attempt_floor"] = JOB.c.attempt_floor + 1
+                detail = "The worker running this job's isolated attempt stopped; the loss is not counted."
             return _move(
                 session,
                 job_id,
@@ -326,25 +330,7 @@ def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refun
                 target=S.QUEUED,
                 event=EventType.REQUEUED_AFTER_RESTART,
                 guard=expired,
-                values={
-                    "lease_until": None,
-                    "available_at": now,
-                    "message_id": message_id,
-                    "attempt_floor": JOB.c.attempt_floor + 1,
-                },
-                error=ErrorCode.WORKER_LOST,
-                detail="The worker running this job's isolated attempt stopped; the loss is not counted.",
-                now=now,
-            )
-        if budget_left:
-            return _move(
-                session,
-                job_id,
-                sources=_QUEUED,
-                target=S.QUEUED,
-                event=EventType.REQUEUED_AFTER_RESTART,
-                guard=expired,
-                values={"lease_until": None, "available_at": now, "message_id": message_id},
+                values=values,
                 error=ErrorCode.WORKER_LOST,
                 detail=detail,
                 now=now,

@@ -77,15 +77,6 @@ def _heartbeat_loop(stop: threading.Event, threads: int) -> None:
             log.exception("lease heartbeat failed; will try again")
 
 
-def _stop_when_orphaned(stop: threading.Event, parent: int) -> None:
-    """A worker process belongs to its supervisor: if the supervisor is gone (killed, or stopped
-    before this process finished stopping), stop too rather than run on unwatched."""
-    while not stop.wait(1.0):
-        if os.getppid() != parent:
-            log.warning("the supervisor (pid %d) is gone; stopping this worker process", parent)
-            stop.set()
-
-
 def run_worker_process(threads: int) -> int:
     """Run one worker process until SIGTERM or SIGINT."""
     settings = get_settings()
@@ -99,7 +90,8 @@ def run_worker_process(threads: int) -> int:
     from quire.queue.runner import control, release_held_attempts
 
     signals = StopRequest()
-    stop = threading.Event()  # set once, by the main thread or the orphan watch; the others wait on it
+    stop = threading.Event()  # set by the main thread only; the support threads wait on it
+    supervisor = os.getppid()
 
     worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms)
     # Dramatiq's default prefetch (twice the threads) keeps a message ready for each thread as it
@@ -108,7 +100,6 @@ def run_worker_process(threads: int) -> int:
     support = [
         threading.Thread(target=_heartbeat_loop, args=(stop, threads), name="lease-heartbeat", daemon=True),
         threading.Thread(target=run_recovery_loop, args=(stop,), name="recovery", daemon=True),
-        threading.Thread(target=_stop_when_orphaned, args=(stop, os.getppid()), name="orphan-watch", daemon=True),
     ]
     for thread in support:
         thread.start()
@@ -118,8 +109,12 @@ def run_worker_process(threads: int) -> int:
     # One write call, so lines from sibling processes sharing a log never interleave.
     sys.stdout.write(f"quire worker {control.worker_id} ready\n")
     sys.stdout.flush()
-    while not signals.sleep(0.5) and not stop.is_set():
-        pass
+    while not signals.sleep(0.5):
+        # A worker process belongs to its supervisor: if the supervisor is gone (killed, or stopped
+        # before this process finished stopping), stop too rather than run on unwatched.
+        if os.getppid() != supervisor:
+            log.warning("the supervisor (pid %d) is gone; stopping this worker process", supervisor)
+            break
     stop.set()
     # Graceful shutdown: take no new messages, let running attempts finish within the grace
     # period, then hand whatever is still running back to the queue for another worker.

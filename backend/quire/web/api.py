@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import structlog
 from anyio import to_thread
@@ -25,6 +26,7 @@ from quire.web.problems import problem
 from quire.workflows.registry import WORKFLOWS
 
 log = structlog.stdlib.get_logger(__name__)
+T = TypeVar("T")
 IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=255)]
 JobId = Annotated[str, Parameter(max_length=64)]
 AuthedRequest = Request[Principal, Any, Any]
@@ -52,11 +54,7 @@ def upload_view(upload: Upload) -> dict[str, Any]:
 
 
 def _store_upload(file: UploadFile, owner: Principal) -> Upload:
-    try:
-        return service.store_upload(file.filename, file.file, owner.user_id)  # type: ignore[arg-type]
-    except service.UploadRejected as exc:
-        code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status, "invalid_input")
-        raise problem(exc.status, code, exc.message) from exc
+    return _answer_errors(service.store_upload, file.filename, file.file, owner.user_id)
 
 
 def _admit() -> None:
@@ -66,11 +64,13 @@ def _admit() -> None:
         raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
 
 
-def _submit(
-    workflow: str, upload: Upload, limits: service.Limits, user: Principal, idempotency_key: str | None
-) -> service.Submitted:
+def _answer_errors(call: Callable[..., T], *args: Any) -> T:
+    """Store or submit, turning a refused upload or a reused Idempotency-Key into its problem answer."""
     try:
-        return service.submit(workflow, upload, limits, user.user_id, idempotency_key)
+        return call(*args)
+    except service.UploadRejected as exc:
+        code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status, "invalid_input")
+        raise problem(exc.status, code, exc.message) from exc
     except service.IdempotencyConflict as exc:
         raise problem(
             409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."
@@ -140,11 +140,11 @@ class JobsController(Controller):
             if workflow not in WORKFLOWS:
                 raise _unknown_workflow(workflow)
 
-            def store_and_submit() -> service.Submitted:
-                upload = _store_upload(file, user)
-                return _submit(workflow, upload, limits, user, idempotency_key)
-
-            submitted = await to_thread.run_sync(store_and_submit)
+            submitted = await to_thread.run_sync(
+                lambda: _answer_errors(
+                    service.submit_document, workflow, file.filename, file.file, limits, user.user_id, idempotency_key
+                )
+            )
         else:
             try:
                 payload = JobRequest.model_validate_json(await request.body())
@@ -158,7 +158,9 @@ class JobsController(Controller):
                 upload = store.owned_upload(payload.input_ref, user)
                 if upload is None:
                     raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
-                return _submit(payload.workflow, upload, payload.limits, user, idempotency_key)
+                return _answer_errors(
+                    service.submit, payload.workflow, upload, payload.limits, user.user_id, idempotency_key
+                )
 
             # One trip to a worker thread for the whole submission: each trip costs about as much
             # as one of the queries it runs.

@@ -101,12 +101,19 @@ class PagesController(Controller):
             error = "Choose a workflow."
         else:
             try:
-                await to_thread.run_sync(service.admit)
                 owner = request.user.user_id
-                upload = await to_thread.run_sync(
-                    lambda: service.store_upload(file.filename, file.file, owner)  # type: ignore[arg-type]
-                )
-                submitted = await to_thread.run_sync(service.submit, workflow, upload, service.Limits(), owner)
+
+                def admit_and_submit() -> service.Submitted:
+                    service.admit()
+                    return service.submit_document(
+                        workflow,
+                        file.filename,
+                        file.file,  # type: ignore[arg-type]
+                        service.Limits(),
+                        owner,
+                    )
+
+                submitted = await to_thread.run_sync(admit_and_submit)
                 return Redirect(f"/jobs/{submitted.job.id}", status_code=303)
             except service.UploadRejected as exc:
                 error, status = exc.message, exc.status

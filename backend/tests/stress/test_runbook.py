@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +32,28 @@ Record = Callable[[str, str, str, str], None]
 STRESS_ENV = {"QUIRE_SUBMISSIONS_PER_MINUTE": "100000", "QUIRE_LOGIN_ATTEMPTS_PER_MINUTE": "1000"}
 
 
+@contextmanager
+def private_stack(
+    backend: str, tmp_path: Path, persistent: bool = False, **env: str
+) -> Iterator[tuple[Stack, EmbeddedRedis]]:
+    """A running web app on its own database and its own Redis, removed afterwards."""
+    database: Database = make_database(backend, tmp_path)
+    redis_server = EmbeddedRedis(tmp_path / "redis", persistent=persistent).start()
+    stack = Stack(tmp_path, database, redis_server.url, **{**STRESS_ENV, **env})
+    try:
+        stack.start_web()
+        yield stack, redis_server
+    finally:
+        stack.stop()
+        redis_server.stop()
+        database.drop()
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def runbook(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Stack, EmbeddedRedis]]:
     """A stack with its own Redis (append-only), so a case can stop and start it."""
-    database: Database = make_database(request.param, tmp_path)
-    redis_server = EmbeddedRedis(tmp_path / "redis", persistent=True).start()
-    stack = Stack(tmp_path, database, redis_server.url, **STRESS_ENV)
-    stack.start_web()
-    yield stack, redis_server
-    stack.stop()
-    redis_server.stop()
-    database.drop()
+    with private_stack(request.param, tmp_path, persistent=True) as running:
+        yield running
 
 
 def submit_all(stack: Stack, payloads: list[bytes], clients: int = 16, **limits: Any) -> tuple[list[str], Counter[int]]:
@@ -159,11 +171,7 @@ def test_backpressure_and_admission_control(runbook: tuple[Stack, EmbeddedRedis]
 
 
 def test_admission_control_refuses_when_the_queue_is_old(tmp_path: Path, record: Record) -> None:
-    database = make_database("sqlite", tmp_path)
-    redis_server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
-    stack = Stack(tmp_path, database, redis_server.url, QUIRE_ADMISSION_MAX_QUEUE_AGE_S="1", **STRESS_ENV)
-    try:
-        stack.start_web()
+    with private_stack("sqlite", tmp_path, QUIRE_ADMISSION_MAX_QUEUE_AGE_S="1") as (stack, _):
         first = stack.submit(document())  # no worker: it waits
         time.sleep(1.5)
         refused = stack.http.post(
@@ -180,10 +188,6 @@ def test_admission_control_refuses_when_the_queue_is_old(tmp_path: Path, record:
         assert accepted.status_code == 202
         record("admission", "429 overloaded while the oldest job waited > 1 s; 202 once drained", "-",
                f"Retry-After: {refused.headers['retry-after']}")  # fmt: skip
-    finally:
-        stack.stop()
-        redis_server.stop()
-        database.drop()
 
 
 def test_poison_is_contained(runbook: tuple[Stack, EmbeddedRedis], record: Record) -> None:
@@ -244,11 +248,7 @@ def test_postgres_restart_loses_nothing(tmp_path: Path, record: Record) -> None:
     cluster = _local_cluster()
     if cluster is None:
         pytest.skip("no local PostgreSQL cluster on port 5432 that this test may restart")
-    database = make_database("postgresql", tmp_path)
-    redis_server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
-    stack = Stack(tmp_path, database, redis_server.url, **STRESS_ENV)
-    try:
-        stack.start_web()
+    with private_stack("postgresql", tmp_path) as (stack, _):
         stack.start_worker(processes=1, threads=4)
         before, _ = submit_all(stack, [document("slow:0.3") for _ in range(scale(20, 100))])
         subprocess.run(["pg_ctlcluster", *cluster, "restart"], check=True, timeout=120)
@@ -263,10 +263,6 @@ def test_postgres_restart_loses_nothing(tmp_path: Path, record: Record) -> None:
         assert all(v["status"] == "completed" for v in views.values()), Counter(v["status"] for v in views.values())
         record("postgres restart", f"{len(views)} accepted before and after, all completed", "-",
                "web and worker reconnected without a restart (pool pre-ping)")  # fmt: skip
-    finally:
-        stack.stop()
-        redis_server.stop()
-        database.drop()
 
 
 def _rss_peak_kb(pid: int) -> int:
@@ -313,11 +309,7 @@ def _ten_thousand_pages() -> bytes:
 
 
 def test_hostile_input_gets_clear_answers(tmp_path: Path, record: Record) -> None:
-    database = make_database("sqlite", tmp_path)
-    redis_server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
-    stack = Stack(tmp_path, database, redis_server.url, QUIRE_MAX_UPLOAD_MB="4", **STRESS_ENV)
-    try:
-        stack.start_web()
+    with private_stack("sqlite", tmp_path, QUIRE_MAX_UPLOAD_MB="4") as (stack, _):
         worker = stack.start_worker(processes=1, threads=4)
         corpus: dict[str, tuple[bytes, str, set[str]]] = {
             "encrypted pdf": (encrypted_pdf(["secret"]), "a.pdf", {"invalid_input"}),
@@ -358,10 +350,6 @@ def test_hostile_input_gets_clear_answers(tmp_path: Path, record: Record) -> Non
         assert worker_peak < 400 * 1024, worker_peak
         record("hostile input", "; ".join(f"{k}: {v}" for k, v in answers.items()), "1 each",
                f"peak RSS web {web_peak // 1024} MB, worker {worker_peak // 1024} MB")  # fmt: skip
-    finally:
-        stack.stop()
-        redis_server.stop()
-        database.drop()
 
 
 def test_full_sizes_are_available() -> None:
