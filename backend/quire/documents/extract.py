@@ -35,15 +35,39 @@ class Limits:
     max_chars: int = 2_000_000
 
 
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word on a page, with its box in points from the page's top-left corner.
+
+    `confidence` is 1.0 for a PDF's text layer and the OCR engine's confidence (0-1) for a scan.
+    """
+
+    text: str
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    confidence: float = 1.0
+
+
 @dataclass(frozen=True)
 class Document:
-    """What a workflow receives: the text of one input and where it came from."""
+    """What a workflow receives: the text of one input and where it came from.
+
+    `words` keeps the layout where the format has one (PDF pages, OCR), empty otherwise;
+    `source` says how the text was read (`text` or `ocr`); `einvoice` holds the XML of an
+    e-invoice when the input is one or a PDF carries one.
+    """
 
     text: str
     filename: str
     content_type: str
     sha256: str
     pages: int | None = None
+    words: tuple[Word, ...] = ()
+    source: str = "text"
+    einvoice: bytes | None = None
 
 
 def detect_type(head: bytes, filename: str) -> str:
