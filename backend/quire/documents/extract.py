@@ -10,6 +10,7 @@ import io
 import zipfile
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from typing import Any
 
 from quire.errors import InvalidInput
 
@@ -157,6 +158,59 @@ def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
     return "\n\n".join(pages), count
 
 
+def pdf_words(data: bytes, max_pages: int) -> tuple[Word, ...]:
+    """Every word of a PDF's text layer with its box, read by PDFium; empty when PDFium cannot open it."""
+    import pypdfium2 as pdfium  # type: ignore[import-untyped]
+
+    words: list[Word] = []
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError:
+        return ()
+    try:
+        for index in range(min(len(pdf), max_pages)):
+            page = pdf[index]
+            textpage = page.get_textpage()
+            words += _page_words(textpage, index + 1, page.get_height())
+            textpage.close()
+            page.close()
+    finally:
+        pdf.close()
+    return tuple(words)
+
+
+def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Word]:
+    """PDFium puts a space where the layout separates words; a gap wider than most of a character's
+    height splits a word too, since some generators place words without any space between them."""
+    count = textpage.count_chars()
+    text = textpage.get_text_range(0, count) if count else ""
+    words: list[Word] = []
+    chars: list[tuple[str, float, float, float, float]] = []
+    for i, ch in enumerate([*text[:count], " "]):
+        box = None if ch.isspace() or not ch.isprintable() else textpage.get_charbox(i, loose=True)
+        if chars and (box is None or _apart(chars[-1], box)):
+            words.append(
+                Word(
+                    "".join(c[0] for c in chars),
+                    page_number,
+                    min(c[1] for c in chars),
+                    page_height - max(c[4] for c in chars),
+                    max(c[3] for c in chars),
+                    page_height - min(c[2] for c in chars),
+                )
+            )
+            chars = []
+        if box is not None:
+            chars.append((ch, *box))
+    return words
+
+
+def _apart(last: tuple[str, float, float, float, float], box: tuple[float, float, float, float]) -> bool:
+    left, bottom, _, top = box
+    size = max(top - bottom, last[4] - last[2])
+    return left - last[3] > 0.8 * size or abs(bottom - last[2]) > 0.5 * size
+
+
 def _docx_text(data: bytes, limits: Limits) -> str:
     import docx
 
@@ -195,8 +249,10 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
     except UnsupportedType as exc:
         raise InvalidInput(UNSUPPORTED) from exc
     pages: int | None = None
+    words: tuple[Word, ...] = ()
     if content_type == PDF:
         text, pages = _pdf_text(data, limits)
+        words = pdf_words(data, limits.max_pages)
     elif content_type == DOCX:
         text = _docx_text(data, limits)
     elif content_type == HTML:
@@ -210,4 +266,4 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
         raise InvalidInput("No readable text was found. Upload a document with text in it.")
     if len(text) > limits.max_chars:
         raise InvalidInput(_too_long(limits))
-    return Document(text=text, filename=filename, content_type=content_type, sha256=sha256, pages=pages)
+    return Document(text=text, filename=filename, content_type=content_type, sha256=sha256, pages=pages, words=words)

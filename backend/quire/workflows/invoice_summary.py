@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,7 +12,7 @@ from quire.documents.extract import Document
 from quire.workflows import Workflow
 from quire.workflows.models import ModelProvider, Task, ask
 
-VERSION = "1"
+VERSION = "2"
 TASK = Task(
     name="invoice_summary",
     prompt_version="1",
@@ -33,8 +34,23 @@ class LineItem(BaseModel):
     amount: Decimal | None = None
 
 
+class FieldEvidence(BaseModel):
+    """Where a field's value was read: how sure the reader is, the page, the printed text and its box."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    confidence: float = Field(ge=0, le=1)
+    page: int | None = None
+    text: str | None = Field(default=None, max_length=300)
+    bbox: list[float] | None = Field(default=None, min_length=4, max_length=4)
+
+
 class InvoiceSummary(BaseModel):
-    """Amounts are decimals (serialised as strings), never floats."""
+    """Amounts are decimals (serialised as strings), never floats.
+
+    A field the reader is not sure of is null and named in `needs_review`; `fields` holds the
+    evidence of each value given, `checks` the arithmetic and date checks (null: not checkable).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -49,6 +65,10 @@ class InvoiceSummary(BaseModel):
     line_items: list[LineItem] = Field(default_factory=list, max_length=500)
     language: str | None = Field(default=None, max_length=8)
     summary: str = Field(max_length=2000)
+    source: Literal["einvoice", "text", "ocr"] = "text"
+    fields: dict[str, FieldEvidence] = Field(default_factory=dict)
+    checks: dict[str, bool | None] = Field(default_factory=dict)
+    needs_review: list[str] = Field(default_factory=list)
 
 
 def summarize_invoice(document: Document, model: ModelProvider) -> InvoiceSummary:

@@ -9,7 +9,7 @@ from typing import Any
 from backend.tests.documents import make_invoices, render
 from quire.documents.extract import extract
 from quire.workflows.invoice_summary import InvoiceSummary
-from quire.workflows.models.local_invoice import read_invoice
+from quire.workflows.models.invoice import read_invoice
 
 FIELDS = ["vendor", "invoice_number", "issue_date", "due_date", "currency", "subtotal", "tax", "total", "line_items"]
 

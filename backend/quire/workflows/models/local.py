@@ -2,7 +2,7 @@
 
 Summaries are extractive: sentences are ranked by TextRank (PageRank over a graph whose edges
 are shared content words), so the chosen sentences are the ones the rest of the document keeps
-coming back to. Invoices are read by the rules in `local_invoice`.
+coming back to. Invoices are read by the layout-aware reader in `invoice`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from quire.documents.extract import Document
 from quire.workflows.models import Task
-from quire.workflows.models.local_invoice import read_invoice
+from quire.workflows.models.invoice import read_invoice
 from quire.workflows.models.text import content_words, detect_language, sentences, words
 
 MAX_SENTENCES = 400

@@ -1,5 +1,7 @@
-"""Invoice fields by rules: labels in English, German and French, dates and amounts in US and
-European formats, currency symbols and codes. Pure functions of the document text."""
+"""Line items from table rows whose arithmetic checks out, and the one-paragraph summary of an invoice.
+
+(Version 1 of the invoice workflow read every field with the rules below; version 2 keeps its row
+reader and its summary sentence, and reads the fields from the layout in `reader`.)"""
 
 from __future__ import annotations
 

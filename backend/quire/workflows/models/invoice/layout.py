@@ -1,0 +1,135 @@
+"""Lines and phrases of a page, built from its words' boxes, so values can be paired with labels by position.
+
+A PDF's text layer (or OCR) gives words with boxes; text formats give lines only, and then each
+line becomes a row of phrases split where the text has a wide gap (two spaces, a tab, a `|`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from quire.documents.extract import Word
+
+_TEXT_GAP = re.compile(r"\s{2,}|\t|\s\|\s|\|")
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """Words that stand together on one line: a label, a value, or a label with its value."""
+
+    text: str
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    line: int  # index of its line in reading order across the document
+    confidence: float = 1.0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        return (round(self.x0, 1), round(self.y0, 1), round(self.x1, 1), round(self.y1, 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    phrases: tuple[Phrase, ...]
+    page: int
+    y0: float
+    y1: float
+    page_height: float
+
+    @property
+    def text(self) -> str:
+        return "  ".join(p.text for p in self.phrases)
+
+
+def _rows(words: Sequence[Word]) -> list[list[Word]]:
+    """Words of one page grouped into rows whose vertical centres are close, each sorted left to right."""
+    rows: list[list[Word]] = []
+    for word in sorted(words, key=lambda w: ((w.y0 + w.y1) / 2, w.x0)):
+        centre = (word.y0 + word.y1) / 2
+        height = max(word.y1 - word.y0, 1.0)
+        if rows:
+            last = rows[-1]
+            last_centre = sum((w.y0 + w.y1) / 2 for w in last) / len(last)
+            if abs(centre - last_centre) <= 0.45 * height:
+                last.append(word)
+                continue
+        rows.append([word])
+    return [sorted(row, key=lambda w: w.x0) for row in rows]
+
+
+def _phrases(row: list[Word], line: int) -> list[Phrase]:
+    """Split a row where the gap between two words is wider than about one and a half spaces."""
+    groups: list[list[Word]] = [[row[0]]]
+    for previous, word in pairwise(row):
+        height = max(min(previous.y1 - previous.y0, word.y1 - word.y0), 1.0)
+        if word.x0 - previous.x1 > 2.0 * height:
+            groups.append([word])
+        else:
+            groups[-1].append(word)
+    return [
+        Phrase(
+            text=" ".join(w.text for w in group),
+            page=group[0].page,
+            x0=min(w.x0 for w in group),
+            y0=min(w.y0 for w in group),
+            x1=max(w.x1 for w in group),
+            y1=max(w.y1 for w in group),
+            line=line,
+            confidence=min(w.confidence for w in group),
+        )
+        for group in groups
+    ]
+
+
+def lines_from_words(words: Iterable[Word]) -> list[Line]:
+    by_page: dict[int, list[Word]] = {}
+    for word in words:
+        by_page.setdefault(word.page, []).append(word)
+    lines: list[Line] = []
+    for page in sorted(by_page):
+        page_words = by_page[page]
+        bottom = max(w.y1 for w in page_words) or 1.0
+        for row in _rows(page_words):
+            phrases = _phrases(row, len(lines))
+            lines.append(Line(tuple(phrases), page, min(p.y0 for p in phrases), max(p.y1 for p in phrases), bottom))
+    return lines
+
+
+def lines_from_text(text: str) -> list[Line]:
+    """Rows of phrases from plain text: one text line is one row, 12 points high, phrases 10 points a character."""
+    lines: list[Line] = []
+    raw = [line for line in text.splitlines() if line.strip()]
+    for number, raw_line in enumerate(raw):
+        phrases: list[Phrase] = []
+        position = 0
+        for part in _TEXT_GAP.split(raw_line):
+            start = raw_line.find(part, position) if part else position
+            position = start + len(part)
+            if not part.strip():
+                continue
+            y0 = number * 12.0
+            offset = len(part) - len(part.lstrip())
+            phrases.append(
+                Phrase(
+                    part.strip(),
+                    1,
+                    (start + offset) * 5.0,
+                    y0,
+                    (start + len(part.rstrip())) * 5.0,
+                    y0 + 10.0,
+                    len(lines),
+                )
+            )
+        if phrases:
+            lines.append(Line(tuple(phrases), 1, phrases[0].y0, phrases[0].y1, max(len(raw), 1) * 12.0))
+    return lines

@@ -1,0 +1,317 @@
+"""Invoice fields from a page layout: collect every labelled candidate, check the amounts, then choose.
+
+A value belongs to the label in its own phrase, to the right of it on the same line, or just below
+it. Each candidate gets a score from how strongly its label names the field and where the value
+stands; the amounts are chosen together so that subtotal + tax = total where the page allows it.
+A field whose best score stays under `ABSTAIN_BELOW` is left empty and named for review.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from quire.workflows.models.invoice.labels import LabelMatch, match_labels
+from quire.workflows.models.invoice.layout import Line, Phrase
+from quire.workflows.models.invoice.values import (
+    EMAIL_OR_URL,
+    amounts_in,
+    currencies_in,
+    dates_in,
+    day_first_votes,
+    decimal_mark_of,
+    fold,
+    is_identifier_context,
+)
+from quire.workflows.models.invoice.vendor import find_vendor
+
+ABSTAIN_BELOW = 0.5
+REVIEW_BELOW = 0.75
+AMOUNT_FIELDS = ("subtotal", "tax", "total")
+DATE_FIELDS = ("issue_date", "due_date")
+_RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
+_NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
+_CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    field: str
+    value: Any
+    score: float
+    label: Phrase
+    source: Phrase
+    line: int
+
+    def evidence(self, confidence: float, has_layout: bool) -> dict[str, Any]:
+        same = self.label is self.source
+        text = self.source.text if same else f"{self.label.text} {self.source.text}"
+        box = None
+        if has_layout:
+            parts = [self.label, self.source] if self.label.page == self.source.page else [self.source]
+            box = [
+                round(min(p.x0 for p in parts), 1),
+                round(min(p.y0 for p in parts), 1),
+                round(max(p.x1 for p in parts), 1),
+                round(max(p.y1 for p in parts), 1),
+            ]
+        return {
+            "confidence": round(confidence, 2),
+            "page": self.source.page if has_layout else None,
+            "text": text[:300],
+            "bbox": box,
+        }
+
+
+def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str, Phrase]]:
+    """Phrases that may hold the value of a label: to its right on its line, then just below it."""
+    line = lines[index]
+    found: list[tuple[str, Phrase]] = []
+    right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1]
+    found += [("right", p) for p in right[:2]]
+    label_count = sum(1 for p in line.phrases if match_labels(p.text))
+    if label_count >= 3:
+        return found  # a table header: the values below are column entries, not this label's value
+    for below in lines[index + 1 : index + 4]:
+        if below.page != line.page or below.y0 - line.y1 > 3 * max(phrase.height, 8.0):
+            break
+        for candidate in below.phrases:
+            overlaps = candidate.x0 < phrase.x1 + 2 and candidate.x1 > phrase.x0 - 2
+            if overlaps and not match_labels(candidate.text):
+                found.append(("below", candidate))
+                return found
+    return found
+
+
+def _invoice_number(text: str) -> str | None:
+    text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number)\s*:?\s*", "", text.strip(), flags=re.I)
+    dates = dates_in(text, True)
+    if dates and text.startswith(dates[0].text):
+        return None  # a date, not a number
+    for token in text.split()[:2]:
+        token = token.strip(".,:;()[]")
+        if _NUMBER_TOKEN.fullmatch(token) and len(token) >= 3 and not EMAIL_OR_URL.search(token):
+            if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
+                return None
+            return token.rstrip("._-")
+    return None
+
+
+def _parse(field: str, text: str, mark: str, day_first: bool) -> Any:
+    if field in AMOUNT_FIELDS:
+        if is_identifier_context(text) and not amounts_in(text, mark):
+            return None
+        found = amounts_in(text, mark)
+        return found[-1] if found else None
+    if field in DATE_FIELDS:
+        dates = dates_in(text, day_first)
+        return dates[0].value if dates else None
+    if field == "invoice_number":
+        return _invoice_number(text)
+    return None
+
+
+def _candidates(lines: list[Line], mark: str, day_first: bool) -> tuple[dict[str, list[Candidate]], Counter[str]]:
+    found: dict[str, list[Candidate]] = {}
+    languages: Counter[str] = Counter()
+    for index, line in enumerate(lines):
+        for phrase in line.phrases:
+            matches = match_labels(phrase.text)
+            if not matches:
+                continue
+            match: LabelMatch = matches[0]
+            languages[match.language] += 1
+            if match.field in ("vendor", "buyer"):
+                continue
+            sources: list[tuple[str, str, Phrase]] = []
+            if match.rest:
+                sources.append(("same", match.rest, phrase))
+            if match.field == "invoice_number" and match.rest:
+                # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
+                dates = dates_in(match.rest, day_first)
+                if dates and dates[0].value is not None:
+                    found.setdefault("issue_date", []).append(
+                        Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
+                    )
+            if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
+                # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
+                sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+            for relation, text, source in sources:
+                value = _parse(match.field, text, mark, day_first)
+                if value is None:
+                    continue
+                score = match.weight * _RELATION[relation] * min(phrase.confidence, source.confidence)
+                found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
+                break
+    return found, languages
+
+
+def _best(candidates: list[Candidate]) -> tuple[Candidate | None, float]:
+    """The highest-scoring value; its confidence drops when a different value scores nearly as high."""
+    if not candidates:
+        return None, 0.0
+    ranked = sorted(candidates, key=lambda c: (-c.score, c.line))
+    top = ranked[0]
+    rival = next((c for c in ranked[1:] if c.value != top.value), None)
+    confidence = top.score
+    if rival is not None and rival.score >= top.score - 0.05:
+        confidence *= 0.75
+    return top, confidence
+
+
+def _amount_value(candidate: Candidate | None) -> Decimal | None:
+    return None if candidate is None else candidate.value.value
+
+
+def _choose_amounts(found: dict[str, list[Candidate]], line_count: int) -> dict[str, tuple[Candidate | None, float]]:
+    """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up."""
+    options: dict[str, list[tuple[Candidate | None, float]]] = {}
+    totals = found.get("total", [])
+    largest = max((c.value.value for c in totals), default=None)
+    for field in AMOUNT_FIELDS:
+        ranked: dict[Decimal, tuple[Candidate, float]] = {}
+        for candidate in found.get(field, []):
+            rank = candidate.score
+            if field == "total":
+                rank += 0.1 * candidate.line / max(line_count, 1)
+                rank += 0.1 if candidate.value.value == largest else 0.0
+            if field == "tax" and candidate.value.value < 0:
+                rank -= 0.3
+            value = candidate.value.value
+            if value not in ranked or ranked[value][1] < rank:
+                ranked[value] = (candidate, rank)
+        best = sorted(ranked.values(), key=lambda pair: -pair[1])[:5]
+        options[field] = [(c, r) for c, r in best] + [(None, 0.0)]
+    chosen: tuple[tuple[Candidate | None, float], ...] = ((None, 0.0),) * 3
+    best_rank = -1.0
+    for combo in itertools.product(*(options[f] for f in AMOUNT_FIELDS)):
+        (sub, sub_rank), (tax, tax_rank), (total, total_rank) = combo
+        rank = sub_rank + tax_rank + 1.5 * total_rank
+        values = [_amount_value(sub), _amount_value(tax), _amount_value(total)]
+        if all(v is not None for v in values):
+            s, t, g = (v for v in values if v is not None)
+            rank += 0.8 if abs(s + t - g) <= _CENT else -0.6
+            rank -= 0.5 if abs(t) >= abs(g) > 0 else 0.0
+            rank -= 0.5 if abs(t) > abs(s) else 0.0
+        elif values[0] is not None and values[2] is not None:
+            rank -= 0.4 if abs(values[0]) > abs(values[2]) else 0.0
+        if rank > best_rank:
+            best_rank, chosen = rank, combo
+    return dict(zip(AMOUNT_FIELDS, chosen, strict=True))
+
+
+def _decide_day_first(lines: list[Line], language: str, currency: str | None) -> bool:
+    texts = [line.text for line in lines]
+    day, month = day_first_votes(texts)
+    if day != month:
+        return day > month
+    if any(re.search(r"\b\d{1,2}\.\d{1,2}\.\d{2,4}\b", t) for t in texts):
+        return True
+    return not (language == "en" and currency in (None, "USD", "CAD"))
+
+
+def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
+    """Fields, evidence, checks and the fields to review, from the lines of an invoice."""
+    text = "\n".join(line.text for line in lines)
+    mark = decimal_mark_of(text) or "."
+    currencies = Counter(currencies_in(text))
+    currency = currencies.most_common(1)[0][0] if currencies else None
+    _, languages = _candidates(lines, mark, True)
+    language = languages.most_common(1)[0][0] if languages else "en"
+    day_first = _decide_day_first(lines, language, currency)
+    found, _ = _candidates(lines, mark, day_first)
+
+    chosen: dict[str, tuple[Candidate | None, float]] = {
+        field: _best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
+    }
+    chosen.update(_choose_amounts(found, len(lines)))
+    if chosen["issue_date"][0] is None:
+        chosen["issue_date"] = _first_date(lines, day_first)
+
+    values: dict[str, Any] = {}
+    evidence: dict[str, dict[str, Any]] = {}
+    for field, (candidate, confidence) in chosen.items():
+        if candidate is None:
+            continue
+        value = candidate.value.value if field in AMOUNT_FIELDS else candidate.value
+        values[field] = value
+        evidence[field] = candidate.evidence(min(confidence, 1.0), has_layout)
+
+    checks = _check_and_derive(values, evidence)
+    total_candidate = chosen["total"][0]
+    if total_candidate is not None and total_candidate.value.currency:
+        currency = total_candidate.value.currency
+    if currency:
+        values["currency"] = currency
+        evidence["currency"] = {"confidence": 0.9 if currencies[currency] > 1 else 0.7, "page": None,
+                                "text": currency, "bbox": None}  # fmt: skip
+    vendor = find_vendor(lines)
+    if vendor is not None:
+        name, confidence, phrase = vendor
+        values["vendor"] = name
+        evidence["vendor"] = {"confidence": round(confidence, 2), "page": phrase.page if has_layout else None,
+                              "text": phrase.text[:300], "bbox": list(phrase.bbox) if has_layout else None}  # fmt: skip
+    return {"values": values, "fields": evidence, "checks": checks, "language": language}
+
+
+def _first_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, float]:
+    """Without a date label, the first date printed in the top half of the first page, with low confidence."""
+    for index, line in enumerate(lines):
+        if line.page != 1 or line.y0 > line.page_height / 2:
+            break
+        for phrase in line.phrases:
+            dates = dates_in(phrase.text, day_first)
+            if dates and dates[0].value is not None and not is_identifier_context(phrase.text):
+                return Candidate("issue_date", dates[0].value, 0.5, phrase, phrase, index), 0.5
+    return None, 0.0
+
+
+def _check_and_derive(values: dict[str, Any], evidence: dict[str, dict[str, Any]]) -> dict[str, bool | None]:
+    """`totals_add_up`, `tax_below_total`, `due_after_issue`; a missing amount is derived from the other two."""
+    sub, tax, total = (values.get(f) for f in AMOUNT_FIELDS)
+    if total is not None and sub is not None and tax is None and total >= sub >= 0:
+        values["tax"] = tax = total - sub
+        evidence["tax"] = {"confidence": 0.6, "page": None, "text": "total - subtotal", "bbox": None}
+    elif total is None and sub is not None and tax is not None:
+        values["total"] = total = sub + tax
+        evidence["total"] = {"confidence": 0.55, "page": None, "text": "subtotal + tax", "bbox": None}
+    elif sub is None and total is not None and tax is not None and abs(tax) < abs(total):
+        values["subtotal"] = sub = total - tax
+        evidence["subtotal"] = {"confidence": 0.6, "page": None, "text": "total - tax", "bbox": None}
+    checks: dict[str, bool | None] = {
+        "totals_add_up": None if sub is None or tax is None or total is None else abs(sub + tax - total) <= _CENT,
+        "tax_below_total": None if tax is None or total is None else abs(tax) < abs(total) or total == 0,
+        "due_after_issue": None
+        if values.get("due_date") is None or values.get("issue_date") is None
+        else values["due_date"] >= values["issue_date"],
+    }
+    if checks["totals_add_up"] is False or checks["tax_below_total"] is False:
+        for field in AMOUNT_FIELDS:
+            if field in evidence:
+                evidence[field]["confidence"] = round(evidence[field]["confidence"] * 0.7, 2)
+    if checks["due_after_issue"] is False:
+        evidence["due_date"]["confidence"] = round(evidence["due_date"]["confidence"] * 0.5, 2)
+    return checks
+
+
+def decide(reading: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The values a reader stands by, and the fields a person should look at (absent or unsure)."""
+    values: dict[str, Any] = dict(reading["values"])
+    review: list[str] = []
+    for field in ("vendor", "invoice_number", "issue_date", "due_date", "currency", *AMOUNT_FIELDS):
+        confidence = reading["fields"].get(field, {}).get("confidence", 0.0)
+        if confidence < ABSTAIN_BELOW:
+            if field in values:
+                values[field] = None
+            if field not in ("due_date",) or field in reading["fields"]:
+                review.append(field)
+        elif confidence < REVIEW_BELOW:
+            review.append(field)
+    return values, review
+
+
+__all__ = ["decide", "fold", "read_layout"]

@@ -1,0 +1,174 @@
+"""Field accuracy of the local invoice reader on labelled invoice sets, with held-out parts apart.
+
+    python bench/invoices.py [SET_DIR ...] [--show-misses]
+
+Each set is a folder with a `truth.json` (file name -> vendor, invoice_number, issue_date, due_date,
+currency, subtotal, tax, total). With no arguments the sets are the ZUGFeRD corpus committed under
+backend/tests/corpus (its XML e-invoices, its Factur-X PDFs, its PDFs without XML) and the generated
+invoices. A fixed third of every set, chosen by a hash of the file name, is held out: rules are tuned
+on the rest, and the held-out rows are reported apart. Scanned files are skipped when no OCR engine
+is installed.
+
+A field is right when the reader's value equals the label, or when both are null. Amounts compare
+as decimals, numbers ignoring spaces and case, vendors after folding case, accents, punctuation and
+a trailing company form. A "confidently wrong total" is a total given (not null) that differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import time
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from backend.tests.documents import make_invoices, render  # noqa: E402
+from quire.documents.extract import extract  # noqa: E402
+from quire.errors import InvalidInput  # noqa: E402
+from quire.workflows.invoice_summary import summarize_invoice  # noqa: E402
+from quire.workflows.models.local import LocalProvider  # noqa: E402
+
+FIELDS = ["vendor", "invoice_number", "issue_date", "due_date", "currency", "subtotal", "tax", "total"]
+CORPUS = ROOT / "backend" / "tests" / "corpus" / "zugferd"
+_FORMS = re.compile(
+    r"\b(gmbh|ag|kg|ug|e\.?k|inc|llc|ltd|limited|lp|plc|corp|co|sa|sas|sarl|sl|slu|spa|srl|bv|nv|ltda|"
+    r"sp z o o|pty|as|ab|oy)\b"
+)
+
+
+def held_out(name: str) -> bool:
+    """A fixed third of every set, the same on every run and machine."""
+    return hashlib.sha256(name.encode()).digest()[0] % 3 == 0
+
+
+def fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
+
+
+def same_vendor(expected: str, got: str) -> bool:
+    a, b = (" ".join(_FORMS.sub(" ", fold(v)).split()) for v in (expected, got))
+    return bool(a) and bool(b) and (a == b or (len(b) >= 4 and (a.startswith(b) or b.startswith(a))))
+
+
+def same(name: str, expected: Any, got: Any) -> bool:
+    if expected is None or got is None:
+        return expected is None and got is None
+    if name in ("subtotal", "tax", "total"):
+        try:
+            return Decimal(str(expected)) == Decimal(str(got))
+        except InvalidOperation:
+            return False
+    if name == "vendor":
+        return same_vendor(str(expected), str(got))
+    if name == "invoice_number":
+        return fold(str(expected)).replace(" ", "") == fold(str(got)).replace(" ", "")
+    return str(expected) == str(got)
+
+
+@dataclass
+class Tally:
+    right: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    rows: int = 0
+    totals_given: int = 0
+    totals_wrong: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    misses: list[str] = field(default_factory=list)
+
+    def add(self, name: str, truth: dict[str, Any], result: dict[str, Any], pages: int, seconds: float) -> None:
+        self.rows += 1
+        self.pages += pages
+        self.seconds += seconds
+        for key in FIELDS:
+            if same(key, truth.get(key), result.get(key)):
+                self.right[key] += 1
+            else:
+                self.misses.append(f"{name} {key}: expected {truth.get(key)!r}, got {result.get(key)!r}")
+        if result.get("total") is not None:
+            self.totals_given += 1
+            self.totals_wrong += not same("total", truth.get("total"), result.get("total"))
+
+    def accuracy(self) -> float:
+        return sum(self.right.values()) / (self.rows * len(FIELDS)) if self.rows else 0.0
+
+
+def read(data: bytes, filename: str) -> tuple[dict[str, Any], int, float]:
+    started = time.perf_counter()
+    try:
+        document = extract(data, filename, hashlib.sha256(data).hexdigest())
+    except InvalidInput:
+        return {}, 1, time.perf_counter() - started
+    result = summarize_invoice(document, LocalProvider()).model_dump(mode="json")
+    return result, document.pages or 1, time.perf_counter() - started
+
+
+def run_set(label: str, folder: Path, truth: dict[str, dict[str, Any]], tallies: dict[str, Tally]) -> None:
+    for name, expected in sorted(truth.items()):
+        path = folder / name
+        if not path.exists() or (expected.get("scanned") and not _ocr_installed()):
+            continue
+        result, pages, seconds = read(path.read_bytes(), name)
+        part = "held-out" if held_out(name) else "tuning"
+        tallies[f"{label} ({part})"].add(name, expected, result, pages, seconds)
+        tallies[f"{label} (all)"].add(name, expected, result, pages, seconds)
+
+
+def _ocr_installed() -> bool:
+    try:
+        from quire.documents import ocr  # type: ignore[attr-defined]
+    except ImportError:
+        return False
+    return bool(ocr.ocr_available())
+
+
+def einvoice_truth() -> dict[str, dict[str, Any]]:
+    path = CORPUS / "xml" / "expected.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def generated(tallies: dict[str, Tally]) -> None:
+    for i, invoice in enumerate(make_invoices(36)):
+        data, filename = render(invoice, variant=i)
+        result, pages, seconds = read(data, filename)
+        truth = invoice.truth()
+        tallies["generated (all)"].add(f"generated-{i}", truth, result, pages, seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("sets", nargs="*", type=Path, help="more folders with a truth.json")
+    parser.add_argument("--show-misses", action="store_true", help="list the tuning part's misses (never the held-out)")
+    args = parser.parse_args()
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    generated(tallies)
+    run_set("zugferd xml", CORPUS / "xml", einvoice_truth(), tallies)
+    run_set("zugferd pdf", CORPUS / "pdf", json.loads((CORPUS / "pdf" / "truth.json").read_text()), tallies)
+    for folder in args.sets:
+        run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies)
+
+    header = f"{'set':28} {'docs':>4} " + " ".join(f"{k[:8]:>8}" for k in FIELDS)
+    header += f" {'overall':>8} {'bad tot':>8} {'ms/page':>8}"
+    print(header)
+    for label, tally in sorted(tallies.items()):
+        cells = " ".join(f"{tally.right[k] / tally.rows:8.0%}" for k in FIELDS)
+        wrong = f"{tally.totals_wrong}/{tally.totals_given}"
+        ms = tally.seconds * 1000 / max(tally.pages, 1)
+        print(f"{label:28} {tally.rows:4} {cells} {tally.accuracy():8.1%} {wrong:>8} {ms:8.1f}")
+        if args.show_misses and label.endswith(("(tuning)", "generated (all)")):
+            for miss in tally.misses:
+                print("    " + miss)
+
+
+if __name__ == "__main__":
+    main()
