@@ -153,6 +153,9 @@ def main() -> None:
     tallies: dict[str, Tally] = defaultdict(Tally)
     generated(tallies)
     run_set("zugferd xml", CORPUS / "xml", einvoice_truth(), tallies)
+    twins = {f"XML-Rechnung__CII__{pdf.stem}.cii.xml": pdf.name for pdf in (CORPUS / "factur-x").glob("*.pdf")}
+    facturx = {pdf: einvoice_truth()[xml] for xml, pdf in twins.items() if xml in einvoice_truth()}
+    run_set("zugferd factur-x", CORPUS / "factur-x", facturx, tallies)
     run_set("zugferd pdf", CORPUS / "pdf", json.loads((CORPUS / "pdf" / "truth.json").read_text()), tallies)
     for folder in args.sets:
         run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies)

@@ -75,8 +75,21 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     return http_exception_to_problem(request, exc)
 
 
+FIELD_LABELS = {
+    "vendor": "Vendor", "invoice_number": "Invoice number", "issue_date": "Issue date", "due_date": "Due date",
+    "currency": "Currency", "subtotal": "Subtotal", "tax": "Tax", "total": "Total",
+}  # fmt: skip
+CHECK_LABELS = {
+    "totals_add_up": "Subtotal and tax add up to the total",
+    "tax_below_total": "Tax is less than the total",
+    "due_after_issue": "Due date is on or after the issue date",
+}
+
+
 def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["filesize"] = filesize
+    engine.engine.filters["field_label"] = lambda name: FIELD_LABELS.get(name, name.replace("_", " ").capitalize())
+    engine.engine.filters["check_label"] = lambda name: CHECK_LABELS.get(name, name.replace("_", " ").capitalize())
 
 
 def create_app() -> Litestar:

@@ -7,11 +7,13 @@ person what to do; extraction is bounded by page and character limits from the s
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
+from quire.documents.einvoice import EInvoice, embedded_einvoice, read_einvoice
 from quire.errors import InvalidInput
 
 PDF = "application/pdf"
@@ -19,11 +21,13 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 HTML = "text/html"
 MARKDOWN = "text/markdown"
 TEXT = "text/plain"
+XML = "application/xml"
 
 # A DOCX is a zip: refuse archives that would inflate past this, or with implausibly many entries.
 MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024
 MAX_DOCX_ENTRIES = 5000
-UNSUPPORTED = "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown or HTML file."
+UNSUPPORTED = "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown, HTML or XML e-invoice file."
+_XML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*<(?:\?xml|!--|!DOCTYPE\s+(?!html)|[\w.-]+:?[\w.-]*[\s>])", re.I)
 
 
 class UnsupportedType(Exception):
@@ -80,6 +84,8 @@ def detect_type(head: bytes, filename: str) -> str:
     lowered = head.lstrip()[:1024].lower()
     if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered or b"<body" in lowered:
         return HTML
+    if _XML_START.match(head):
+        return XML
     if b"\x00" in head:
         raise UnsupportedType("binary content")
     try:
@@ -160,7 +166,7 @@ def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
 
 def pdf_words(data: bytes, max_pages: int) -> tuple[Word, ...]:
     """Every word of a PDF's text layer with its box, read by PDFium; empty when PDFium cannot open it."""
-    import pypdfium2 as pdfium  # type: ignore[import-untyped]
+    import pypdfium2 as pdfium
 
     words: list[Word] = []
     try:
@@ -235,6 +241,24 @@ def _docx_text(data: bytes, limits: Limits) -> str:
     return "\n".join(parts)
 
 
+def einvoice_text(invoice: EInvoice) -> str:
+    """What an e-invoice says, as plain lines, so that a summary of it reads like one of a printed invoice."""
+    kind = "Credit note" if invoice.credit_note else "Invoice"
+    lines = [f"{kind} {invoice.invoice_number or ''}".strip()]
+    for label, value in (
+        ("From", invoice.vendor), ("To", invoice.buyer), ("Issue date", invoice.issue_date),
+        ("Due date", invoice.due_date), ("Net amount", invoice.subtotal), ("Tax", invoice.tax),
+        ("Total", invoice.total), ("Currency", invoice.currency),
+    ):  # fmt: skip
+        if value is not None:
+            lines.append(f"{label}: {value}")
+    lines += [
+        f"{item.description}  {item.quantity or ''}  {item.unit_price or ''}  {item.amount or ''}".rstrip()
+        for item in invoice.line_items
+    ]
+    return "\n".join(lines)
+
+
 def _too_long(limits: Limits) -> str:
     return f"The document has more than {limits.max_chars:,} characters of text. Upload a shorter one."
 
@@ -250,9 +274,14 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
         raise InvalidInput(UNSUPPORTED) from exc
     pages: int | None = None
     words: tuple[Word, ...] = ()
+    einvoice: bytes | None = None
     if content_type == PDF:
         text, pages = _pdf_text(data, limits)
         words = pdf_words(data, limits.max_pages)
+        einvoice = embedded_einvoice(data)
+    elif content_type == XML:
+        text = einvoice_text(read_einvoice(data))
+        einvoice = data
     elif content_type == DOCX:
         text = _docx_text(data, limits)
     elif content_type == HTML:
@@ -266,4 +295,12 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
         raise InvalidInput("No readable text was found. Upload a document with text in it.")
     if len(text) > limits.max_chars:
         raise InvalidInput(_too_long(limits))
-    return Document(text=text, filename=filename, content_type=content_type, sha256=sha256, pages=pages, words=words)
+    return Document(
+        text=text,
+        filename=filename,
+        content_type=content_type,
+        sha256=sha256,
+        pages=pages,
+        words=words,
+        einvoice=einvoice,
+    )

@@ -79,23 +79,45 @@ def _money(value: Decimal | None, currency: str | None) -> str:
     return "—" if value is None else f"{value:,.2f} {currency or ''}".strip()
 
 
+_FIELDS = [
+    ("vendor", "Vendor"), ("invoice_number", "Invoice number"), ("issue_date", "Issue date"),
+    ("due_date", "Due date"), ("subtotal", "Subtotal"), ("tax", "Tax"), ("total", "Total"),
+]  # fmt: skip
+
+
+def _shown(result: InvoiceSummary, name: str) -> str:
+    value = getattr(result, name)
+    if name in ("subtotal", "tax", "total"):
+        return _money(value, result.currency)
+    return "—" if value is None else str(value)
+
+
 def report(result: InvoiceSummary) -> str:
+    """The readable report: fields with where they were printed, what to check, and the line items."""
+    source = {"einvoice": "the e-invoice data (exact)", "ocr": "the scanned page (OCR)", "text": "the document's text"}
     lines = [
         f"# Invoice {result.invoice_number or ''}".rstrip(),
         "",
         result.summary,
         "",
-        "| field | value |",
-        "|---|---|",
-        f"| Vendor | {result.vendor or '—'} |",
-        f"| Invoice number | {result.invoice_number or '—'} |",
-        f"| Issue date | {result.issue_date or '—'} |",
-        f"| Due date | {result.due_date or '—'} |",
-        f"| Subtotal | {_money(result.subtotal, result.currency)} |",
-        f"| Tax | {_money(result.tax, result.currency)} |",
-        f"| Total | {_money(result.total, result.currency)} |",
+        f"Read from {source[result.source]}.",
         "",
     ]
+    if result.needs_review:
+        names = ", ".join(label for name, label in [*_FIELDS, ("currency", "Currency")] if name in result.needs_review)
+        lines += [f"**Check before use:** {names}. An empty field means no value could be read with confidence.", ""]
+    lines += ["| field | value | printed as | confidence |", "|---|---|---|---:|"]
+    for name, label in _FIELDS:
+        evidence = result.fields.get(name)
+        printed = (evidence.text or "").replace("|", "\\|") if evidence else ""
+        where = f" (page {evidence.page})" if evidence and evidence.page else ""
+        confidence = f"{evidence.confidence:.0%}" if evidence else ""
+        flag = " ⚠" if name in result.needs_review else ""
+        lines.append(f"| {label}{flag} | {_shown(result, name)} | {printed}{where} | {confidence} |")
+    lines.append("")
+    failed = [name for name, passed in result.checks.items() if passed is False]
+    if failed:
+        lines += [f"Checks that failed: {', '.join(failed)}.", ""]
     if result.line_items:
         lines += ["## Line items", "", "| description | quantity | unit price | amount |", "|---|---:|---:|---:|"]
         for item in result.line_items:

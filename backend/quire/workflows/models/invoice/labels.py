@@ -65,7 +65,7 @@ _LEXICON: dict[str, list[tuple[float, str, str]]] = {
     "tax": [
         (1.0, "en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst|hst|"
                     r"taxes,?\s+fees"),
-        (1.0, "de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)(?:\.|\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
+        (1.0, "de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
                     r"zzgl\.?\s+(?:mwst|ust|umsatzsteuer)|zuz[uü]glich\s+(?:mwst|ust|umsatzsteuer)|steuerbetrag|steuer"),
         (1.0, "fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?"),
         (1.0, "nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
@@ -171,7 +171,13 @@ def match_labels(text: str) -> list[LabelMatch]:
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
             if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
-            best = LabelMatch(field, language, label, text[match.end() :].strip(" :#.-\u2013"), weight)
+            best = LabelMatch(
+                field,
+                language,
+                label,
+                re.sub(r"^[\s:#.]*(?:[-\u2013]\s+)?", "", text[match.end() :]).rstrip(" :#.-\u2013"),
+                weight,
+            )
         if best is not None:
             found.append(best)
     found.sort(key=lambda m: -len(m.label))

@@ -273,6 +273,7 @@ def _first_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, f
 def _check_and_derive(values: dict[str, Any], evidence: dict[str, dict[str, Any]]) -> dict[str, bool | None]:
     """`totals_add_up`, `tax_below_total`, `due_after_issue`; a missing amount is derived from the other two."""
     sub, tax, total = (values.get(f) for f in AMOUNT_FIELDS)
+    printed = all(f in values for f in AMOUNT_FIELDS)
     if total is not None and sub is not None and tax is None and total >= sub >= 0:
         values["tax"] = tax = total - sub
         evidence["tax"] = {"confidence": 0.6, "page": None, "text": "total - subtotal", "bbox": None}
@@ -289,6 +290,9 @@ def _check_and_derive(values: dict[str, Any], evidence: dict[str, dict[str, Any]
         if values.get("due_date") is None or values.get("issue_date") is None
         else values["due_date"] >= values["issue_date"],
     }
+    if printed and checks["totals_add_up"] and checks["tax_below_total"]:
+        for field in AMOUNT_FIELDS:  # three printed amounts that agree vouch for each other
+            evidence[field]["confidence"] = max(evidence[field]["confidence"], 0.9)
     if checks["totals_add_up"] is False or checks["tax_below_total"] is False:
         for field in AMOUNT_FIELDS:
             if field in evidence:

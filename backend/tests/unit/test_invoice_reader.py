@@ -1,0 +1,169 @@
+"""The layout-aware invoice reader on snippets shaped like real invoices: identifiers, layouts, numbers,
+dates, languages, checks and abstention."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from quire.documents.extract import Document, Word
+from quire.workflows.models.invoice import read_invoice
+from quire.workflows.models.invoice.values import amounts_in, dates_in
+
+
+def text_invoice(text: str) -> dict[str, Any]:
+    return read_invoice(Document(text=text, filename="i.txt", content_type="text/plain", sha256="0"))
+
+
+def page(*placed: tuple[float, float, str]) -> dict[str, Any]:
+    """An invoice page from (x, y, phrase) triples: each phrase's words laid out 5 points a character."""
+    words: list[Word] = []
+    for x, y, phrase in placed:
+        cursor = x
+        for token in phrase.split():
+            words.append(Word(token, 1, cursor, y, cursor + 5 * len(token), y + 10))
+            cursor += 5 * len(token) + 3
+    text = "\n".join(p for _, _, p in placed)
+    return read_invoice(Document(text=text, filename="i.pdf", content_type="application/pdf", sha256="0",
+                                 words=tuple(words)))  # fmt: skip
+
+
+def test_a_vat_id_is_never_an_amount() -> None:
+    # Given a German invoice whose VAT ID is a long run of digits beside a tax word
+    result = text_invoice(
+        "Bei Spiel GmbH\nUSt-ID: DE136695976\nNettobetrag: 496,00 €\nUSt. Gesamt: 75,04 €\nGesamtbetrag: 571,04 €"
+    )
+    # Then the tax and the total are the printed amounts, not the identifier
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("496.00"),
+        Decimal("75.04"),
+        Decimal("571.04"),
+    )
+    assert result["checks"]["totals_add_up"] is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["IBAN DE88200800000970375700", "Tél: +33 2 99 83 51 51", "USt-IdNr. DE 123 456 789", "Kundennummer 4711", "1990"],
+)
+def test_identifiers_phone_numbers_and_bare_numbers_are_not_amounts(text: str) -> None:
+    assert amounts_in(text, ",") == []
+
+
+def test_the_payable_total_beats_a_tax_total_printed_above_it() -> None:
+    result = text_invoice("Total HT  625,00 €\nTotal taxes  46,25 €\nTotal TTC  671,15 €")
+    assert result["total"] == Decimal("671.15")
+    assert result["tax"] == Decimal("46.25")
+    assert result["currency"] == "EUR"
+
+
+def test_labels_in_one_column_and_values_in_another_are_paired_by_position() -> None:
+    result = page(
+        (50, 100, "Invoice number"),
+        (50, 114, "Invoice date"),
+        (50, 128, "Due date"),
+        (300, 100, "INV-2041"),
+        (300, 114, "2024-03-01"),
+        (300, 128, "2024-03-31"),
+    )
+    assert result["invoice_number"] == "INV-2041"
+    assert (result["issue_date"], result["due_date"]) == ("2024-03-01", "2024-03-31")
+    assert result["fields"]["invoice_number"]["page"] == 1
+    assert result["fields"]["invoice_number"]["bbox"] is not None
+
+
+def test_a_value_printed_under_its_label_is_read_even_when_the_text_puts_it_first() -> None:
+    # The flattened text says "993548900Factuurnummer:"; the page has the label above the number.
+    result = page(
+        (60, 100, "Factuurnummer:"), (60, 113, "993548900"), (200, 100, "Factuurdatum:"), (200, 113, "12-02-2024")
+    )
+    assert result["invoice_number"] == "993548900"
+    assert result["issue_date"] == "2024-02-12"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Total: 1.234,56 EUR", Decimal("1234.56")),
+        ("Total: $1,234.56", Decimal("1234.56")),
+        ("Total: 1 234,56 €", Decimal("1234.56")),
+        ("Total: CHF 1'234.50", Decimal("1234.50")),
+    ],
+)
+def test_decimal_comma_and_point(line: str, expected: Decimal) -> None:
+    assert text_invoice(line)["total"] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Fecha: 2 de marzo de 2023", "2023-03-02"),
+        ("Data wystawienia: 15 stycznia 2024", "2024-01-15"),
+        ("Invoice date: 28 Jan 15", "2015-01-28"),
+        ("Date: August 3 , 2014", "2014-08-03"),
+        ("Rechnungsdatum: 5. März 2021", "2021-03-05"),
+        ("Data fattura: 7 luglio 2022", "2022-07-07"),
+        ("Factuurdatum: 1 mei 2024", "2024-05-01"),
+        ("Data de emissão: 10/11/2023", "2023-11-10"),
+    ],
+)
+def test_month_names_and_two_digit_years_in_eight_languages(text: str, expected: str) -> None:
+    assert text_invoice(text)["issue_date"] == expected
+
+
+def test_day_first_is_decided_by_an_unambiguous_date_in_the_same_document() -> None:
+    result = text_invoice("Invoice date: 03/04/2024\nDue date: 25/04/2024\nTotal: $10.00")
+    assert (result["issue_date"], result["due_date"]) == ("2024-04-03", "2024-04-25")
+
+
+def test_a_us_invoice_without_a_clue_reads_month_first() -> None:
+    result = text_invoice("Invoice date: 03/04/2024\nTotal due: $10.00")
+    assert result["issue_date"] == "2024-03-04"
+
+
+def test_totals_that_do_not_add_up_are_flagged_for_review() -> None:
+    result = text_invoice("Subtotal: 100.00 EUR\nVAT: 19.00 EUR\nTotal: 150.00 EUR")
+    assert result["checks"]["totals_add_up"] is False
+    assert {"subtotal", "tax", "total"} <= set(result["needs_review"])
+
+
+def test_a_credit_note_has_a_negative_total() -> None:
+    result = text_invoice("Gutschrift Nr. G-77\nNettobetrag: -100,00 €\nUSt.: -19,00 €\nGesamtbetrag: -119,00 €")
+    assert result["invoice_number"] == "G-77"
+    assert result["total"] == Decimal("-119.00")
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_dutch_and_polish_labels() -> None:
+    dutch = text_invoice("Factuurnummer: 2024-0042\nSubtotaal: € 100,00\nBTW 21%: € 21,00\nTotaal te betalen: € 121,00")
+    assert (dutch["invoice_number"], dutch["total"], dutch["tax"]) == ("2024-0042", Decimal("121.00"), Decimal("21.00"))
+    polish = text_invoice(
+        "Faktura VAT nr FV/12/2024\nRazem netto: 1 000,00 zł\nKwota VAT: 230,00 zł\nDo zapłaty: 1 230,00 zł"
+    )
+    assert polish["invoice_number"] == "FV/12/2024"
+    assert polish["total"] == Decimal("1230.00")
+    assert polish["currency"] == "PLN"
+
+
+def test_the_vendor_is_the_issuer_not_the_bill_to_block() -> None:
+    result = page(
+        (50, 40, "Acme Supplies B.V."),
+        (50, 54, "Keizersgracht 1, Amsterdam"),
+        (50, 120, "Bill to:"),
+        (50, 134, "Globex Trading Ltd"),
+        (50, 200, "Invoice number: A-17"),
+    )
+    assert result["vendor"] == "Acme Supplies B.V."
+
+
+def test_nothing_certain_means_empty_fields_named_for_review() -> None:
+    result = text_invoice("Thank you for your business.")
+    assert result["total"] is None
+    assert "total" in result["needs_review"]
+    assert "invoice_number" in result["needs_review"]
+
+
+def test_dates_are_never_read_from_inside_longer_numbers() -> None:
+    assert dates_in("Order 2024031501", day_first=True) == []
