@@ -60,6 +60,7 @@ stress: install
 bench: install
 	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/workflows.py
+	$(BIN)/python bench/invoices.py
 	$(BIN)/python bench/admin_paging.py
 
 lock: install

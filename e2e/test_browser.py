@@ -256,3 +256,30 @@ def test_every_page_sends_a_strict_content_security_policy(page: Page, live: Sta
         assert "default-src 'self'" in csp, path
         assert "script-src 'self'" in csp, path
         assert "frame-ancestors 'none'" in csp, path
+
+
+def test_invoice_fields_are_shown_beside_their_evidence(page: Page, live: Stack) -> None:
+    # Given a real invoice PDF (its e-invoice XML removed, so only the printed page can be read)
+    corpus = Path(__file__).resolve().parents[1] / "backend" / "tests" / "corpus" / "zugferd" / "pdf"
+    job_id = live.submit((corpus / "d05.pdf").read_bytes(), workflow="invoice_summary")
+    live.wait(job_id)
+    # When its owner opens the job page
+    open_job(page, job_id)
+    # Then each field is shown with the printed text it was read from
+    total = page.locator(".invoice-fields tr[data-field=total]")
+    expect(total).to_contain_text("571.04")
+    expect(total).to_contain_text("Gesamtbetrag: 571,04 €")
+    expect(page.locator(".invoice-fields tr[data-field=vendor]")).to_contain_text("Bei Spiel GmbH")
+    expect(page.locator("[data-check=totals_add_up]")).to_contain_text("add up")
+    screenshot(page, "invoice-fields")
+
+
+def test_an_unsure_field_is_marked_for_review(page: Page, live: Stack, tmp_path: Path) -> None:
+    job_id = live.submit(
+        b"Acme Supplies Ltd\nSubtotal: 100.00 EUR\nVAT: 19.00 EUR\nTotal: 150.00 EUR\n", "invoice_summary"
+    )
+    live.wait(job_id)
+    open_job(page, job_id)
+    expect(page.locator("[data-needs-review]")).to_contain_text("Total")
+    expect(page.locator(".invoice-fields tr[data-field=total].needs-review")).to_have_count(1)
+    expect(page.locator("[data-check=totals_add_up]")).to_contain_text("✘")

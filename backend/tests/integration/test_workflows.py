@@ -3,11 +3,13 @@ invoice PDF through the local provider, and no database connection held during a
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -19,6 +21,8 @@ from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.fake_openai import API_KEY, FakeOpenAI
 from backend.tests.integration.stack import Stack, document, event_types
 from quire.queue.embedded_redis import EmbeddedRedis
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd"
 
 
 @pytest.fixture(scope="module")
@@ -91,32 +95,88 @@ def test_openai_provider_outcomes(
         assert (_at(second) - _at(failed)).total_seconds() >= 1.0
 
 
-def test_invoice_pdf_becomes_a_completed_job_with_the_right_total(redis_server: EmbeddedRedis, tmp_path: Path) -> None:
-    database = make_database("sqlite", tmp_path)
-    stack = Stack(tmp_path, database, fresh_redis_url(redis_server), QUIRE_MODEL_PROVIDER="local")
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def local_stack(
+    request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """A web and a worker with the offline `local` provider, on each database."""
+    root = tmp_path_factory.mktemp(f"local-{request.param}")
+    database = make_database(request.param, root)
+    stack = Stack(root, database, fresh_redis_url(redis_server), QUIRE_MODEL_PROVIDER="local")
     try:
         stack.start_web()
         stack.start_worker()
-        invoice = next(i for i in make_invoices(36) if i.doc_type == "pdf")
-        data, filename = render(invoice, variant=0)
-        response = stack.http.post(
-            "/ai-jobs", data={"workflow": "invoice_summary"}, files={"file": (filename, data, "application/pdf")}
-        )
-        assert response.status_code == 202
-        view = stack.wait(response.json()["job_id"])
-        assert view["status"] == "completed", view["events"]
-        assert {a["name"] for a in view["artifacts"]} == {"invoice_summary.json", "invoice_summary.md"}
-        result = stack.http.get(view["artifact"]["url"]).json()
-        assert Decimal(result["result"]["total"]) == invoice.total
-        assert result["result"]["invoice_number"] == invoice.number
-        assert result["provenance"]["workflow_version"] == "1"
-        assert result["provenance"]["provider"] == "local"
-        assert result["provenance"]["input_sha256"] == view["input"]["sha256"]
-        report = stack.http.get(f"/ai-jobs/{view['job_id']}/artifacts/invoice_summary.md").text
-        assert f"{invoice.total:,.2f}" in report
+        yield stack
     finally:
         stack.stop()
         database.drop()
+
+
+def _invoice_job(stack: Stack, filename: str, data: bytes, content_type: str) -> dict[str, Any]:
+    response = stack.http.post(
+        "/ai-jobs", data={"workflow": "invoice_summary"}, files={"file": (filename, data, content_type)}
+    )
+    assert response.status_code == 202, response.text
+    return stack.wait(response.json()["job_id"])
+
+
+def test_invoice_pdf_becomes_a_completed_job_with_the_right_total(local_stack: Stack) -> None:
+    invoice = next(i for i in make_invoices(36) if i.doc_type == "pdf")
+    data, filename = render(invoice, variant=0)
+    view = _invoice_job(local_stack, filename, data, "application/pdf")
+    assert view["status"] == "completed", view["events"]
+    assert {a["name"] for a in view["artifacts"]} == {"invoice_summary.json", "invoice_summary.md"}
+    result = local_stack.http.get(view["artifact"]["url"]).json()
+    assert Decimal(result["result"]["total"]) == invoice.total
+    assert result["result"]["invoice_number"] == invoice.number
+    assert result["result"]["source"] == "text"
+    assert result["result"]["fields"]["total"]["page"] == 1
+    assert result["provenance"]["workflow_version"] == "2"
+    assert result["provenance"]["provider"] == "local"
+    assert result["provenance"]["input_sha256"] == view["input"]["sha256"]
+    report = local_stack.http.get(f"/ai-jobs/{view['job_id']}/artifacts/invoice_summary.md").text
+    assert f"{invoice.total:,.2f}" in report
+
+
+@pytest.mark.parametrize(
+    ("folder", "name"),
+    [("xml", "XML-Rechnung__UBL__EN16931_Einfach.ubl.xml"), ("factur-x", "EN16931_Einfach_DueDate.pdf")],
+)
+def test_an_einvoice_is_read_exactly_from_its_xml(local_stack: Stack, folder: str, name: str) -> None:
+    # Given a real e-invoice (UBL XML) and a real Factur-X PDF from the ZUGFeRD corpus
+    data = (CORPUS / folder / name).read_bytes()
+    twin = name if folder == "xml" else f"XML-Rechnung__CII__{Path(name).stem}.cii.xml"
+    expected = json.loads((CORPUS / "xml" / "expected.json").read_text())[twin]
+    # When it is uploaded as any file would be
+    view = _invoice_job(local_stack, name, data, "application/octet-stream")
+    # Then the job completes with the XML's values, marked as read from the e-invoice
+    assert view["status"] == "completed", view["events"]
+    result = local_stack.http.get(view["artifact"]["url"]).json()["result"]
+    assert result["source"] == "einvoice"
+    for field in ("invoice_number", "issue_date", "currency"):
+        assert result[field] == expected[field]
+    assert Decimal(result["total"]) == Decimal(expected["total"])
+    assert result["needs_review"] == []
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        b'<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2">&x;</Invoice>',
+        b'<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+        b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]><l>&d;</l>',
+    ],
+    ids=["xxe", "billion-laughs"],
+)
+def test_hostile_xml_ends_in_invalid_input_and_the_worker_carries_on(local_stack: Stack, payload: bytes) -> None:
+    view = _invoice_job(local_stack, "invoice.xml", payload, "application/xml")
+    assert view["status"] == "dead_letter"
+    assert [e["code"] for e in view["errors"]] == ["invalid_input"]
+    assert "root:" not in json.dumps(view)
+    # The same worker still completes the next job.
+    data = (CORPUS / "xml" / "XML-Rechnung__CII__EN16931_Einfach.cii.xml").read_bytes()
+    assert _invoice_job(local_stack, "next.xml", data, "application/xml")["status"] == "completed"
 
 
 @pytest.mark.postgres
