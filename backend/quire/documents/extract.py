@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
 
-from quire.documents.einvoice import EInvoice, embedded_einvoice, read_einvoice
+from quire.documents.einvoice import HEAD_BYTES, EInvoice, embedded_einvoice, is_einvoice_xml, read_einvoice
 from quire.errors import InvalidInput
 
 PDF = "application/pdf"
@@ -27,7 +27,9 @@ XML = "application/xml"
 MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024
 MAX_DOCX_ENTRIES = 5000
 UNSUPPORTED = "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown, HTML or XML e-invoice file."
-_XML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*<(?:\?xml|!--|!DOCTYPE\s+(?!html)|[\w.-]+:?[\w.-]*[\s>])", re.I)
+# An XML declaration or a non-HTML DOCTYPE says XML; a bare root element only when it is an e-invoice's,
+# so Markdown that opens with `<details>` or a comment stays text.
+_XML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*<(?:\?xml\s|!DOCTYPE\s+(?!html))", re.I)
 
 
 class UnsupportedType(Exception):
@@ -84,7 +86,7 @@ def detect_type(head: bytes, filename: str) -> str:
     lowered = head.lstrip()[:1024].lower()
     if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered or b"<body" in lowered:
         return HTML
-    if _XML_START.match(head):
+    if _XML_START.match(head) or is_einvoice_xml(head):
         return XML
     if b"\x00" in head:
         raise UnsupportedType("binary content")
@@ -269,7 +271,7 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
     if not data:
         raise InvalidInput("The file is empty. Upload a document with text in it.")
     try:
-        content_type = detect_type(data[:4096], filename)
+        content_type = detect_type(data[:HEAD_BYTES], filename)
     except UnsupportedType as exc:
         raise InvalidInput(UNSUPPORTED) from exc
     pages: int | None = None

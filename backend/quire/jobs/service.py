@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.exc import IntegrityError
 
 from quire import metrics
+from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
 from quire.documents.storage import TooLarge, file_chunks, get_storage
 from quire.jobs import states, store
@@ -184,7 +185,7 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
     """Store an uploaded file under a generated key, checking its size and its type by content."""
     settings = get_settings()
     name = _safe_filename(filename)
-    head = stream.read(4096)
+    head = stream.read(HEAD_BYTES)  # an e-invoice's root element may follow a long licence comment
     if not head:
         raise UploadRejected(422, "The file is empty. Choose a document with text in it.")
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quire.documents.extract import DOCX, HTML, MARKDOWN, PDF, TEXT, UnsupportedType, detect_type, extract
+from quire.documents.extract import DOCX, HTML, MARKDOWN, PDF, TEXT, XML, UnsupportedType, detect_type, extract
 from quire.errors import InvalidInput
 
 
@@ -112,3 +112,14 @@ def test_a_zip_bomb_docx_is_refused_before_it_is_inflated() -> None:
         archive.writestr("word/media/bomb.bin", b"\x00" * (210 * 1024 * 1024))
     with pytest.raises(InvalidInput, match="expands to far more data"):
         extract(out.getvalue(), "bomb.docx", "0" * 64)
+
+
+def test_markdown_that_opens_with_html_or_a_comment_stays_markdown() -> None:
+    for head in (b"<details>\n<summary>Notes</summary>\n", b"<!-- draft -->\n# Notes\n"):
+        assert detect_type(head, "notes.md") == MARKDOWN
+
+
+def test_an_xml_declaration_or_an_einvoice_root_is_xml() -> None:
+    assert detect_type(b'<?xml version="1.0"?><note/>', "a.txt") == XML
+    cii = b'<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100">'
+    assert detect_type(cii, "invoice") == XML
