@@ -182,6 +182,8 @@ def pdf_words(data: bytes, max_pages: int) -> tuple[Word, ...]:
             words += _page_words(textpage, index + 1, page.get_height())
             textpage.close()
             page.close()
+    except pdfium.PdfiumError:
+        pass  # a page PDFium cannot load (a page tree that claims more pages than it has): keep the rest
     finally:
         pdf.close()
     return tuple(words)
@@ -279,7 +281,7 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
     einvoice: bytes | None = None
     if content_type == PDF:
         text, pages = _pdf_text(data, limits)
-        words = pdf_words(data, limits.max_pages)
+        words = pdf_words(data, pages)  # pypdf's count of the real page tree, already within the limit
         einvoice = embedded_einvoice(data)
     elif content_type == XML:
         text = einvoice_text(read_einvoice(data))
