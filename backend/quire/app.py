@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -40,6 +41,7 @@ from quire.web.auth import (
 from quire.web.health import healthz, metrics_endpoint, readyz
 from quire.web.pages import PagesController
 from quire.web.problems import http_exception_to_problem, unexpected_to_problem
+from quire.workflows.invoice_summary import CHECK_LABELS, FIELD_LABELS
 
 log = logging.getLogger(__name__)
 
@@ -75,21 +77,14 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     return http_exception_to_problem(request, exc)
 
 
-FIELD_LABELS = {
-    "vendor": "Vendor", "invoice_number": "Invoice number", "issue_date": "Issue date", "due_date": "Due date",
-    "currency": "Currency", "subtotal": "Subtotal", "tax": "Tax", "total": "Total",
-}  # fmt: skip
-CHECK_LABELS = {
-    "totals_add_up": "Subtotal and tax add up to the total",
-    "tax_below_total": "Tax is less than the total",
-    "due_after_issue": "Due date is on or after the issue date",
-}
+def _label(labels: dict[str, str]) -> Callable[[str], str]:
+    return lambda name: labels.get(name, name.replace("_", " ").capitalize())
 
 
 def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["filesize"] = filesize
-    engine.engine.filters["field_label"] = lambda name: FIELD_LABELS.get(name, name.replace("_", " ").capitalize())
-    engine.engine.filters["check_label"] = lambda name: CHECK_LABELS.get(name, name.replace("_", " ").capitalize())
+    engine.engine.filters["field_label"] = _label(FIELD_LABELS)
+    engine.engine.filters["check_label"] = _label(CHECK_LABELS)
 
 
 def create_app() -> Litestar:

@@ -62,9 +62,8 @@ class Word:
 class Document:
     """What a workflow receives: the text of one input and where it came from.
 
-    `words` keeps the layout where the format has one (PDF pages, OCR), empty otherwise;
-    `source` says how the text was read (`text` or `ocr`); `einvoice` holds the XML of an
-    e-invoice when the input is one or a PDF carries one.
+    `words` keeps the layout where the format has one (PDF pages), empty otherwise; `einvoice`
+    holds the e-invoice, read once here, when the input is one or a PDF carries a readable one.
     """
 
     text: str
@@ -73,8 +72,7 @@ class Document:
     sha256: str
     pages: int | None = None
     words: tuple[Word, ...] = ()
-    source: str = "text"
-    einvoice: bytes | None = None
+    einvoice: EInvoice | None = None
 
 
 def detect_type(head: bytes, filename: str) -> str:
@@ -245,6 +243,17 @@ def _docx_text(data: bytes, limits: Limits) -> str:
     return "\n".join(parts)
 
 
+def _attached_einvoice(pdf: bytes) -> EInvoice | None:
+    """The e-invoice a PDF carries, or None; an unreadable attachment leaves the printed page to be read."""
+    xml = embedded_einvoice(pdf)
+    if xml is None:
+        return None
+    try:
+        return read_einvoice(xml)
+    except InvalidInput:
+        return None
+
+
 def einvoice_text(invoice: EInvoice) -> str:
     """What an e-invoice says, as plain lines, so that a summary of it reads like one of a printed invoice."""
     kind = "Credit note" if invoice.credit_note else "Invoice"
@@ -278,14 +287,14 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
         raise InvalidInput(UNSUPPORTED) from exc
     pages: int | None = None
     words: tuple[Word, ...] = ()
-    einvoice: bytes | None = None
+    einvoice: EInvoice | None = None
     if content_type == PDF:
         text, pages = _pdf_text(data, limits)
         words = pdf_words(data, pages)  # pypdf's count of the real page tree, already within the limit
-        einvoice = embedded_einvoice(data)
+        einvoice = _attached_einvoice(data)
     elif content_type == XML:
-        text = einvoice_text(read_einvoice(data))
-        einvoice = data
+        einvoice = read_einvoice(data)
+        text = einvoice_text(einvoice)
     elif content_type == DOCX:
         text = _docx_text(data, limits)
     elif content_type == HTML:

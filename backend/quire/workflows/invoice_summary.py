@@ -79,10 +79,17 @@ def _money(value: Decimal | None, currency: str | None) -> str:
     return "—" if value is None else f"{value:,.2f} {currency or ''}".strip()
 
 
-_FIELDS = [
-    ("vendor", "Vendor"), ("invoice_number", "Invoice number"), ("issue_date", "Issue date"),
-    ("due_date", "Due date"), ("subtotal", "Subtotal"), ("tax", "Tax"), ("total", "Total"),
-]  # fmt: skip
+# The names people see for the result's fields and checks, in the report and on the job page.
+FIELD_LABELS = {
+    "vendor": "Vendor", "invoice_number": "Invoice number", "issue_date": "Issue date", "due_date": "Due date",
+    "currency": "Currency", "subtotal": "Subtotal", "tax": "Tax", "total": "Total",
+}  # fmt: skip
+CHECK_LABELS = {
+    "totals_add_up": "Subtotal and tax add up to the total",
+    "tax_below_total": "Tax is less than the total",
+    "due_after_issue": "Due date is on or after the issue date",
+}
+_TABLE = [name for name in FIELD_LABELS if name != "currency"]  # the currency is shown beside each amount
 
 
 def _shown(result: InvoiceSummary, name: str) -> str:
@@ -104,16 +111,16 @@ def report(result: InvoiceSummary) -> str:
         "",
     ]
     if result.needs_review:
-        names = ", ".join(label for name, label in [*_FIELDS, ("currency", "Currency")] if name in result.needs_review)
+        names = ", ".join(FIELD_LABELS[name] for name in [*_TABLE, "currency"] if name in result.needs_review)
         lines += [f"**Check before use:** {names}. An empty field means no value could be read with confidence.", ""]
     lines += ["| field | value | printed as | confidence |", "|---|---|---|---:|"]
-    for name, label in _FIELDS:
+    for name in _TABLE:
         evidence = result.fields.get(name)
         printed = (evidence.text or "").replace("|", "\\|") if evidence else ""
         where = f" (page {evidence.page})" if evidence and evidence.page else ""
         confidence = f"{evidence.confidence:.0%}" if evidence else ""
         flag = " ⚠" if name in result.needs_review else ""
-        lines.append(f"| {label}{flag} | {_shown(result, name)} | {printed}{where} | {confidence} |")
+        lines.append(f"| {FIELD_LABELS[name]}{flag} | {_shown(result, name)} | {printed}{where} | {confidence} |")
     lines.append("")
     failed = [name for name, passed in result.checks.items() if passed is False]
     if failed:

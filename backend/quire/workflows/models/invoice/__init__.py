@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quire.documents.einvoice import read_einvoice
 from quire.documents.extract import Document
-from quire.errors import InvalidInput
 from quire.workflows.models.invoice.einvoice_fields import einvoice_answer
 from quire.workflows.models.invoice.layout import lines_from_text, lines_from_words
 from quire.workflows.models.invoice.lines import describe, line_item
@@ -18,13 +16,9 @@ from quire.workflows.models.text import detect_language, words
 def read_invoice(document: Document) -> dict[str, Any]:
     """The invoice's fields with their evidence, checks and the fields a person should review."""
     if document.einvoice is not None:
-        try:
-            exact = einvoice_answer(read_einvoice(document.einvoice))
-        except InvalidInput:
-            pass  # an unreadable attachment: the printed page is still there to read
-        else:
-            exact["summary"] = describe(exact)
-            return exact
+        exact = einvoice_answer(document.einvoice)
+        exact["summary"] = describe(exact)
+        return exact
     has_layout = bool(document.words)
     lines = lines_from_words(document.words) if has_layout else lines_from_text(document.text)
     reading = read_layout(lines, has_layout)
@@ -42,7 +36,7 @@ def read_invoice(document: Document) -> dict[str, Any]:
         "total": values.get("total"),
         "line_items": items,
         "language": language,
-        "source": document.source,
+        "source": "text",
         "fields": reading["fields"],
         "checks": reading["checks"],
         "needs_review": review,

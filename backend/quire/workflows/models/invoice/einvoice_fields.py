@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from quire.documents.einvoice import EInvoice
+from quire.workflows.models.invoice.reader import evidence
 
 _SOURCES = {"cii": "UN/CEFACT CII", "ubl": "UBL", "fatturapa": "FatturaPA"}
-FIELDS = ("vendor", "invoice_number", "issue_date", "due_date", "currency", "subtotal", "tax", "total")
 
 
 def einvoice_answer(invoice: EInvoice) -> dict[str, Any]:
@@ -23,11 +23,7 @@ def einvoice_answer(invoice: EInvoice) -> dict[str, Any]:
         "total": invoice.total,
     }
     syntax = _SOURCES.get(invoice.syntax, invoice.syntax)
-    fields = {
-        name: {"confidence": 1.0, "page": None, "text": f"{syntax}: {value}", "bbox": None}
-        for name, value in values.items()
-        if value is not None
-    }
+    fields = {name: evidence(1.0, f"{syntax}: {value}") for name, value in values.items() if value is not None}
     sub, tax, total = invoice.subtotal, invoice.tax, invoice.total
     checks: dict[str, bool | None] = {
         "totals_add_up": None if sub is None or tax is None or total is None else abs(sub + tax - total) <= 0.01,

@@ -10,103 +10,104 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from quire.workflows.models.invoice.values import fold
 
-# field -> (weight, language, patterns). Longer, more specific labels first.
-_LEXICON: dict[str, list[tuple[float, str, str]]] = {
+# field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
+_LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
-        (1.0, "en", r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\s*(?:no\.?|#)|invoice|bill\s*(?:no\.?|number)|"
+        ("en", r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\s*(?:no\.?|#)|invoice|bill\s*(?:no\.?|number)|"
                     r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?"),
-        (1.0, "de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
+        ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?"),
-        (1.0, "fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|avoir\s*(?:n[°ºo]\.?)?"),
-        (1.0, "nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?"),
-        (1.0, "es", r"(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)?"),
-        (1.0, "it", r"(?:n[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?"),
-        (1.0, "pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\s+faktury"),
-        (1.0, "pt", r"(?:n[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?fatura|fatura\s*(?:n[°ºo]\.?|n[uú]mero)?|nota\s+fiscal\s*(?:n[°ºo]\.?)?|nf-?e\s*n[°ºo]\.?"),
+        ("fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|avoir\s*(?:n[°ºo]\.?)?"),
+        ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?"),
+        ("es", r"(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)?"),
+        ("it", r"(?:n[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?"),
+        ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\s+faktury"),
+        ("pt", r"(?:n[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?fatura|fatura\s*(?:n[°ºo]\.?|n[uú]mero)?|nota\s+fiscal\s*(?:n[°ºo]\.?)?|nf-?e\s*n[°ºo]\.?"),
     ],
     "issue_date": [
-        (1.0, "en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
+        ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
                     r"receipt\s+date|document\s+date|tax\s+point|dated?"),
-        (1.0, "de", r"rechnungs\s*-?\s*datum|ausstellungsdatum|belegdatum|datum\s+der\s+rechnung|datum"),
-        (1.0, "fr", r"date\s+(?:de\s+(?:la\s+)?)?facture|date\s+d['\u2019]\s*[eé]mission|date\s+de\s+facturation|[eé]mise?\s+le|date"),
-        (1.0, "nl", r"factuurdatum|datum\s+factuur|datum"),
-        (1.0, "es", r"fecha\s+(?:de\s+)?(?:la\s+)?(?:factura|emisi[oó]n|expedici[oó]n)|fecha"),
-        (1.0, "it", r"data\s+(?:della\s+)?(?:fattura|documento|emissione|di\s+emissione)|data"),
-        (1.0, "pl", r"data\s+wystawienia|data"),
-        (1.0, "pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data"),
+        ("de", r"rechnungs\s*-?\s*datum|ausstellungsdatum|belegdatum|datum\s+der\s+rechnung|datum"),
+        ("fr", r"date\s+(?:de\s+(?:la\s+)?)?facture|date\s+d['\u2019]\s*[eé]mission|date\s+de\s+facturation|[eé]mise?\s+le|date"),
+        ("nl", r"factuurdatum|datum\s+factuur|datum"),
+        ("es", r"fecha\s+(?:de\s+)?(?:la\s+)?(?:factura|emisi[oó]n|expedici[oó]n)|fecha"),
+        ("it", r"data\s+(?:della\s+)?(?:fattura|documento|emissione|di\s+emissione)|data"),
+        ("pl", r"data\s+wystawienia|data"),
+        ("pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data"),
     ],
     "due_date": [
-        (1.0, "en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|pay(?:able)?[^.:]{0,30}?\s(?:by|before)|due"),
-        (1.0, "de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
+        ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|pay(?:able)?[^.:]{0,30}?\s(?:by|before)|due"),
+        ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie\s+bis(?:\s+zum)?"),
-        (1.0, "fr", r"date\s+d['\u2019]\s*[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le"),
-        (1.0, "nl", r"vervaldatum|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
-        (1.0, "es", r"fecha\s+(?:de\s+)?vencimiento|vencimiento|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
-        (1.0, "it", r"data\s+(?:di\s+)?scadenza|scadenza|da\s+pagare\s+entro\s+il|entro\s+il"),
-        (1.0, "pl", r"termin\s+p[lł]atno[sś]ci"),
-        (1.0, "pt", r"data\s+de\s+vencimento|vencimento"),
+        ("fr", r"date\s+d['\u2019]\s*[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le"),
+        ("nl", r"vervaldatum|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
+        ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimiento|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
+        ("it", r"data\s+(?:di\s+)?scadenza|scadenza|da\s+pagare\s+entro\s+il|entro\s+il"),
+        ("pl", r"termin\s+p[lł]atno[sś]ci"),
+        ("pt", r"data\s+de\s+vencimento|vencimento"),
     ],
     "subtotal": [
-        (1.0, "en", r"sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total\s+(?:excl\.?|excluding|before|ex\.?)\s*(?:vat|tax|gst)?|"
+        ("en", r"sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total\s+(?:excl\.?|excluding|before|ex\.?)\s*(?:vat|tax|gst)?|"
                     r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|taxable\s+amount|total\s+(?:ht|h\.t\.)"),
-        (1.0, "de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
+        ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
-        (1.0, "fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
-        (1.0, "nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw"),
-        (1.0, "es", r"base\s+imponible|subtotal|importe\s+neto|total\s+neto|suma"),
-        (1.0, "it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
-        (1.0, "pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
-        (1.0, "pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo"),
+        ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
+        ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw"),
+        ("es", r"base\s+imponible|subtotal|importe\s+neto|total\s+neto|suma"),
+        ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
+        ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
+        ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo"),
     ],
     "tax": [
-        (1.0, "en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst|hst|"
+        ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst|hst|"
                     r"taxes,?\s+fees"),
-        (1.0, "de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
+        ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
                     r"zzgl\.?\s+(?:mwst|ust|umsatzsteuer)|zuz[uü]glich\s+(?:mwst|ust|umsatzsteuer)|steuerbetrag|steuer"),
-        (1.0, "fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?"),
-        (1.0, "nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
-        (1.0, "es", r"(?:total\s+|cuota\s+)?(?:iva|igic)|impuestos?"),
-        (1.0, "it", r"(?:totale\s+)?(?:iva|imposta)"),
-        (1.0, "pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|vat"),
-        (1.0, "pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
+        ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?"),
+        ("nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
+        ("es", r"(?:total\s+|cuota\s+)?(?:iva|igic)|impuestos?"),
+        ("it", r"(?:totale\s+)?(?:iva|imposta)"),
+        ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|vat"),
+        ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
     ],
     "total": [
-        (1.0, "en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable)|balance\s+due|grand\s+total|"
+        ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable)|balance\s+due|grand\s+total|"
                     r"total\s+(?:incl\.?|including)\s*(?:vat|tax|gst)?|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total"),
-        (1.0, "de", r"gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
+        ("de", r"gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
-        (1.0, "fr", r"total\s+t\.?t\.?c\.?|montant\s+t\.?t\.?c\.?|net\s+[aà]\s+payer|total\s+[aà]\s+payer|montant\s+total|"
+        ("fr", r"total\s+t\.?t\.?c\.?|montant\s+t\.?t\.?c\.?|net\s+[aà]\s+payer|total\s+[aà]\s+payer|montant\s+total|"
                     r"total\s+g[eé]n[eé]ral|total"),
-        (1.0, "nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen)|te\s+betalen|totaalbedrag|totaal"),
-        (1.0, "es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+total|total"),
-        (1.0, "it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+totale|totale"),
-        (1.0, "pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem"),
-        (1.0, "pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
+        ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen)|te\s+betalen|totaalbedrag|totaal"),
+        ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+total|total"),
+        ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+totale|totale"),
+        ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem"),
+        ("pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
     ],
     "vendor": [
-        (1.0, "en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee"),
-        (1.0, "de", r"verk[aä]ufer|lieferant|rechnungssteller|leistungserbringer|absender|von"),
-        (1.0, "fr", r"fournisseur|[eé]metteur|vendeur|prestataire|de"),
-        (1.0, "nl", r"leverancier|verkoper|afzender|van"),
-        (1.0, "es", r"proveedor|emisor|vendedor|prestador"),
-        (1.0, "it", r"fornitore|cedente(?:\s*/\s*prestatore)?|venditore|mittente"),
-        (1.0, "pl", r"sprzedawca|wystawca|dostawca"),
-        (1.0, "pt", r"emitente|fornecedor|vendedor|prestador"),
+        ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee"),
+        ("de", r"verk[aä]ufer|lieferant|rechnungssteller|leistungserbringer|absender|von"),
+        ("fr", r"fournisseur|[eé]metteur|vendeur|prestataire|de"),
+        ("nl", r"leverancier|verkoper|afzender|van"),
+        ("es", r"proveedor|emisor|vendedor|prestador"),
+        ("it", r"fornitore|cedente(?:\s*/\s*prestatore)?|venditore|mittente"),
+        ("pl", r"sprzedawca|wystawca|dostawca"),
+        ("pt", r"emitente|fornecedor|vendedor|prestador"),
     ],
     "buyer": [
-        (1.0, "en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
+        ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
                     r"recipient|to|attn"),
-        (1.0, "de", r"rechnungs\s*-?\s*empf[aä]nger|rechnungsadresse|lieferadresse|kunde|k[aä]ufer|an"),
-        (1.0, "fr", r"factur[eé]\s+[aà]|client|destinataire|acheteur|adresse\s+de\s+facturation"),
-        (1.0, "nl", r"factuur\s+aan|klant|afnemer"),
-        (1.0, "es", r"facturar\s+a|cliente|destinatario|datos\s+del\s+cliente"),
-        (1.0, "it", r"cessionario(?:\s*/\s*committente)?|cliente|destinatario|spett\.?(?:le)?"),
-        (1.0, "pl", r"nabywca|odbiorca"),
-        (1.0, "pt", r"destinat[aá]rio|tomador|cliente"),
+        ("de", r"rechnungs\s*-?\s*empf[aä]nger|rechnungsadresse|lieferadresse|kunde|k[aä]ufer|an"),
+        ("fr", r"factur[eé]\s+[aà]|client|destinataire|acheteur|adresse\s+de\s+facturation"),
+        ("nl", r"factuur\s+aan|klant|afnemer"),
+        ("es", r"facturar\s+a|cliente|destinatario|datos\s+del\s+cliente"),
+        ("it", r"cessionario(?:\s*/\s*committente)?|cliente|destinatario|spett\.?(?:le)?"),
+        ("pl", r"nabywca|odbiorca"),
+        ("pt", r"destinat[aá]rio|tomador|cliente"),
     ],
 }  # fmt: skip
 
@@ -141,7 +142,7 @@ def _compile() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     for field, entries in _LEXICON.items():
         table[field] = [
             (language, re.compile(r"^\s*(?:" + patterns + r")(?![a-z])\.?\s*(?:\([^)]*\))?\s*[:#]?\s*", re.I))
-            for _, language, patterns in entries
+            for language, patterns in entries
         ]
     return table
 
@@ -151,8 +152,13 @@ _TABLE = _compile()
 ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "total", "vendor", "buyer")
 
 
-def match_labels(text: str) -> list[LabelMatch]:
-    """Every field whose label starts this phrase, the strongest reading first."""
+@lru_cache(maxsize=8192)
+def match_labels(text: str) -> tuple[LabelMatch, ...]:
+    """Every field whose label starts this phrase, the longest label first.
+
+    Cached: the reader asks about the same phrase from the candidate pass, the neighbour search and
+    the vendor search, and letterheads and footers repeat on every page.
+    """
     folded = fold(text)
     found: list[LabelMatch] = []
     for field in ORDER:
@@ -180,5 +186,4 @@ def match_labels(text: str) -> list[LabelMatch]:
             )
         if best is not None:
             found.append(best)
-    found.sort(key=lambda m: -len(m.label))
-    return found
+    return tuple(sorted(found, key=lambda m: -len(m.label)))

@@ -106,7 +106,7 @@ def lines_from_words(words: Iterable[Word]) -> list[Line]:
 
 
 def lines_from_text(text: str) -> list[Line]:
-    """Rows of phrases from plain text: one text line is one row, 12 points high, phrases 10 points a character."""
+    """Rows of phrases from plain text: one text line is one row 12 points high, 5 points a character."""
     lines: list[Line] = []
     raw = [line for line in text.splitlines() if line.strip()]
     for number, raw_line in enumerate(raw):

@@ -24,7 +24,6 @@ from quire.workflows.models.invoice.values import (
     dates_in,
     day_first_votes,
     decimal_mark_of,
-    fold,
     is_identifier_context,
 )
 from quire.workflows.models.invoice.vendor import find_vendor
@@ -36,6 +35,11 @@ DATE_FIELDS = ("issue_date", "due_date")
 _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 _CENT = Decimal("0.01")
+
+
+def evidence(confidence: float, text: str, page: int | None = None, bbox: list[float] | None = None) -> dict[str, Any]:
+    """One field's evidence, as the invoice result's `fields` map holds it."""
+    return {"confidence": round(confidence, 2), "page": page, "text": text[:300], "bbox": bbox}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,21 +54,16 @@ class Candidate:
     def evidence(self, confidence: float, has_layout: bool) -> dict[str, Any]:
         same = self.label is self.source
         text = self.source.text if same else f"{self.label.text} {self.source.text}"
-        box = None
-        if has_layout:
-            parts = [self.label, self.source] if self.label.page == self.source.page else [self.source]
-            box = [
-                round(min(p.x0 for p in parts), 1),
-                round(min(p.y0 for p in parts), 1),
-                round(max(p.x1 for p in parts), 1),
-                round(max(p.y1 for p in parts), 1),
-            ]
-        return {
-            "confidence": round(confidence, 2),
-            "page": self.source.page if has_layout else None,
-            "text": text[:300],
-            "bbox": box,
-        }
+        if not has_layout:
+            return evidence(confidence, text)
+        parts = [self.label, self.source] if self.label.page == self.source.page else [self.source]
+        box = [
+            round(min(p.x0 for p in parts), 1),
+            round(min(p.y0 for p in parts), 1),
+            round(max(p.x1 for p in parts), 1),
+            round(max(p.y1 for p in parts), 1),
+        ]
+        return evidence(confidence, text, self.source.page, box)
 
 
 def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str, Phrase]]:
@@ -103,8 +102,6 @@ def _invoice_number(text: str) -> str | None:
 
 def _parse(field: str, text: str, mark: str, day_first: bool) -> Any:
     if field in AMOUNT_FIELDS:
-        if is_identifier_context(text) and not amounts_in(text, mark):
-            return None
         found = amounts_in(text, mark)
         return found[-1] if found else None
     if field in DATE_FIELDS:
@@ -115,39 +112,45 @@ def _parse(field: str, text: str, mark: str, day_first: bool) -> Any:
     return None
 
 
-def _candidates(lines: list[Line], mark: str, day_first: bool) -> tuple[dict[str, list[Candidate]], Counter[str]]:
+Labelled = list[tuple[int, Phrase, LabelMatch]]
+
+
+def _labelled(lines: list[Line]) -> Labelled:
+    """Every phrase that starts with a label, with its line index and the longest label it starts with."""
+    return [
+        (index, phrase, matches[0])
+        for index, line in enumerate(lines)
+        for phrase in line.phrases
+        if (matches := match_labels(phrase.text))
+    ]
+
+
+def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: bool) -> dict[str, list[Candidate]]:
     found: dict[str, list[Candidate]] = {}
-    languages: Counter[str] = Counter()
-    for index, line in enumerate(lines):
-        for phrase in line.phrases:
-            matches = match_labels(phrase.text)
-            if not matches:
+    for index, phrase, match in labelled:
+        if match.field in ("vendor", "buyer"):
+            continue
+        sources: list[tuple[str, str, Phrase]] = []
+        if match.rest:
+            sources.append(("same", match.rest, phrase))
+        if match.field == "invoice_number" and match.rest:
+            # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
+            dates = dates_in(match.rest, day_first)
+            if dates:
+                found.setdefault("issue_date", []).append(
+                    Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
+                )
+        if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
+            # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
+            sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+        for relation, text, source in sources:
+            value = _parse(match.field, text, mark, day_first)
+            if value is None:
                 continue
-            match: LabelMatch = matches[0]
-            languages[match.language] += 1
-            if match.field in ("vendor", "buyer"):
-                continue
-            sources: list[tuple[str, str, Phrase]] = []
-            if match.rest:
-                sources.append(("same", match.rest, phrase))
-            if match.field == "invoice_number" and match.rest:
-                # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
-                dates = dates_in(match.rest, day_first)
-                if dates and dates[0].value is not None:
-                    found.setdefault("issue_date", []).append(
-                        Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
-                    )
-            if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
-                # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
-                sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
-            for relation, text, source in sources:
-                value = _parse(match.field, text, mark, day_first)
-                if value is None:
-                    continue
-                score = match.weight * _RELATION[relation] * min(phrase.confidence, source.confidence)
-                found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
-                break
-    return found, languages
+            score = match.weight * _RELATION[relation] * min(phrase.confidence, source.confidence)
+            found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
+            break
+    return found
 
 
 def _best(candidates: list[Candidate]) -> tuple[Candidate | None, float]:
@@ -220,10 +223,11 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     mark = decimal_mark_of(text) or "."
     currencies = Counter(currencies_in(text))
     currency = currencies.most_common(1)[0][0] if currencies else None
-    _, languages = _candidates(lines, mark, True)
+    labelled = _labelled(lines)
+    languages = Counter(match.language for _, _, match in labelled)
     language = languages.most_common(1)[0][0] if languages else "en"
     day_first = _decide_day_first(lines, language, currency)
-    found, _ = _candidates(lines, mark, day_first)
+    found = _candidates(lines, labelled, mark, day_first)
 
     chosen: dict[str, tuple[Candidate | None, float]] = {
         field: _best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
@@ -233,29 +237,28 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         chosen["issue_date"] = _first_date(lines, day_first)
 
     values: dict[str, Any] = {}
-    evidence: dict[str, dict[str, Any]] = {}
+    fields: dict[str, dict[str, Any]] = {}
     for field, (candidate, confidence) in chosen.items():
         if candidate is None:
             continue
         value = candidate.value.value if field in AMOUNT_FIELDS else candidate.value
         values[field] = value
-        evidence[field] = candidate.evidence(min(confidence, 1.0), has_layout)
+        fields[field] = candidate.evidence(min(confidence, 1.0), has_layout)
 
-    checks = _check_and_derive(values, evidence)
+    checks = _check_and_derive(values, fields)
     total_candidate = chosen["total"][0]
     if total_candidate is not None and total_candidate.value.currency:
         currency = total_candidate.value.currency
     if currency:
         values["currency"] = currency
-        evidence["currency"] = {"confidence": 0.9 if currencies[currency] > 1 else 0.7, "page": None,
-                                "text": currency, "bbox": None}  # fmt: skip
+        fields["currency"] = evidence(0.9 if currencies[currency] > 1 else 0.7, currency)
     vendor = find_vendor(lines)
     if vendor is not None:
         name, confidence, phrase = vendor
         values["vendor"] = name
-        evidence["vendor"] = {"confidence": round(confidence, 2), "page": phrase.page if has_layout else None,
-                              "text": phrase.text[:300], "bbox": list(phrase.bbox) if has_layout else None}  # fmt: skip
-    return {"values": values, "fields": evidence, "checks": checks, "language": language}
+        where = (phrase.page, list(phrase.bbox)) if has_layout else (None, None)
+        fields["vendor"] = evidence(confidence, phrase.text, *where)
+    return {"values": values, "fields": fields, "checks": checks, "language": language}
 
 
 def _first_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, float]:
@@ -265,24 +268,24 @@ def _first_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, f
             break
         for phrase in line.phrases:
             dates = dates_in(phrase.text, day_first)
-            if dates and dates[0].value is not None and not is_identifier_context(phrase.text):
+            if dates and not is_identifier_context(phrase.text):
                 return Candidate("issue_date", dates[0].value, 0.5, phrase, phrase, index), 0.5
     return None, 0.0
 
 
-def _check_and_derive(values: dict[str, Any], evidence: dict[str, dict[str, Any]]) -> dict[str, bool | None]:
+def _check_and_derive(values: dict[str, Any], fields: dict[str, dict[str, Any]]) -> dict[str, bool | None]:
     """`totals_add_up`, `tax_below_total`, `due_after_issue`; a missing amount is derived from the other two."""
     sub, tax, total = (values.get(f) for f in AMOUNT_FIELDS)
     printed = all(f in values for f in AMOUNT_FIELDS)
     if total is not None and sub is not None and tax is None and total >= sub >= 0:
         values["tax"] = tax = total - sub
-        evidence["tax"] = {"confidence": 0.6, "page": None, "text": "total - subtotal", "bbox": None}
+        fields["tax"] = evidence(0.6, "total - subtotal")
     elif total is None and sub is not None and tax is not None:
         values["total"] = total = sub + tax
-        evidence["total"] = {"confidence": 0.55, "page": None, "text": "subtotal + tax", "bbox": None}
+        fields["total"] = evidence(0.55, "subtotal + tax")
     elif sub is None and total is not None and tax is not None and abs(tax) < abs(total):
         values["subtotal"] = sub = total - tax
-        evidence["subtotal"] = {"confidence": 0.6, "page": None, "text": "total - tax", "bbox": None}
+        fields["subtotal"] = evidence(0.6, "total - tax")
     checks: dict[str, bool | None] = {
         "totals_add_up": None if sub is None or tax is None or total is None else abs(sub + tax - total) <= _CENT,
         "tax_below_total": None if tax is None or total is None else abs(tax) < abs(total) or total == 0,
@@ -292,13 +295,13 @@ def _check_and_derive(values: dict[str, Any], evidence: dict[str, dict[str, Any]
     }
     if printed and checks["totals_add_up"] and checks["tax_below_total"]:
         for field in AMOUNT_FIELDS:  # three printed amounts that agree vouch for each other
-            evidence[field]["confidence"] = max(evidence[field]["confidence"], 0.9)
+            fields[field]["confidence"] = max(fields[field]["confidence"], 0.9)
     if checks["totals_add_up"] is False or checks["tax_below_total"] is False:
         for field in AMOUNT_FIELDS:
-            if field in evidence:
-                evidence[field]["confidence"] = round(evidence[field]["confidence"] * 0.7, 2)
+            if field in fields:
+                fields[field]["confidence"] = round(fields[field]["confidence"] * 0.7, 2)
     if checks["due_after_issue"] is False:
-        evidence["due_date"]["confidence"] = round(evidence["due_date"]["confidence"] * 0.5, 2)
+        fields["due_date"]["confidence"] = round(fields["due_date"]["confidence"] * 0.5, 2)
     return checks
 
 
@@ -311,11 +314,8 @@ def decide(reading: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         if confidence < ABSTAIN_BELOW:
             if field in values:
                 values[field] = None
-            if field not in ("due_date",) or field in reading["fields"]:
-                review.append(field)
+            if field != "due_date" or field in reading["fields"]:
+                review.append(field)  # an invoice without a due date is usual; one read too unsurely is not
         elif confidence < REVIEW_BELOW:
             review.append(field)
     return values, review
-
-
-__all__ = ["decide", "fold", "read_layout"]

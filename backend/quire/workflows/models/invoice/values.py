@@ -22,38 +22,15 @@ LANGUAGES = ("en", "de", "fr", "nl", "es", "it", "pl", "pt")
 _SPACES = "\u00a0\u202f\u2009 "
 
 CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "R$": "BRL", "zł": "PLN", "A$": "AUD",
-                    "C$": "CAD", "kr": "SEK", "₹": "INR", "Rs.": "INR", "CHF": "CHF", "Fr.": "CHF"}  # fmt: skip
-CURRENCY_CODES = frozenset(
-    [
-        "EUR",
-        "USD",
-        "GBP",
-        "CHF",
-        "CAD",
-        "AUD",
-        "JPY",
-        "SEK",
-        "NOK",
-        "DKK",
-        "PLN",
-        "CZK",
-        "HUF",
-        "BRL",
-        "INR",
-        "MYR",
-        "SGD",
-        "NZD",
-        "ZAR",
-        "MXN",
-        "CNY",
-        "HKD",
-        "RON",
-        "BGN",
-    ]
-)
+                    "C$": "CAD", "₹": "INR"}  # fmt: skip
+CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
+                            "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
+                            "RON", "BGN"])  # fmt: skip
 _CURRENCY = re.compile(
-    r"(?<![A-Za-z])(?:" + "|".join(sorted(CURRENCY_CODES, key=len, reverse=True)) + r")(?![A-Za-z])"
-    r"|US\$|R\$|A\$|C\$|[€$£¥₹]|zł"
+    r"(?<![A-Za-z])(?:"
+    + "|".join(sorted(CURRENCY_CODES, key=len, reverse=True))
+    + r")(?![A-Za-z])|"
+    + "|".join(re.escape(symbol) for symbol in sorted(CURRENCY_SYMBOLS, key=len, reverse=True))
 )
 
 # A money amount: optional sign, thousands groups, and a decimal part of two digits; or a whole
@@ -108,8 +85,6 @@ def strip_identifiers(text: str) -> str:
 class Amount:
     value: Decimal
     currency: str | None
-    text: str
-    has_decimals: bool
 
 
 def decimal_mark_of(text: str) -> str | None:
@@ -127,7 +102,7 @@ def _to_decimal(number: str, decimal_mark: str) -> Decimal | None:
         decimal_mark = "," if cleaned.rfind(",") > cleaned.rfind(".") else "."
     elif re.search(r"[.,]\d{2}$", cleaned):
         decimal_mark = cleaned[-3]
-    elif re.search(r"[.,]\d{3}$", cleaned) and cleaned.count(cleaned[-4]) >= 1:
+    elif re.search(r"[.,]\d{3}$", cleaned):
         decimal_mark = "." if cleaned[-4] == "," else ","  # 1,000 or 1.000: a thousands group
     try:
         return parse_decimal(cleaned, locale="de" if decimal_mark == "," else "en", strict=False)
@@ -151,9 +126,7 @@ def amounts_in(text: str, decimal_mark: str = ".") -> list[Amount]:
             continue
         if match.group("sign") in ("-", "\u2212", "(") or match.group("trail"):
             value = -value
-        found.append(
-            Amount(value, currency_of(currency_text) if currency_text else None, match.group(0).strip(), has_decimals)
-        )
+        found.append(Amount(value, currency_of(currency_text) if currency_text else None))
     return found
 
 
@@ -196,11 +169,8 @@ def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
 
 @dataclass(frozen=True, slots=True)
 class PrintedDate:
-    value: date | None  # None while the day/month order is ambiguous and not yet decided
-    text: str
-    first: int = 0
-    second: int = 0
-    year: int = 0
+    value: date
+    text: str  # as printed
 
 
 def _year(text: str) -> int:

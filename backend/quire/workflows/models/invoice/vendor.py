@@ -112,11 +112,11 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             score -= 0.15 if line.page > 1 else 0.0
             scored.append((score, name, phrase))
     if not scored:
-        for line in lines[:8]:
+        for index, line in enumerate(lines[:8]):
             if line.page != 1:
                 break
             for phrase in line.phrases:
-                if lines.index(line) not in buyer and _looks_like_name(phrase.text) and len(phrase.text.split()) <= 6:
+                if index not in buyer and _looks_like_name(phrase.text) and len(phrase.text.split()) <= 6:
                     scored.append((0.5, phrase.text.strip(), phrase))
                     break
             if scored:
