@@ -167,3 +167,63 @@ def test_nothing_certain_means_empty_fields_named_for_review() -> None:
 
 def test_dates_are_never_read_from_inside_longer_numbers() -> None:
     assert dates_in("Order 2024031501", day_first=True) == []
+
+
+def test_a_key_value_grid_gives_each_label_the_value_under_it() -> None:
+    # Given a header row of document labels with one row of values under it, as billing systems print them
+    result = page(
+        (40, 100, "Date"), (130, 100, "Client code"), (220, 100, "Invoice No."), (320, 100, "Page"),
+        (40, 115, "21/10/2022"), (130, 115, "016KERM"), (220, 115, "052273"), (320, 115, "1"),
+        (300, 300, "Total due 74,70 EUR"),
+    )  # fmt: skip
+    # Then the date and the number are read from the cells under their labels
+    assert (result["issue_date"], result["invoice_number"]) == ("2022-10-21", "052273")
+
+
+def test_a_french_due_date_label_without_the_apostrophe() -> None:
+    result = text_invoice("Facture N° 88\nDate 01/03/2024\nDate échéance 31/03/2024\nTotal TTC 120,00 €")
+    assert (result["issue_date"], result["due_date"]) == ("2024-03-01", "2024-03-31")
+
+
+def test_without_a_currency_sign_the_currency_of_the_payees_bank_country_is_offered_for_review() -> None:
+    result = text_invoice("Factura 1707024\nImporte total 84,64\nIBAN ES46 0049 0144 1921 1099 3495")
+    assert result["currency"] == "EUR"
+    assert "currency" in result["needs_review"]
+
+
+def test_a_letters_return_address_line_names_the_issuer_and_the_address_under_it_is_the_buyer() -> None:
+    # Given a German letter: the sender's return-address line above the window with the customer's address
+    result = page(
+        (40, 90, "Example Hosting SE · Hauptstr. 57 · 56410 Montabaur"),
+        (40, 105, "Vivahome GmbH"), (40, 118, "An der Ringmauer 16"), (40, 131, "51491 Overath"),
+        (360, 90, "Rechnungsnummer: 100183565292"), (360, 300, "Zu zahlender Betrag 18,00 EUR"),
+    )  # fmt: skip
+    assert result["vendor"] == "Example Hosting SE"
+
+
+def test_the_issuer_is_the_name_that_matches_the_invoices_own_web_domain() -> None:
+    # Given a name without a company form in the letterhead and the buyer's company below a bill-to label
+    result = page(
+        (40, 60, "Skyfarer Analytics"), (40, 73, "billing@skyfarer.io"),
+        (300, 60, "Bill to"), (300, 73, "Customer Works Ltd"),
+        (40, 200, "Amount due $100.00"),
+    )  # fmt: skip
+    assert result["vendor"] == "Skyfarer Analytics"
+
+
+def test_the_payee_of_a_cheque_is_the_issuer_even_when_the_quoted_name_wraps() -> None:
+    result = page(
+        (40, 60, "Mr A Sample"), (40, 73, "2 Sample Street"),
+        (300, 500, "Make cheques payable to “Northern Power"), (300, 513, "Supply Ltd” and write your reference"),
+        (40, 200, "Please pay £92.62"),
+    )  # fmt: skip
+    assert result["vendor"] == "Northern Power Supply Ltd"
+
+
+def test_a_remit_to_label_in_a_header_row_takes_the_name_below_it() -> None:
+    result = page(
+        (40, 300, "Remit To"), (200, 300, "Ship-To-Party"), (360, 300, "Ordered By"),
+        (40, 313, "The Kitchenware Company"), (200, 313, "Harbour Hotel"), (360, 313, "L. Cynar"),
+        (40, 400, "Amount Due 133.19"),
+    )  # fmt: skip
+    assert result["vendor"] == "The Kitchenware Company"

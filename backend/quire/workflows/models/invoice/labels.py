@@ -44,7 +44,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie\s+bis(?:\s+zum)?"),
-        ("fr", r"date\s+d['\u2019]\s*[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le"),
+        ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le"),
         ("nl", r"vervaldatum|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
         ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimiento|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
         ("it", r"data\s+(?:di\s+)?scadenza|scadenza|da\s+pagare\s+entro\s+il|entro\s+il"),
@@ -89,7 +89,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
     ],
     "vendor": [
-        ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee"),
+        ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
+                    r"(?:make\s+)?(?:checks|cheques)\s+payable\s+to|payable\s+to|"
+                    r"(?:please\s+)?(?:send|mail|remit)\s+(?:all\s+)?payments?(?:\s+[a-z]+){0,3}\s+to"),
         ("de", r"verk[aä]ufer|lieferant|rechnungssteller|leistungserbringer|absender|von"),
         ("fr", r"fournisseur|[eé]metteur|vendeur|prestataire|de"),
         ("nl", r"leverancier|verkoper|afzender|van"),
@@ -168,8 +170,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             if match is None or (best is not None and len(match.group(0)) <= len(best.label)):
                 continue
             label = folded[: match.end()].strip()
-            if field in ("vendor", "buyer") and folded[match.end() :].strip() and ":" not in label:
-                continue  # "Lieferant GmbH" is a name; a party label stands alone or ends with a colon
+            if field in ("vendor", "buyer") and folded[match.end() :].strip() and not re.search(r":|\sto$", label):
+                continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
             bare = re.sub(r"[^a-z.# ]", "", label).strip(" .")
             weight = 0.6 if bare in _WEAK.get(field, set()) else 1.0
             if field == "total":

@@ -20,6 +20,7 @@ from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
     amounts_in,
+    bank_currency,
     currencies_in,
     dates_in,
     day_first_votes,
@@ -72,8 +73,8 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
     found: list[tuple[str, Phrase]] = []
     right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1]
     found += [("right", p) for p in right[:2]]
-    label_count = sum(1 for p in line.phrases if match_labels(p.text))
-    if label_count >= 3:
+    header = [m[0].field for p in line.phrases if (m := match_labels(p.text))]
+    if len(header) >= 3 and any(field in AMOUNT_FIELDS for field in header):
         return found  # a table header: the values below are column entries, not this label's value
     for below in lines[index + 1 : index + 4]:
         if below.page != line.page or below.y0 - line.y1 > 3 * max(phrase.height, 8.0):
@@ -147,7 +148,10 @@ def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: boo
             value = _parse(match.field, text, mark, day_first)
             if value is None:
                 continue
-            score = match.weight * _RELATION[relation] * min(phrase.confidence, source.confidence)
+            weight = _RELATION[relation]
+            if relation == "below" and match.field not in AMOUNT_FIELDS:
+                weight = 0.85  # a date or number printed under its label is a key-value grid, as usual as beside it
+            score = match.weight * weight * min(phrase.confidence, source.confidence)
             found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
             break
     return found
@@ -252,6 +256,9 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if currency:
         values["currency"] = currency
         fields["currency"] = evidence(0.9 if currencies[currency] > 1 else 0.7, currency)
+    elif banked := bank_currency(text):
+        values["currency"] = banked
+        fields["currency"] = evidence(0.6, f"IBAN {banked}")
     vendor = find_vendor(lines)
     if vendor is not None:
         name, confidence, phrase = vendor

@@ -16,7 +16,7 @@ from decimal import Decimal
 from functools import cache
 
 from babel.dates import get_month_names
-from babel.numbers import NumberFormatError, parse_decimal
+from babel.numbers import NumberFormatError, get_territory_currencies, parse_decimal
 
 LANGUAGES = ("en", "de", "fr", "nl", "es", "it", "pl", "pt")
 _SPACES = "\u00a0\u202f\u2009 "
@@ -139,6 +139,18 @@ def currency_of(text: str) -> str | None:
 
 def currencies_in(text: str) -> list[str]:
     return [code for code in (currency_of(m.group(0)) for m in _CURRENCY.finditer(text)) if code]
+
+
+def bank_currency(text: str) -> str | None:
+    """The currency of the country of the first IBAN printed: where the payment goes, from CLDR's territory data."""
+    for match in IBAN.finditer(text):
+        try:
+            currencies = get_territory_currencies(match.group(0)[:2])
+        except ValueError:  # not a territory babel knows
+            continue
+        if currencies:
+            return str(currencies[0])
+    return None
 
 
 @cache

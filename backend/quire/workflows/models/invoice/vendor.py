@@ -1,8 +1,11 @@
 """Who issued the invoice: a company named in the letterhead or the legal footer, never the bill-to block.
 
 Candidates are phrases that carry a company form (GmbH, B.V., S.A.R.L., Ltd, Inc., sp. z o.o., ...),
-the value of a seller label, and the first name-like phrase at the top of the first page. The
-buyer's block (the lines under a bill-to label) and labels or sentences never qualify.
+the value of a seller or payee label ("Remit to", "Make cheques payable to"), the first part of a
+letter's return-address line ("IONOS SE · Elgendorfer Str. 57 · 56410 Montabaur"), names that match
+the domain of the invoice's own website or email address, and the first name-like phrase at the top of
+the first page. The buyer's block (the lines under a bill-to label, or under a return-address line)
+and labels or sentences never qualify.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from collections import Counter
 
 from quire.workflows.models.invoice.labels import match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase
-from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, dates_in, fold
+from quire.workflows.models.invoice.values import EMAIL_OR_URL, VAT_ID, amounts_in, dates_in, fold
 
 _FORMS = (
     r"gmbh(?:\s*&\s*co\.?\s*kg)?|ag|kg|ug(?:\s*\(haftungsbeschr[aä]nkt\))?|e\.\s?k\.|ohg|gbr|inc\.?|incorporated|llc|l\.l\.c\.|"
     r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|co\.|pty\.?\s*ltd\.?|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
-    r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.?c\.?|ltda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie"
+    r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.?c\.?|ltda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
+    r"kgaa|(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
 _FORM = re.compile(rf"(?<![\w.])(?:{_FORMS})(?![\w])", re.I)
 _NOT_A_NAME = re.compile(
@@ -31,20 +35,39 @@ _SENTENCE = re.compile(
 )
 
 
-def _buyer_block(lines: list[Line]) -> set[int]:
-    """Lines under a bill-to label (and that label's own line): the buyer's name and address."""
-    block: set[int] = set()
+# A letter's return-address line: name, street and town in one small line, split by dots or bars.
+_RETURN_ADDRESS = re.compile(r"^([^·|•]{3,60}?)\s*[·|•]\s*[^·|•]+[·|•]\s*.*\b\d{4,5}\b")
+_HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?<=@)[a-z0-9.-]+\.[a-z]{2,6}")
+# The company register and VAT numbers a legal footer prints beside the issuer's name.
+_LEGAL_IDS = re.compile(
+    rf"{VAT_ID.pattern}|\b(?:HRB|HRA|RCS|KvK|KRS|REGON|Companies\s+House|Reg(?:istered)?\.?\s+No)\b"
+)
+# Host parts that name a service or a mail provider, not the issuer.
+# fmt: off
+_NOT_THE_ISSUER = frozenset({
+    "www", "mail", "email", "billing", "invoice", "invoices", "my", "mein", "app", "portal", "secure", "pay",
+    "support", "help", "info", "service", "kundenservice", "gmail", "googlemail", "yahoo", "hotmail", "outlook",
+    "live", "msn", "icloud", "aol", "gmx", "web", "t-online", "orange", "free", "wanadoo", "libero", "protonmail",
+    "proton", "paypal", "stripe",
+})
+# fmt: on
+
+
+def _buyer_block(lines: list[Line]) -> set[Phrase]:
+    """The buyer's name and address: a bill-to label, what follows it on its line, and the phrases under it
+    (or under a return-address line) in its column."""
+    block: set[Phrase] = set()
     for index, line in enumerate(lines):
         for phrase in line.phrases:
             matches = match_labels(phrase.text)
-            if not matches or matches[0].field != "buyer":
+            if matches and matches[0].field == "buyer":
+                block.update(p for p in line.phrases if p.x0 >= phrase.x0)
+            elif not _RETURN_ADDRESS.match(phrase.text):
                 continue
-            block.add(index)
-            for offset, below in enumerate(lines[index + 1 : index + 6], start=1):
+            for below in lines[index + 1 : index + 6]:
                 if below.page != line.page:
                     break
-                if any(p.x0 < phrase.x0 + 120 and p.x1 > phrase.x0 - 5 for p in below.phrases):
-                    block.add(index + offset)
+                block.update(p for p in below.phrases if p.x0 < phrase.x0 + 120 and p.x1 > phrase.x0 - 5)
     return block
 
 
@@ -62,32 +85,62 @@ def _looks_like_name(text: str) -> bool:
     folded = fold(text)
     if len(text) < 3 or len(text) > 80 or not re.search(r"[^\W\d_]{2}", text):
         return False
-    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or match_labels(text):
+    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or match_labels(text) or re.search(r"[_:\\]", text):
         return False
     if amounts_in(text) or dates_in(text, True) or sum(ch.isdigit() for ch in text) > 3:
         return False
     return not (_SENTENCE.search(text) and len(text.split()) > 5)
 
 
+def _own_domains(lines: list[Line], buyer: set[Phrase]) -> set[str]:
+    """The distinctive part of every web or email domain printed outside the buyer's block: `ionos` of mein.ionos.de."""
+    found: set[str] = set()
+    for phrase in (p for line in lines for p in line.phrases if p not in buyer):
+        for host in _HOST.findall(phrase.text.lower()):
+            labels = [label for label in host.split(".")[:-1] if label not in _NOT_THE_ISSUER]
+            if labels and len(labels[0]) >= 4:
+                found.add(labels[0].replace("-", ""))
+    return found
+
+
+def _matches_domain(name: str, domains: set[str]) -> bool:
+    compact = re.sub(r"[^a-z0-9]", "", re.sub(r"^the\s+", "", fold(name)))
+    return any(compact.startswith(domain) or (len(compact) >= 5 and domain.startswith(compact)) for domain in domains)
+
+
+def _quoted(text: str, lines: list[Line], index: int, phrase: Phrase) -> str:
+    """A payee name in quotes that runs on to the next line: `payable to “British Gas` + `Trading Ltd” and ...`."""
+    opened = re.match(r"^\s*[\"“„«']\s*", text)
+    if opened is None:
+        return text
+    if re.search(r"[\"”“»']", text[opened.end() :]) is None:
+        following = next(
+            (p.text for other in lines[index + 1 : index + 2] if other.page == lines[index].page
+             for p in other.phrases if abs(p.x0 - phrase.x0) < 30),
+            "",
+        )  # fmt: skip
+        text = f"{text} {following}"
+    return re.split(r"[\"”“»']", text[opened.end() :])[0]
+
+
 def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     """The issuer's name, a confidence and the phrase it was read from; None when nothing qualifies."""
     buyer = _buyer_block(lines)
+    domains = _own_domains(lines, buyer)
     scored: list[tuple[float, str, Phrase]] = []
     names = Counter(
-        _name_of(p.text).casefold()
-        for i, line in enumerate(lines)
-        if i not in buyer
-        for p in line.phrases
-        if _FORM.search(p.text)
+        _name_of(p.text).casefold() for line in lines for p in line.phrases if p not in buyer and _FORM.search(p.text)
     )
     for index, line in enumerate(lines):
-        if index in buyer:
-            continue
         position = line.y0 / max(line.page_height, 1.0)
         for phrase in line.phrases:
+            if phrase in buyer:
+                continue
             matches = match_labels(phrase.text)
             if matches and matches[0].field == "vendor":
-                rest = matches[0].rest or next((p.text for p in line.phrases if p.x0 > phrase.x1), "")
+                header = len(line.phrases) >= 3  # "Remit To | Ship-To-Party | Ordered By": the name is below
+                rest = matches[0].rest or next((p.text for p in line.phrases if p.x0 > phrase.x1 and not header), "")
+                rest = _quoted(rest, lines, index, phrase)
                 below = [
                     p for other in lines[index + 1 : index + 5] if other.page == line.page
                     for p in other.phrases if abs(p.x0 - phrase.x0) < 30 and ":" not in other.text
@@ -97,7 +150,13 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                         scored.append((0.85, _name_of(text), source))
                         break
                 continue
+            sender = _RETURN_ADDRESS.match(phrase.text)
+            if sender and line.page == 1 and _looks_like_name(sender.group(1)):
+                scored.append((0.85, _name_of(sender.group(1)), phrase))
+                continue
             if not _FORM.search(phrase.text):
+                if line.page == 1 and _looks_like_name(phrase.text) and _matches_domain(phrase.text, domains):
+                    scored.append((0.75, phrase.text.strip(), phrase))
                 continue
             name = _name_of(phrase.text)
             if (
@@ -110,13 +169,15 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             score += 0.25 if line.page == 1 and position < 0.3 else 0.1 if position > 0.8 else 0.0
             score += 0.1 if names[name.casefold()] > 1 else 0.0
             score -= 0.15 if line.page > 1 else 0.0
+            score += 0.15 if _matches_domain(name, domains) else 0.0
+            score += 0.1 if _LEGAL_IDS.search(line.text) else 0.0  # a legal footer: the name beside its VAT ID
             scored.append((score, name, phrase))
     if not scored:
-        for index, line in enumerate(lines[:8]):
+        for line in lines[:8]:
             if line.page != 1:
                 break
             for phrase in line.phrases:
-                if index not in buyer and _looks_like_name(phrase.text) and len(phrase.text.split()) <= 6:
+                if phrase not in buyer and _looks_like_name(phrase.text) and len(phrase.text.split()) <= 6:
                     scored.append((0.5, phrase.text.strip(), phrase))
                     break
             if scored:
