@@ -227,3 +227,28 @@ def test_a_remit_to_label_in_a_header_row_takes_the_name_below_it() -> None:
         (40, 400, "Amount Due 133.19"),
     )  # fmt: skip
     assert result["vendor"] == "The Kitchenware Company"
+
+
+def test_freight_between_the_subtotal_and_the_total_still_adds_up() -> None:
+    result = text_invoice("Invoice Number: 3006970\nItem Subtotal: $124.38\nFreight: $16.46\nTax (OR): $0.00\n"
+                          "Invoice Total: $140.84")  # fmt: skip
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("124.38"),
+        Decimal("0.00"),
+        Decimal("140.84"),
+    )
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_an_invoice_that_prints_no_tax_reports_none_rather_than_a_derived_zero() -> None:
+    result = text_invoice("Invoice number L5M9-0005\nSubtotal $100.00\nTotal $100.00\nAmount due $100.00 USD")
+    assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("100.00"), None, Decimal("100.00"))
+
+
+def test_a_label_that_names_no_value_of_its_first_kind_is_read_as_its_next() -> None:
+    # "Due payable" starts like a due-date label, but what it prints is the amount to pay
+    result = text_invoice(
+        "Net total: 496.00 €\nVAT total: 75.04 €\nDue payable: 571.04 €\nPlease remit until 2020-12-12."
+    )
+    assert result["total"] == Decimal("571.04")
+    assert result["due_date"] == "2020-12-12"

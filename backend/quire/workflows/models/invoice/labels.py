@@ -40,7 +40,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data"),
     ],
     "due_date": [
-        ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|pay(?:able)?[^.:]{0,30}?\s(?:by|before)|due"),
+        ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|pay(?:able)?[^.:]{0,30}?\s(?:by|before)|"
+                    r"(?:please\s+)?(?:remit|pay)\s+(?:until|by|before)|due"),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie\s+bis(?:\s+zum)?"),
@@ -52,7 +53,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"data\s+de\s+vencimento|vencimento"),
     ],
     "subtotal": [
-        ("en", r"sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total\s+(?:excl\.?|excluding|before|ex\.?)\s*(?:vat|tax|gst)?|"
+        ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total\s+(?:excl\.?|excluding|before|ex\.?)\s*(?:vat|tax|gst)?|"
                     r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|taxable\s+amount|total\s+(?:ht|h\.t\.)"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
@@ -76,7 +77,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
     ],
     "total": [
-        ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable)|balance\s+due|grand\s+total|"
+        ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
+                    r"due\s+payable|payable\s+amount|balance\s+due|grand\s+total|"
                     r"total\s+(?:incl\.?|including)\s*(?:vat|tax|gst)?|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total"),
         ("de", r"gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
@@ -87,6 +89,17 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+totale|totale"),
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem"),
         ("pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
+    ],
+    # Amounts added between the subtotal and the total, which the totals check counts.
+    "charge": [
+        ("en", r"freight|shipping(?:\s+(?:and|&)\s+handling)?|delivery(?:\s+charge)?|handling|postage|surcharge"),
+        ("de", r"versand(?:kosten)?|fracht(?:kosten)?|porto|verpackung(?:skosten)?|lieferkosten"),
+        ("fr", r"frais\s+de\s+(?:port|livraison|transport)|port|livraison"),
+        ("nl", r"verzend(?:kosten)?|bezorg(?:kosten)?|verzending"),
+        ("es", r"(?:gastos\s+de\s+)?env[ií]o|portes|transporte"),
+        ("it", r"(?:spese\s+di\s+)?(?:spedizione|trasporto)"),
+        ("pl", r"(?:koszt\s+)?(?:dostawy|wysy[lł]ki)"),
+        ("pt", r"frete|portes"),
     ],
     "vendor": [
         ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
@@ -151,7 +164,7 @@ def _compile() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
 
 _TABLE = _compile()
 # Fields tried in this order: more specific fields first where their labels share words.
-ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "total", "vendor", "buyer")
+ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "total", "charge", "vendor", "buyer")
 
 
 @lru_cache(maxsize=8192)

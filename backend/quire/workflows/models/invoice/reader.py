@@ -102,7 +102,7 @@ def _invoice_number(text: str) -> str | None:
 
 
 def _parse(field: str, text: str, mark: str, day_first: bool) -> Any:
-    if field in AMOUNT_FIELDS:
+    if field in AMOUNT_FIELDS or field == "charge":
         found = amounts_in(text, mark)
         return found[-1] if found else None
     if field in DATE_FIELDS:
@@ -113,13 +113,13 @@ def _parse(field: str, text: str, mark: str, day_first: bool) -> Any:
     return None
 
 
-Labelled = list[tuple[int, Phrase, LabelMatch]]
+Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
 
 
 def _labelled(lines: list[Line]) -> Labelled:
-    """Every phrase that starts with a label, with its line index and the longest label it starts with."""
+    """Every phrase that starts with a label, with its line index and its labels, the longest first."""
     return [
-        (index, phrase, matches[0])
+        (index, phrase, matches)
         for index, line in enumerate(lines)
         for phrase in line.phrases
         if (matches := match_labels(phrase.text))
@@ -127,34 +127,52 @@ def _labelled(lines: list[Line]) -> Labelled:
 
 
 def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: bool) -> dict[str, list[Candidate]]:
+    """A candidate per labelled phrase: from its longest label, or the next one when that reads no value
+    ("Due payable: 571.04 €" names no date, so it is read as a total)."""
     found: dict[str, list[Candidate]] = {}
-    for index, phrase, match in labelled:
-        if match.field in ("vendor", "buyer"):
-            continue
-        sources: list[tuple[str, str, Phrase]] = []
-        if match.rest:
-            sources.append(("same", match.rest, phrase))
-        if match.field == "invoice_number" and match.rest:
-            # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
-            dates = dates_in(match.rest, day_first)
-            if dates:
-                found.setdefault("issue_date", []).append(
-                    Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
-                )
-        if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
-            # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
-            sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
-        for relation, text, source in sources:
-            value = _parse(match.field, text, mark, day_first)
-            if value is None:
-                continue
-            weight = _RELATION[relation]
-            if relation == "below" and match.field not in AMOUNT_FIELDS:
-                weight = 0.85  # a date or number printed under its label is a key-value grid, as usual as beside it
-            score = match.weight * weight * min(phrase.confidence, source.confidence)
-            found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
-            break
+    for index, phrase, matches in labelled:
+        for match in matches:
+            if match.field not in ("vendor", "buyer") and _read_label(
+                lines, index, phrase, match, mark, day_first, found
+            ):
+                break
     return found
+
+
+def _read_label(
+    lines: list[Line],
+    index: int,
+    phrase: Phrase,
+    match: LabelMatch,
+    mark: str,
+    day_first: bool,
+    found: dict[str, list[Candidate]],
+) -> bool:
+    """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
+    sources: list[tuple[str, str, Phrase]] = []
+    if match.rest:
+        sources.append(("same", match.rest, phrase))
+    if match.field == "invoice_number" and match.rest:
+        # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
+        dates = dates_in(match.rest, day_first)
+        if dates:
+            found.setdefault("issue_date", []).append(
+                Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
+            )
+    if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
+        # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
+        sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+    for relation, text, source in sources:
+        value = _parse(match.field, text, mark, day_first)
+        if value is None:
+            continue
+        weight = _RELATION[relation]
+        if relation == "below" and match.field not in AMOUNT_FIELDS:
+            weight = 0.85  # a date or number printed under its label is a key-value grid, as usual as beside it
+        score = match.weight * weight * min(phrase.confidence, source.confidence)
+        found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
+        return True
+    return False
 
 
 def _best(candidates: list[Candidate]) -> tuple[Candidate | None, float]:
@@ -174,7 +192,18 @@ def _amount_value(candidate: Candidate | None) -> Decimal | None:
     return None if candidate is None else candidate.value.value
 
 
-def _choose_amounts(found: dict[str, list[Candidate]], line_count: int) -> dict[str, tuple[Candidate | None, float]]:
+def _charges(found: dict[str, list[Candidate]]) -> Decimal:
+    """Freight, shipping and the like, each printed amount counted once: what lies between subtotal + tax and total."""
+    return sum({c.value.value for c in found.get("charge", []) if c.score >= ABSTAIN_BELOW}, Decimal(0))
+
+
+def _adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal) -> bool:
+    return abs(sub + tax - total) <= _CENT or (charges != 0 and abs(sub + tax + charges - total) <= _CENT)
+
+
+def _choose_amounts(
+    found: dict[str, list[Candidate]], line_count: int, charges: Decimal
+) -> dict[str, tuple[Candidate | None, float]]:
     """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up."""
     options: dict[str, list[tuple[Candidate | None, float]]] = {}
     totals = found.get("total", [])
@@ -201,7 +230,7 @@ def _choose_amounts(found: dict[str, list[Candidate]], line_count: int) -> dict[
         values = [_amount_value(sub), _amount_value(tax), _amount_value(total)]
         if all(v is not None for v in values):
             s, t, g = (v for v in values if v is not None)
-            rank += 0.8 if abs(s + t - g) <= _CENT else -0.6
+            rank += 0.8 if _adds_up(s, t, g, charges) else -0.6
             rank -= 0.5 if abs(t) >= abs(g) > 0 else 0.0
             rank -= 0.5 if abs(t) > abs(s) else 0.0
         elif values[0] is not None and values[2] is not None:
@@ -228,7 +257,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     currencies = Counter(currencies_in(text))
     currency = currencies.most_common(1)[0][0] if currencies else None
     labelled = _labelled(lines)
-    languages = Counter(match.language for _, _, match in labelled)
+    languages = Counter(matches[0].language for _, _, matches in labelled)
     language = languages.most_common(1)[0][0] if languages else "en"
     day_first = _decide_day_first(lines, language, currency)
     found = _candidates(lines, labelled, mark, day_first)
@@ -236,7 +265,8 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     chosen: dict[str, tuple[Candidate | None, float]] = {
         field: _best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
     }
-    chosen.update(_choose_amounts(found, len(lines)))
+    charges = _charges(found)
+    chosen.update(_choose_amounts(found, len(lines), charges))
     if chosen["issue_date"][0] is None:
         chosen["issue_date"] = _first_date(lines, day_first)
 
@@ -249,7 +279,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         values[field] = value
         fields[field] = candidate.evidence(min(confidence, 1.0), has_layout)
 
-    checks = _check_and_derive(values, fields)
+    checks = _check_and_derive(values, fields, charges)
     total_candidate = chosen["total"][0]
     if total_candidate is not None and total_candidate.value.currency:
         currency = total_candidate.value.currency
@@ -280,21 +310,26 @@ def _first_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, f
     return None, 0.0
 
 
-def _check_and_derive(values: dict[str, Any], fields: dict[str, dict[str, Any]]) -> dict[str, bool | None]:
-    """`totals_add_up`, `tax_below_total`, `due_after_issue`; a missing amount is derived from the other two."""
+def _check_and_derive(
+    values: dict[str, Any], fields: dict[str, dict[str, Any]], charges: Decimal
+) -> dict[str, bool | None]:
+    """`totals_add_up`, `tax_below_total`, `due_after_issue`; a missing amount is derived from the other two.
+
+    No tax is derived where the total equals the subtotal: an invoice that prints no tax has none to report.
+    """
     sub, tax, total = (values.get(f) for f in AMOUNT_FIELDS)
     printed = all(f in values for f in AMOUNT_FIELDS)
-    if total is not None and sub is not None and tax is None and total >= sub >= 0:
-        values["tax"] = tax = total - sub
-        fields["tax"] = evidence(0.6, "total - subtotal")
+    if total is not None and sub is not None and tax is None and total - charges > sub >= 0:
+        values["tax"] = tax = total - charges - sub
+        fields["tax"] = evidence(0.6, "total - subtotal" + (" - charges" if charges else ""))
     elif total is None and sub is not None and tax is not None:
-        values["total"] = total = sub + tax
-        fields["total"] = evidence(0.55, "subtotal + tax")
+        values["total"] = total = sub + tax + charges
+        fields["total"] = evidence(0.55, "subtotal + tax" + (" + charges" if charges else ""))
     elif sub is None and total is not None and tax is not None and abs(tax) < abs(total):
-        values["subtotal"] = sub = total - tax
-        fields["subtotal"] = evidence(0.6, "total - tax")
+        values["subtotal"] = sub = total - charges - tax
+        fields["subtotal"] = evidence(0.6, "total - tax" + (" - charges" if charges else ""))
     checks: dict[str, bool | None] = {
-        "totals_add_up": None if sub is None or tax is None or total is None else abs(sub + tax - total) <= _CENT,
+        "totals_add_up": None if sub is None or tax is None or total is None else _adds_up(sub, tax, total, charges),
         "tax_below_total": None if tax is None or total is None else abs(tax) < abs(total) or total == 0,
         "due_after_issue": None
         if values.get("due_date") is None or values.get("issue_date") is None
