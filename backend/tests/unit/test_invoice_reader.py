@@ -252,3 +252,34 @@ def test_a_label_that_names_no_value_of_its_first_kind_is_read_as_its_next() -> 
     )
     assert result["total"] == Decimal("571.04")
     assert result["due_date"] == "2020-12-12"
+
+
+def test_a_grid_with_an_amount_due_reads_it_but_a_line_item_header_does_not_give_its_first_row() -> None:
+    grid = page(
+        (300, 40, "Invoice No."), (380, 40, "Date"), (460, 40, "Amount Due"),
+        (300, 53, "9421237324"), (380, 53, "12/12/2023"), (460, 53, "133.19"),
+    )  # fmt: skip
+    assert (grid["invoice_number"], grid["issue_date"], grid["total"]) == (
+        "9421237324",
+        "2023-12-12",
+        Decimal("133.19"),
+    )
+    items = page(
+        (40, 40, "Description"), (200, 40, "Qty"), (300, 40, "VAT"), (400, 40, "Total"),
+        (40, 53, "Widgets"), (200, 53, "2"), (300, 53, "19%"), (400, 53, "20.00"),
+        (300, 200, "Amount due 119.00"),
+    )  # fmt: skip
+    assert items["total"] == Decimal("119.00")
+
+
+def test_a_bill_that_prints_no_net_amount_leaves_the_subtotal_empty_for_review() -> None:
+    result = text_invoice("Bill date: 04 March 2010\nPlease pay £92.62 \u2013 to reach us by 18 Mar 2010\n"
+                          "VAT at 5% £4.41\nTotal to pay £92.62")  # fmt: skip
+    assert (result["subtotal"], result["tax"], result["total"]) == (None, Decimal("4.41"), Decimal("92.62"))
+    assert result["due_date"] == "2010-03-18"
+    assert "subtotal" in result["needs_review"]
+
+
+def test_an_invoice_amount_label_names_the_total() -> None:
+    result = text_invoice("Invoice: 9421237324\nSub Total 133.19\nInvoice Amount (USD) 133.19")
+    assert result["total"] == Decimal("133.19")

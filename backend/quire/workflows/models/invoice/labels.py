@@ -40,7 +40,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data"),
     ],
     "due_date": [
-        ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|pay(?:able)?[^.:]{0,30}?\s(?:by|before)|"
+        ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
                     r"(?:please\s+)?(?:remit|pay)\s+(?:until|by|before)|due"),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
@@ -78,7 +78,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
-                    r"due\s+payable|payable\s+amount|balance\s+due|grand\s+total|"
+                    r"due\s+payable|payable\s+amount|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total\s+(?:incl\.?|including)\s*(?:vat|tax|gst)?|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total"),
         ("de", r"gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),

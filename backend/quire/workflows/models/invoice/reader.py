@@ -25,6 +25,7 @@ from quire.workflows.models.invoice.values import (
     dates_in,
     day_first_votes,
     decimal_mark_of,
+    fold,
     is_identifier_context,
 )
 from quire.workflows.models.invoice.vendor import find_vendor
@@ -36,6 +37,12 @@ DATE_FIELDS = ("issue_date", "due_date")
 _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 _CENT = Decimal("0.01")
+# Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
+_ITEM_COLUMN = re.compile(
+    r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
+    r"designation|quantite|prix|descripcion|cantidad|concepto|precio|descrizione|quantita|prezzo|omschrijving|aantal|"
+    r"prijs|opis|ilosc|cena|descricao|quantidade|pos\b|position)"
+)
 
 
 def evidence(confidence: float, text: str, page: int | None = None, bbox: list[float] | None = None) -> dict[str, Any]:
@@ -73,9 +80,9 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
     found: list[tuple[str, Phrase]] = []
     right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1]
     found += [("right", p) for p in right[:2]]
-    header = [m[0].field for p in line.phrases if (m := match_labels(p.text))]
-    if len(header) >= 3 and any(field in AMOUNT_FIELDS for field in header):
-        return found  # a table header: the values below are column entries, not this label's value
+    labels = sum(1 for p in line.phrases if match_labels(p.text))
+    if labels >= 3 and any(_ITEM_COLUMN.match(fold(p.text)) for p in line.phrases):
+        return found  # a line-item table's header: the values below are column entries, not this label's value
     for below in lines[index + 1 : index + 4]:
         if below.page != line.page or below.y0 - line.y1 > 3 * max(phrase.height, 8.0):
             break
@@ -327,7 +334,7 @@ def _check_and_derive(
         fields["total"] = evidence(0.55, "subtotal + tax" + (" + charges" if charges else ""))
     elif sub is None and total is not None and tax is not None and abs(tax) < abs(total):
         values["subtotal"] = sub = total - charges - tax
-        fields["subtotal"] = evidence(0.6, "total - tax" + (" - charges" if charges else ""))
+        fields["subtotal"] = evidence(0.45, "total - tax" + (" - charges" if charges else ""))
     checks: dict[str, bool | None] = {
         "totals_add_up": None if sub is None or tax is None or total is None else _adds_up(sub, tax, total, charges),
         "tax_below_total": None if tax is None or total is None else abs(tax) < abs(total) or total == 0,
