@@ -283,3 +283,34 @@ def test_a_bill_that_prints_no_net_amount_leaves_the_subtotal_empty_for_review()
 def test_an_invoice_amount_label_names_the_total() -> None:
     result = text_invoice("Invoice: 9421237324\nSub Total 133.19\nInvoice Amount (USD) 133.19")
     assert result["total"] == Decimal("133.19")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Fakturanummer 10245\nFakturadatum 2024-09-30\nFörfallodatum 2024-10-30\nSumma exkl. moms 12 400,00\n"
+         "Moms 25 % 3 100,00\nAtt betala 15 500,00 kr", ("10245", "2024-10-30", Decimal("15500.00"))),
+        ("Fakturanr.: 2024117\nFakturadato: 4. november 2024\nForfaldsdato: 18. november 2024\nSubtotal 6.480,00\n"
+         "Moms 25% 1.620,00\nI alt DKK 8.100,00", ("2024117", "2024-11-18", Decimal("8100.00"))),
+        ("Laskun numero 5521\nLaskun päivämäärä 31.1.2024\nEräpäivä 14.2.2024\nVeroton yhteensä 850,00\n"
+         "ALV 24 % 204,00\nMaksettava yhteensä 1 054,00 €", ("5521", "2024-02-14", Decimal("1054.00"))),
+    ],
+)  # fmt: skip
+def test_swedish_danish_and_finnish_labels(text: str, expected: tuple[str, str, Decimal]) -> None:
+    result = text_invoice(text)
+    assert (result["invoice_number"], result["due_date"], result["total"]) == expected
+
+
+def test_a_number_shaped_like_a_date_after_a_number_word_is_the_number_not_the_date() -> None:
+    result = text_invoice("Toruń, 31 maja 2024 r.\nFAKTURA NR 12/05/2024\nDo zapłaty: 984,00 zł")
+    assert (result["invoice_number"], result["issue_date"]) == ("12/05/2024", "2024-05-31")
+
+
+def test_a_german_credit_note_with_the_tax_rate_before_the_tax_word() -> None:
+    result = text_invoice("Gutschrift-Nr.: GS-2024-015\nNettobetrag -120,00 €\nzzgl. 19 % USt. -22,80 €\n"
+                          "Gutschriftsbetrag -142,80 €")  # fmt: skip
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("-120.00"),
+        Decimal("-22.80"),
+        Decimal("-142.80"),
+    )

@@ -1,5 +1,5 @@
 """The words invoices print before their values, in English, German, French, Dutch, Spanish, Italian,
-Polish and Portuguese, and how strongly each label names its field.
+Polish, Portuguese, Swedish, Danish, Norwegian and Finnish, and how strongly each label names its field.
 
 Labels are matched on folded text (lower case, no accents) at the start of a phrase and must end
 where a word ends, so `de` never matches `Description`. The weight says how sure a label is:
@@ -19,7 +19,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
         ("en", r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\s*(?:no\.?|#)|invoice|bill\s*(?:no\.?|number)|"
                     r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?"),
-        ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
+        ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
+                    r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?"),
         ("fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|avoir\s*(?:n[°ºo]\.?)?"),
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?"),
@@ -27,6 +28,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"(?:n[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\s+faktury"),
         ("pt", r"(?:n[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?fatura|fatura\s*(?:n[°ºo]\.?|n[uú]mero)?|nota\s+fiscal\s*(?:n[°ºo]\.?)?|nf-?e\s*n[°ºo]\.?"),
+        ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?"),  # Swedish, Danish, Norwegian
+        ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -38,6 +41,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"data\s+(?:della\s+)?(?:fattura|documento|emissione|di\s+emissione)|data"),
         ("pl", r"data\s+wystawienia|data"),
         ("pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data"),
+        ("sv", r"faktura\s*-?\s*(?:datum|dato)|dato"),
+        ("fi", r"laskun\s+paiva(?:maara)?|laskutuspaiva|paivays|paivamaara"),
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
@@ -51,6 +56,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"data\s+(?:di\s+)?scadenza|scadenza|da\s+pagare\s+entro\s+il|entro\s+il"),
         ("pl", r"termin\s+p[lł]atno[sś]ci"),
         ("pt", r"data\s+de\s+vencimento|vencimento"),
+        ("sv", r"forfallo(?:dag|datum)|forfalds?dato|forfallsdato|betales\s+senest|sidste\s+rettidige\s+betalingsdag"),
+        ("fi", r"erapaiva|maksettava\s+viimeistaan"),
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total\s+(?:excl\.?|excluding|before|ex\.?)\s*(?:vat|tax|gst)?|"
@@ -63,24 +70,29 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
         ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
         ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo"),
+        ("sv", r"summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
+                    r"i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
+        ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
     ],
     "tax": [
         ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst|hst|"
                     r"taxes,?\s+fees"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
-                    r"zzgl\.?\s+(?:mwst|ust|umsatzsteuer)|zuz[uü]glich\s+(?:mwst|ust|umsatzsteuer)|steuerbetrag|steuer"),
+                    r"(?:zzgl\.?\s+|zuz[uü]glich\s+|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer"),
         ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?"),
         ("nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
         ("es", r"(?:total\s+|cuota\s+)?(?:iva|igic)|impuestos?"),
         ("it", r"(?:totale\s+)?(?:iva|imposta)"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|vat"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
+        ("sv", r"moms(?:belopp|bel(?:o)?b)?|mva|merverdiavgift|mervardesskatt"),
+        ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
                     r"due\s+payable|payable\s+amount|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total\s+(?:incl\.?|including)\s*(?:vat|tax|gst)?|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total"),
-        ("de", r"gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
+        ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
         ("fr", r"total\s+t\.?t\.?c\.?|montant\s+t\.?t\.?c\.?|net\s+[aà]\s+payer|total\s+[aà]\s+payer|montant\s+total|"
                     r"total\s+g[eé]n[eé]ral|total"),
@@ -89,6 +101,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+totale|totale"),
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem"),
         ("pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
+        ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|i\s+alt|totalt|totalbel(?:o)?p|totalbelb"),
+        ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
@@ -128,16 +142,33 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
 
 # How strongly a label names its field: specific words say more than a bare `total`, `data` or `to`.
 _WEAK = {
-    "total": {"total", "summe", "gesamt", "totaal", "totale", "razem"},
-    "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao"},
-    "tax": {"tax", "taxes", "vat", "iva", "btw", "tva", "t.v.a.", "mwst", "ust", "impuesto", "impuestos", "imposta"},
+    "total": {"total", "summe", "gesamt", "totaal", "totale", "razem", "totalt", "yhteensa"},
+    "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao", "dato", "paivays"},
+    "tax": {
+        "tax",
+        "taxes",
+        "vat",
+        "iva",
+        "btw",
+        "tva",
+        "t.v.a.",
+        "mwst",
+        "ust",
+        "impuesto",
+        "impuestos",
+        "imposta",
+        "moms",
+        "mva",
+        "alv",
+    },
     "due_date": {"due"},
     "invoice_number": {"invoice", "rechnung", "facture", "factura", "fattura", "factuur", "faktura", "fatura"},
 }
 # The payable total is named by these; other total-class labels (net, gross, page totals) rank lower.
 PAYABLE = re.compile(
     r"due|payable|to\s+pay|grand|zu\s+zahlen|zahlbetrag|endbetrag|rechnungsbetrag|gesamtbetrag|brutto|ttc|[aà]\s+payer|"
-    r"te\s+betalen|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota"
+    r"te\s+betalen|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota|"
+    r"att\s+betala|at\s+betale|a\s+betale|maksettava"
 )
 _OF = re.compile(r"(?:der|des|of|de|del|della|van|du)\s+[a-z]")
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")

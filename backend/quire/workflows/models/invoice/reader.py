@@ -37,6 +37,7 @@ DATE_FIELDS = ("issue_date", "due_date")
 _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 _CENT = Decimal("0.01")
+_NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
     r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
@@ -94,10 +95,15 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
     return found
 
 
-def _invoice_number(text: str) -> str | None:
+def _invoice_number(text: str, numbered: bool = False) -> str | None:
+    """The invoice number in a label's value; a date-shaped one only after a number word ("Faktura nr 12/05/2024")."""
     text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number)\s*:?\s*", "", text.strip(), flags=re.I)
+    # "(Selbst ausgestellte Rechnung) (389) Nr. 47110818": the number is what follows a number sign, not a code
+    named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
+    if named is not None:
+        text = text[named.end() :]
     dates = dates_in(text, True)
-    if dates and text.startswith(dates[0].text):
+    if dates and text.startswith(dates[0].text) and not numbered:
         return None  # a date, not a number
     for token in text.split()[:2]:
         token = token.strip(".,:;()[]")
@@ -108,7 +114,7 @@ def _invoice_number(text: str) -> str | None:
     return None
 
 
-def _parse(field: str, text: str, mark: str, day_first: bool) -> Any:
+def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = False) -> Any:
     if field in AMOUNT_FIELDS or field == "charge":
         found = amounts_in(text, mark)
         return found[-1] if found else None
@@ -116,7 +122,7 @@ def _parse(field: str, text: str, mark: str, day_first: bool) -> Any:
         dates = dates_in(text, day_first)
         return dates[0].value if dates else None
     if field == "invoice_number":
-        return _invoice_number(text)
+        return _invoice_number(text, numbered)
     return None
 
 
@@ -162,7 +168,8 @@ def _read_label(
     if match.field == "invoice_number" and match.rest:
         # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
         dates = dates_in(match.rest, day_first)
-        if dates:
+        number = _invoice_number(match.rest, bool(_NUMBER_WORD.search(match.label)))
+        if dates and not (number and dates[0].text in number):  # "Faktura nr 12/05/2024" names no date
             found.setdefault("issue_date", []).append(
                 Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
             )
@@ -170,7 +177,7 @@ def _read_label(
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
     for relation, text, source in sources:
-        value = _parse(match.field, text, mark, day_first)
+        value = _parse(match.field, text, mark, day_first, bool(_NUMBER_WORD.search(match.label)))
         if value is None:
             continue
         weight = _RELATION[relation]

@@ -18,7 +18,7 @@ from functools import cache
 from babel.dates import get_month_names
 from babel.numbers import NumberFormatError, get_territory_currencies, parse_decimal
 
-LANGUAGES = ("en", "de", "fr", "nl", "es", "it", "pl", "pt")
+LANGUAGES = ("en", "de", "fr", "nl", "es", "it", "pl", "pt", "sv", "da", "nb", "fi")
 _SPACES = "\u00a0\u202f\u2009 "
 
 CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "R$": "BRL", "zł": "PLN", "A$": "AUD",
