@@ -33,8 +33,8 @@ from quire.web.admin import AdminController
 from quire.web.api import JobsController, max_request_bytes
 from quire.web.auth import (
     PUBLIC_PATHS,
-    BearerAwareCSRFMiddleware,
     QuireAuthentication,
+    SessionCSRFMiddleware,
     add_security_headers,
     session_config,
 )
@@ -73,7 +73,12 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
         title = {403: "Not allowed", 404: "Not found", 429: "Too many requests"}.get(
             exc.status_code, "That did not work"
         )
-        return Template("pages/error.html", context={"title": title, "detail": exc.detail}, status_code=exc.status_code)
+        return Template(
+            "pages/error.html",
+            context={"title": title, "detail": exc.detail},
+            status_code=exc.status_code,
+            headers=dict(exc.headers or {}),  # Retry-After on a 429 page too
+        )
     return http_exception_to_problem(request, exc)
 
 
@@ -130,7 +135,7 @@ def create_app() -> Litestar:
             RequestIdMiddleware(),
             session_config().middleware,
             DefineMiddleware(QuireAuthentication, exclude=PUBLIC_PATHS),
-            DefineMiddleware(BearerAwareCSRFMiddleware, config=csrf),
+            DefineMiddleware(SessionCSRFMiddleware, config=csrf),
         ],
         before_send=[add_security_headers],
         template_config=TemplateConfig(directory=TEMPLATES, engine=JinjaTemplateEngine, engine_callback=_templates),

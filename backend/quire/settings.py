@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     signup_enabled: bool = True
     session_days: int = Field(default=14, ge=1)
     login_attempts_per_minute: int = Field(default=10, ge=1)
+    # Sign-in attempts for one account, from any address: guessing spread over many addresses.
+    account_login_attempts_per_minute: int = Field(default=5, ge=1)
     submissions_per_minute: int = Field(default=120, ge=1)
     # Admission control: refuse new jobs (429) while the oldest queued job has waited this long.
     admission_max_queue_age_s: float = Field(default=900.0, gt=0)

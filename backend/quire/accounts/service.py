@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, func, select
 
@@ -25,6 +26,10 @@ MIN_PASSWORD = 10
 
 class AccountError(Exception):
     """A request about an account that cannot be honoured; the message is safe to show."""
+
+
+class EmailTaken(AccountError):
+    """An account with this email exists. Only operators (the CLI) are told; sign-up does not say."""
 
 
 @dataclass(frozen=True)
@@ -50,12 +55,13 @@ def create_user(email: str, password: str, is_admin: bool = False) -> Principal:
         raise AccountError("Enter a valid email address.")
     if len(password) < MIN_PASSWORD:
         raise AccountError(f"Choose a password of at least {MIN_PASSWORD} characters.")
+    # Hashed before the insert is tried, so a taken email costs the same time as a new one.
     user = User(email=email, password_hash=_hasher.hash(password), is_admin=is_admin)
     try:
         with session_scope() as session:
             session.add(user)
     except IntegrityError as exc:
-        raise AccountError("An account with this email already exists.") from exc
+        raise EmailTaken("An account with this email already exists.") from exc
     return _principal(user)
 
 
@@ -81,7 +87,29 @@ def get_principal(user_id: str) -> Principal | None:
         return _principal(user) if user else None
 
 
-def change_password(user_id: str, current: str, new: str) -> None:
+def password_stamp(password_hash: str) -> str:
+    """A short fingerprint of the password hash, kept in a browser session: when the password
+    changes, every session holding the old stamp stops being signed in."""
+    return hashlib.sha256(password_hash.encode()).hexdigest()[:32]
+
+
+def session_principal(user_id: str, stamp: str) -> Principal | None:
+    """The signed-in user of a browser session, unless the password changed since it began."""
+    with session_scope() as session:
+        user = session.get(User, user_id)
+        if user is None or not secrets.compare_digest(password_stamp(user.password_hash), stamp):
+            return None
+        return _principal(user)
+
+
+def stamp_for(user_id: str) -> str:
+    with session_scope() as session:
+        user = session.get(User, user_id)
+        return password_stamp(user.password_hash) if user else ""
+
+
+def change_password(user_id: str, current: str, new: str) -> str:
+    """Set a new password; returns the new session stamp (every other session is signed out)."""
     with session_scope() as session:
         user = session.get(User, user_id)
         if user is None:
@@ -95,6 +123,7 @@ def change_password(user_id: str, current: str, new: str) -> None:
         user.password_hash = _hasher.hash(new)
         user.password_changed_at = utcnow()
         session.add(user)
+        return password_stamp(user.password_hash)
 
 
 def _digest(token: str) -> str:
@@ -131,6 +160,18 @@ def revoke_token(user_id: str, token_id: str) -> bool:
         token.revoked_at = utcnow()
         session.add(token)
         return True
+
+
+def revoke_all_tokens(user_id: str) -> int:
+    """Revoke every live token of a person (offered with a password change)."""
+    with session_scope() as session:
+        result = session.execute(
+            update(ApiToken)
+            .where(col(ApiToken.user_id) == user_id, col(ApiToken.revoked_at).is_(None))
+            .values(revoked_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
 
 
 def principal_for_token(secret: str) -> Principal | None:

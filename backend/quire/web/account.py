@@ -8,14 +8,26 @@ from anyio import to_thread
 from litestar import Controller, Request, get, post
 from litestar.exceptions import NotFoundException
 from litestar.response import Redirect, Template
+from redis.exceptions import RedisError
 
 from quire.accounts import service as accounts
 from quire.accounts.service import Principal
 from quire.settings import get_settings
-from quire.web.auth import SESSION_USER, login_rate_limit, rotate_session
+from quire.web.auth import (
+    SESSION_CSRF_KEY,
+    AccountThrottled,
+    browser_session_only,
+    check_account_login,
+    login_rate_limit,
+    record_failed_login,
+    require_session_store,
+    start_session,
+)
 
 AnyRequest = Request[Any, Any, Any]
 UserRequest = Request[Principal, Any, Any]
+UNAVAILABLE = "Signing in is unavailable right now: the session service cannot be reached. Try again in a minute."
+SIGN_IN_NOW = "Now sign in with your email and password."
 
 
 def safe_next(target: str | None) -> str:
@@ -30,20 +42,36 @@ class AccountController(Controller):
     include_in_schema = False
 
     @get("/login")
-    async def login_page(self, next: str | None = None) -> Template:
-        return Template("pages/login.html", context={"next": safe_next(next), "error": None, "email": ""})
+    async def login_page(self, next: str | None = None, signed_up: bool = False) -> Template:
+        context = {"next": safe_next(next), "error": None, "email": "", "notice": SIGN_IN_NOW if signed_up else None}
+        return Template("pages/login.html", context=context)
 
     @post("/login", status_code=303, middleware=[login_rate_limit().middleware])
     async def login(self, request: AnyRequest) -> Redirect | Template:
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
         target = safe_next(str(form.get("next") or "/"))
+
+        def page(error: str, status: int, headers: dict[str, str] | None = None) -> Template:
+            context = {"next": target, "error": error, "email": email, "notice": None}
+            return Template("pages/login.html", context=context, status_code=status, headers=headers)
+
+        try:
+            await require_session_store(request)
+            await check_account_login(request, email)
+        except RedisError:
+            return page(UNAVAILABLE, 503, {"Retry-After": "30"})
+        except AccountThrottled as exc:
+            return page(str(exc), 429, {"Retry-After": str(exc.retry_after_s)})
         principal = await to_thread.run_sync(accounts.authenticate, email, password)
         if principal is None:
-            context = {"next": target, "error": "That email and password do not match an account.", "email": email}
-            return Template("pages/login.html", context=context, status_code=401)
-        request.set_session({SESSION_USER: principal.user_id})
-        rotate_session(request)
+            try:
+                await record_failed_login(request, email)
+            except RedisError:
+                return page(UNAVAILABLE, 503, {"Retry-After": "30"})
+            return page("That email and password do not match an account.", 401)
+        stamp = await to_thread.run_sync(accounts.stamp_for, principal.user_id)
+        start_session(request, principal.user_id, stamp)
         return Redirect(target, status_code=303)
 
     @post("/logout", status_code=303)
@@ -62,40 +90,50 @@ class AccountController(Controller):
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
         try:
-            principal = await to_thread.run_sync(accounts.create_user, email, password)
+            await to_thread.run_sync(accounts.create_user, email, password)
+        except accounts.EmailTaken:
+            # Answered exactly as a new account is: sign-up must not tell who has an account here.
+            pass
         except accounts.AccountError as exc:
             return Template("pages/signup.html", context={"error": str(exc), "email": email}, status_code=422)
-        request.set_session({SESSION_USER: principal.user_id})
-        rotate_session(request)
-        return Redirect("/", status_code=303)
+        # Both cases go on to sign in (signing the new account in straight away would set a
+        # session cookie that a taken email does not get, and so tell them apart).
+        return Redirect("/login?signed_up=true", status_code=303)
 
-    @get("/settings", sync_to_thread=True)
+    @get("/settings", sync_to_thread=True, guards=[browser_session_only])
     def settings_page(self, request: UserRequest) -> Template:
         return _settings(request.user)
 
-    @post("/settings/password")
+    @post("/settings/password", guards=[browser_session_only])
     async def change_password(self, request: UserRequest) -> Template:
         form = await request.form()
+        user_id = request.user.user_id
         try:
-            await to_thread.run_sync(
+            stamp = await to_thread.run_sync(
                 accounts.change_password,
-                request.user.user_id,
+                user_id,
                 str(form.get("current_password") or ""),
                 str(form.get("new_password") or ""),
             )
         except accounts.AccountError as exc:
             message = str(exc)
             return await to_thread.run_sync(lambda: _settings(request.user, error=message, status=422))
-        rotate_session(request)
-        return await to_thread.run_sync(lambda: _settings(request.user, notice="Your password was changed."))
+        notice = "Your password was changed and every other session was signed out."
+        if form.get("revoke_tokens"):
+            revoked = await to_thread.run_sync(accounts.revoke_all_tokens, user_id)
+            notice += f" {revoked} API token{'s' if revoked != 1 else ''} revoked."
+        # This browser stays signed in under a new session id and the new stamp; its CSRF key is
+        # kept, so the page rendered now carries a token that still works.
+        start_session(request, user_id, stamp, csrf_key=request.session.get(SESSION_CSRF_KEY))
+        return await to_thread.run_sync(lambda: _settings(request.user, notice=notice))
 
-    @post("/settings/tokens")
+    @post("/settings/tokens", guards=[browser_session_only])
     async def create_token(self, request: UserRequest) -> Template:
         form = await request.form()
         _, secret = await to_thread.run_sync(accounts.create_token, request.user.user_id, str(form.get("name") or ""))
         return await to_thread.run_sync(lambda: _settings(request.user, new_token=secret))
 
-    @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True)
+    @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True, guards=[browser_session_only])
     def revoke_token(self, request: UserRequest, token_id: str) -> Redirect:
         accounts.revoke_token(request.user.user_id, token_id)
         return Redirect("/settings", status_code=303)

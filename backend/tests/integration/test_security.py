@@ -3,6 +3,8 @@ answer while the server stays up."""
 
 from __future__ import annotations
 
+import secrets
+import statistics
 import subprocess
 import sys
 import time
@@ -15,7 +17,7 @@ import pytest
 from backend.tests.conftest import make_database
 from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import PASSWORD, Stack, document, memory_kb
-from quire.queue.embedded_redis import EmbeddedRedis
+from quire.queue.embedded_redis import EmbeddedRedis, free_port
 
 
 def browser_session(stack: Stack, email: str, password: str = PASSWORD) -> httpx.Client:
@@ -200,6 +202,7 @@ def strict_stack(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]
         fresh_redis_url(redis_server),
         QUIRE_MAX_UPLOAD_MB="1",
         QUIRE_LOGIN_ATTEMPTS_PER_MINUTE="5",
+        QUIRE_ACCOUNT_LOGIN_ATTEMPTS_PER_MINUTE="3",
         QUIRE_SUBMISSIONS_PER_MINUTE="8",
     )
     stack.start_web()
@@ -253,9 +256,9 @@ def test_login_and_submission_are_rate_limited(strict_stack: Stack) -> None:
     client.get("/login")
     statuses = [
         client.post(
-            "/login", data={"email": "owner@example.com", "password": "wrong", "_csrf_token": csrf(client)}
+            "/login", data={"email": f"user{i}@example.com", "password": "wrong", "_csrf_token": csrf(client)}
         ).status_code
-        for _ in range(7)
+        for i in range(7)
     ]
     assert statuses[:5] == [401] * 5
     assert statuses[5] == 429
@@ -293,3 +296,159 @@ def test_schemathesis_finds_no_server_errors(people: dict[str, object]) -> None:
     started = time.monotonic()
     assert stack.http.get("/healthz").status_code == 200
     assert time.monotonic() - started < 5
+
+
+# Accounts and sign-in: sign-up, sessions, CSRF, passwords, tokens, sign-in limits.
+
+
+def _form_post(client: httpx.Client, path: str, **fields: str) -> httpx.Response:
+    return client.post(path, data={**fields, "_csrf_token": csrf(client)})
+
+
+def test_signup_does_not_tell_who_has_an_account(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+
+    def signup(email: str) -> tuple[httpx.Response, float]:
+        client = httpx.Client(base_url=stack.base_url, timeout=30)
+        client.get("/signup")
+        started = time.perf_counter()
+        response = _form_post(client, "/signup", email=email, password="a long enough password")
+        return response, time.perf_counter() - started
+
+    # Given Alice's account, when someone signs up with her email in any letter case, or a new one
+    taken, new = [], []
+    for email in ("ALICE@Example.com", "alice@EXAMPLE.com", "Alice@example.com"):
+        taken.append(signup(email))
+        new.append(signup(f"new-{secrets.token_hex(4)}@example.com"))
+    # Then every answer is the same redirect to sign in, with no session set for anyone
+    for response, _ in taken + new:
+        assert (response.status_code, response.headers["location"]) == (303, "/login?signed_up=true")
+        assert "quire_session" not in response.headers.get("set-cookie", "")
+        assert "already" not in response.text
+    # and a taken email takes no noticeably different time (both hash the password)
+    taken_s, new_s = statistics.median(t for _, t in taken), statistics.median(t for _, t in new)
+    assert abs(taken_s - new_s) < max(0.1, 0.5 * min(taken_s, new_s)), (taken_s, new_s)
+    # Alice's password still works; nothing about her account changed
+    browser_session(stack, "alice@example.com")
+
+
+def test_csrf_tokens_are_bound_to_the_session(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    job = stack.submit(document("slow:5"))
+    alice = browser_session(stack, "alice@example.com")
+    before_logout = csrf(alice)
+    assert _form_post(alice, "/logout").status_code == 303
+    assert csrf(alice) != before_logout, "sign-out issues a new CSRF token"
+    # Signed in again, the token from before the sign-out is worth nothing, as cookie and field.
+    again = browser_session(stack, "alice@example.com")
+    assert csrf(again) != before_logout
+    again.cookies.set("quire_csrf", before_logout, domain="127.0.0.1")
+    stale = again.post(f"/jobs/{job}/cancel", data={"_csrf_token": before_logout}, headers={"HX-Request": "true"})
+    assert stale.status_code == 403
+    # Bob's cookie and token pair does not work with Alice's session either.
+    alice = browser_session(stack, "alice@example.com")
+    bob = browser_session(stack, "bob@example.com")
+    alice.cookies.set("quire_csrf", csrf(bob), domain="127.0.0.1")
+    crossed = alice.post(f"/jobs/{job}/cancel", data={"_csrf_token": csrf(bob)}, headers={"HX-Request": "true"})
+    assert crossed.status_code == 403
+    assert stack.job(job)["status"] in {"queued", "running"}
+    # A page loaded after the mix-up carries a token that works again.
+    alice.cookies.delete("quire_csrf")
+    alice.get("/")
+    fresh = alice.post(f"/jobs/{job}/cancel", headers={"HX-Request": "true", "x-csrftoken": csrf(alice)})
+    assert fresh.status_code == 286
+    assert stack.job(job)["status"] == "cancelled"
+
+
+def test_password_change_signs_out_other_sessions_and_can_revoke_tokens(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    email = f"carol-{secrets.token_hex(4)}@example.com"
+    token = stack.create_user(email)
+    here, elsewhere = browser_session(stack, email), browser_session(stack, email)
+    changed = _form_post(here, "/settings/password", current_password=PASSWORD, new_password="another long password")
+    assert changed.status_code == 200, changed.text
+    assert "signed out" in changed.text
+    # The other browser is signed out; this one stays signed in; tokens still work unless revoked.
+    assert elsewhere.get("/jobs", headers={"Accept": "text/html"}).status_code == 303
+    assert here.get("/jobs").status_code == 200
+    assert stack.client(token).get("/ai-jobs").status_code == 200
+    revoked = _form_post(
+        here, "/settings/password", current_password="another long password", new_password=PASSWORD, revoke_tokens="yes"
+    )
+    assert revoked.status_code == 200
+    assert "1 API token revoked" in revoked.text
+    assert stack.client(token).get("/ai-jobs").status_code == 401
+    assert here.get("/settings").status_code == 200
+
+
+def test_an_api_token_cannot_manage_tokens(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    bob = stack.client(str(people["bob"]))
+    minted = bob.post("/settings/tokens", data={"name": "backdoor"})
+    assert minted.status_code == 403
+    assert "qt_" not in minted.text
+    browser = browser_session(stack, "bob@example.com")
+    listing = browser.get("/settings").text
+    assert "backdoor" not in listing
+    token_id = listing.split('data-token-id="')[1].split('"')[0]
+    assert bob.post(f"/settings/tokens/{token_id}/revoke").status_code == 403
+    assert (
+        bob.post("/settings/password", data={"current_password": PASSWORD, "new_password": "x" * 12}).status_code == 403
+    )
+    assert bob.get("/ai-jobs").status_code == 200, "the token itself still works"
+
+
+def test_logout_deletes_the_session_cookie(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    alice = browser_session(stack, "alice@example.com")
+    session_id = alice.cookies["quire_session"]
+    response = _form_post(alice, "/logout")
+    assert response.status_code == 303
+    cleared = [c for c in response.headers.get_list("set-cookie") if c.startswith("quire_session=")]
+    assert len(cleared) == 1
+    assert "max-age=0" in cleared[0].lower()
+    assert "quire_session" not in alice.cookies
+    replayed = httpx.Client(base_url=stack.base_url, cookies={"quire_session": session_id})
+    assert replayed.get("/jobs", headers={"Accept": "text/html"}).status_code == 303
+
+
+def _attempt_login(client: httpx.Client, email: str, password: str, forwarded_for: str) -> httpx.Response:
+    data = {"email": email, "password": password, "_csrf_token": csrf(client)}
+    return client.post("/login", data=data, headers={"X-Forwarded-For": forwarded_for})
+
+
+def test_login_is_limited_per_account(strict_stack: Stack) -> None:
+    client = httpx.Client(base_url=strict_stack.base_url)
+    client.get("/login")
+    # QUIRE_ACCOUNT_LOGIN_ATTEMPTS_PER_MINUTE=3: after 3 failures the account is refused for the
+    # rest of the minute, in any letter case and even with the right password.
+    wrong = [_attempt_login(client, "owner@example.com", "wrong", "203.0.113.1").status_code for _ in range(3)]
+    assert wrong == [401] * 3
+    locked = _attempt_login(client, "OWNER@example.com", PASSWORD, "203.0.113.1")
+    assert locked.status_code == 429
+    assert int(locked.headers["retry-after"]) >= 1
+    assert "this account" in locked.text
+    # Another account from the same address is not locked.
+    assert _attempt_login(client, "other@example.com", "wrong", "203.0.113.1").status_code == 401
+
+
+def test_sign_in_with_redis_down_says_the_service_is_unavailable(tmp_path: Path) -> None:
+    database = make_database("sqlite", tmp_path)
+    stack = Stack(tmp_path, database, f"redis://127.0.0.1:{free_port()}/0")
+    try:
+        stack.start_web()
+        client = httpx.Client(base_url=stack.base_url, timeout=30)
+        client.get("/login")
+        data = {"email": "owner@example.com", "password": PASSWORD, "_csrf_token": csrf(client)}
+        response = client.post("/login", data=data)
+        assert response.status_code == 503
+        assert "unavailable" in response.text
+        assert "quire_session" not in response.headers.get("set-cookie", "")
+    finally:
+        stack.stop()
+        database.drop()
