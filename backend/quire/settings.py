@@ -51,6 +51,12 @@ class Settings(BaseSettings):
     retry_max_s: float = Field(default=300.0, ge=0)
 
     max_upload_mb: float = Field(default=25.0, gt=0)
+    # Per-person upload quotas: a burst of uploads or one person's files cannot fill the disk.
+    uploads_per_minute: int = Field(default=60, ge=1)
+    upload_mb_per_minute: float = Field(default=250.0, gt=0)
+    storage_quota_mb: float = Field(default=2048.0, gt=0)
+    # An upload no job has used is deleted this long after it arrived (0 keeps it).
+    upload_expiry_hours: float = Field(default=24.0, ge=0)
 
     # Accounts and abuse limits.
     signup_enabled: bool = True
@@ -101,6 +107,14 @@ class Settings(BaseSettings):
     @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
+
+    @property
+    def upload_bytes_per_minute(self) -> int:
+        return int(self.upload_mb_per_minute * 1024 * 1024)
+
+    @property
+    def storage_quota_bytes(self) -> int:
+        return int(self.storage_quota_mb * 1024 * 1024)
 
 
 @lru_cache(maxsize=1)

@@ -41,6 +41,12 @@ class EventType(StrEnum):
 class Upload(SQLModel, table=True):
     """A stored input document. `input_ref` is `uploads/<id>`."""
 
+    # Per-person quotas read recent uploads by owner; expiry reads old ones by age.
+    __table_args__ = (
+        Index("ix_upload_owner_created", "owner_id", "created_at"),
+        Index("ix_upload_created", "created_at"),
+    )
+
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     owner_id: str | None = Field(default=None, index=True, max_length=64)
     filename: str = Field(max_length=255)
@@ -60,6 +66,7 @@ class Job(SQLModel, table=True):
     __table_args__ = (
         Index("ix_job_status_available_at", "status", "available_at"),
         Index("ix_job_owner_created", "owner_id", "created_at", "id"),
+        Index("ix_job_input_ref", "input_ref"),  # is an upload still used by a job
         Index("ix_job_worker_status", "worker_id", "status"),
         # Keyset paging of every job, newest first, for operators (optionally by state).
         Index("ix_job_created", "created_at", "id"),

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, tuple_, update
+from sqlalchemy import delete as sa_delete
+from sqlalchemy import func, literal, tuple_, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -280,10 +281,47 @@ def apply_retention(days: float, batch: int = 200) -> int:
         storage.delete_tree(f"artifacts/{job.id}")
         if not still_needed:
             storage.delete_tree(job.input_ref)
+            # The upload's row goes too, so it stops counting against its owner's storage quota.
+            _delete_upload_row(job.input_ref.removeprefix("uploads/"))
         done += 1
     if done:
         log.info("retention: deleted the files of %d jobs finished before %s", done, iso(cutoff))
     return done
+
+
+def _used_by_a_job() -> Any:
+    return sa_select(col(Job.id)).where(col(Job.input_ref) == literal("uploads/") + col(Upload.id)).exists()
+
+
+def _delete_upload_row(upload_id: str, unused_only: bool = False) -> bool:
+    """Delete an upload's row; with `unused_only`, only while no job names it (checked in the same
+    statement, so a job submitted meanwhile keeps its input)."""
+    statement = sa_delete(Upload).where(col(Upload.id) == upload_id)
+    if unused_only:
+        statement = statement.where(~_used_by_a_job())
+    with session_scope() as session:
+        return bool(getattr(session.execute(statement), "rowcount", 0))
+
+
+def expire_unused_uploads(hours: float, batch: int = 500) -> int:
+    """Delete uploads no job has used, older than `hours`: an upload that is never submitted must
+    not keep its disk space (or its owner's quota) forever. Safe to run in several workers."""
+    if hours <= 0:
+        return 0
+    cutoff = utcnow() - timedelta(hours=hours)
+    with session_scope() as session:
+        ids = list(
+            session.exec(select(Upload.id).where(Upload.created_at < cutoff, ~_used_by_a_job()).limit(batch)).all()
+        )
+    storage = get_storage()
+    expired = 0
+    for upload_id in ids:
+        if _delete_upload_row(upload_id, unused_only=True):
+            storage.delete_tree(f"uploads/{upload_id}")
+            expired += 1
+    if expired:
+        log.info("retention: deleted %d uploads unused since %s", expired, iso(cutoff))
+    return expired
 
 
 def _input_still_needed(session: Session, input_ref: str, cutoff: datetime) -> bool:

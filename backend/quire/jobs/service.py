@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -169,10 +170,41 @@ def submit_document(
 class UploadRejected(Exception):
     """The file cannot be accepted; `status` is the HTTP status that says why."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None, retry_after_s: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.code = code
+        self.retry_after_s = retry_after_s
+
+
+def _upload_room(owner_id: str) -> int:
+    """The most bytes this person may upload now: refuses (429) past the per-minute count or bytes,
+    and (413) when their stored uploads fill the quota."""
+    settings = get_settings()
+    now = utcnow()
+    recent = store.upload_activity(owner_id, now - timedelta(minutes=1))
+    if recent.count >= settings.uploads_per_minute or recent.size >= settings.upload_bytes_per_minute:
+        waited = (now - recent.first_at).total_seconds() if recent.first_at else 0.0
+        retry = max(1, math.ceil(60 - waited))
+        raise UploadRejected(
+            429,
+            f"You have uploaded {recent.count} files ({recent.size / 1_048_576:.0f} MB) in the last minute, "
+            f"which is the most allowed. Try again in {retry} s.",
+            code="rate_limited",
+            retry_after_s=retry,
+        )
+    room = settings.storage_quota_bytes - store.stored_upload_bytes(owner_id)
+    if room <= 0:
+        raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded")
+    return room
+
+
+def _over_quota(quota_mb: float) -> str:
+    return (
+        f"Your stored documents have reached your quota of {quota_mb:g} MB. "
+        "Delete jobs you no longer need, or wait for unused uploads to expire."
+    )
 
 
 def _safe_filename(name: str | None) -> str:
@@ -192,12 +224,15 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
         content_type = detect_type(head, name)
     except UnsupportedType as exc:
         raise UploadRejected(415, UNSUPPORTED) from exc
+    room = _upload_room(owner_id) if owner_id is not None else settings.max_upload_bytes
     upload = Upload(owner_id=owner_id, filename=name, size=0, sha256="", content_type=content_type)
     try:
         stored = get_storage().put_stream(
-            upload.input_ref, chain([head], file_chunks(stream)), max_bytes=settings.max_upload_bytes
+            upload.input_ref, chain([head], file_chunks(stream)), max_bytes=min(room, settings.max_upload_bytes)
         )
     except TooLarge as exc:
+        if room < settings.max_upload_bytes:
+            raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded") from exc
         raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.") from exc
     upload.size, upload.sha256 = stored.size, stored.sha256
     metrics.UPLOAD_BYTES.inc(stored.size)

@@ -229,6 +229,33 @@ def delete_job(job_id: str) -> Job | None:
         return job
 
 
+@dataclass(frozen=True)
+class UploadActivity:
+    """One person's uploads since a moment: how many, how many bytes, and when the first came."""
+
+    count: int
+    size: int
+    first_at: datetime | None
+
+
+def upload_activity(owner_id: str, since: datetime) -> UploadActivity:
+    with session_scope() as session:
+        count, size, first_at = session.exec(
+            select(func.count(), func.coalesce(func.sum(Upload.size), 0), func.min(Upload.created_at)).where(
+                Upload.owner_id == owner_id, Upload.created_at >= since
+            )
+        ).one()
+    return UploadActivity(int(count), int(size), first_at)
+
+
+def stored_upload_bytes(owner_id: str) -> int:
+    """The bytes of one person's uploads still stored (retention and expiry delete the rows)."""
+    with session_scope() as session:
+        return int(
+            session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(Upload.owner_id == owner_id)).one()
+        )
+
+
 def upload_in_use(input_ref: str) -> bool:
     with session_scope() as session:
         return session.exec(select(Job.id).where(Job.input_ref == input_ref).limit(1)).first() is not None

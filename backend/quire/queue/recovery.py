@@ -18,7 +18,7 @@ from quire import metrics
 from quire.jobs import states
 from quire.jobs.alerts import check_dead_letter_alerts
 from quire.jobs.models import JobStatus, utcnow
-from quire.jobs.operations import apply_retention
+from quire.jobs.operations import apply_retention, expire_unused_uploads
 from quire.jobs.store import expired_leases, overdue_queued, waiting_messages
 from quire.queue.actors import new_message, publish
 from quire.queue.broker import broker
@@ -73,9 +73,10 @@ def recover_once() -> RecoveryReport:
 
 
 def housekeeping() -> None:
-    """Retention and the dead-letter alert: slower duties that ride on the recovery loop."""
+    """Retention, upload expiry and the dead-letter alert: slower duties that ride on the recovery loop."""
     settings = get_settings()
     apply_retention(settings.retention_days)
+    expire_unused_uploads(settings.upload_expiry_hours)
     check_dead_letter_alerts(settings)
 
 

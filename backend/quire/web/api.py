@@ -69,8 +69,9 @@ def _answer_errors(call: Callable[..., T], *args: Any) -> T:
     try:
         return call(*args)
     except service.UploadRejected as exc:
-        code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status, "invalid_input")
-        raise problem(exc.status, code, exc.message) from exc
+        code = exc.code or {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status, "invalid_input")
+        headers = {"Retry-After": str(exc.retry_after_s)} if exc.retry_after_s else None
+        raise problem(exc.status, code, exc.message, headers=headers) from exc
     except service.IdempotencyConflict as exc:
         raise problem(
             409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."

@@ -94,7 +94,7 @@ class PagesController(Controller):
         form = await request.form()
         file = form.get("file")
         workflow = str(form.get("workflow") or "")
-        error, status = None, 422
+        error, status, headers = None, 422, {}
         if not isinstance(file, UploadFile) or not file.filename:
             error = "Choose a document to upload."
         elif workflow not in WORKFLOWS:
@@ -117,10 +117,12 @@ class PagesController(Controller):
                 return Redirect(f"/jobs/{submitted.job.id}", status_code=303)
             except service.UploadRejected as exc:
                 error, status = exc.message, exc.status
+                if exc.retry_after_s:
+                    headers["Retry-After"] = str(exc.retry_after_s)
             except service.Overloaded as exc:
                 error, status = str(exc), 429
         context = await to_thread.run_sync(_list_context, request.user, None, None, None, 5)
-        return Template("pages/index.html", context={**context, "error": error}, status_code=status)
+        return Template("pages/index.html", context={**context, "error": error}, status_code=status, headers=headers)
 
     @get("/jobs", sync_to_thread=True)
     def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor) -> Template:

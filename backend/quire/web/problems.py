@@ -24,6 +24,12 @@ def problem(status: int, code: str, detail: str, headers: dict[str, str] | None 
     )
 
 
+MULTIPART_LIMIT = "Request Entity Too Large"
+MULTIPART_LIMIT_ANSWER = (
+    "A part of this form is over our limits: a file name longer than a few thousand characters, "
+    "or more than 1,000 parts. Rename the file with a shorter name and upload it again."
+)
+
 _CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -50,6 +56,11 @@ def http_exception_to_problem(request: Request[Any, Any, Any], exc: HTTPExceptio
         if extra:
             converted.extra = {"code": code, "errors": extra}
         return converted.to_response(request)
+    if status == 400 and exc.detail == MULTIPART_LIMIT and request.content_type[0].startswith("multipart/"):
+        # Litestar answers a multipart part over the parser's limits (a header of about 4 KB, so a
+        # file name of thousands of characters, or more than 1,000 parts) with 400 "Request Entity
+        # Too Large"; the request is well formed but refused, so say which part and what to do.
+        return problem(422, "invalid_request", MULTIPART_LIMIT_ANSWER).to_response(request)
     headers = dict(exc.headers or {})
     if status == 429 and "retry-after" not in {k.lower() for k in headers}:
         # Litestar's rate limiter sends RateLimit-Reset (seconds); clients also expect Retry-After.

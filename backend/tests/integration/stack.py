@@ -31,6 +31,13 @@ FAST_TIMERS = {
     "QUIRE_BROKER_HEARTBEAT_TIMEOUT_MS": "3000",
     "QUIRE_WORKER_IDLE_POLL_MS": "20",
 }
+# One test token submits every document of a module; the per-person upload quotas are tested
+# where they are set low on purpose (test_security).
+GENEROUS_QUOTAS = {
+    "QUIRE_UPLOADS_PER_MINUTE": "1000000",
+    "QUIRE_UPLOAD_MB_PER_MINUTE": "1000000",
+    "QUIRE_STORAGE_QUOTA_MB": "1000000",
+}
 
 
 def document(mode: str = "success", words: str = "") -> bytes:
@@ -68,6 +75,7 @@ class Stack:
             "QUIRE_DATA_DIR": str(self.data_dir),
             "QUIRE_MODEL_PROVIDER": "fake",
             **FAST_TIMERS,
+            **GENEROUS_QUOTAS,
             **env,
         }
         self.redis_url = redis_url

@@ -452,3 +452,86 @@ def test_sign_in_with_redis_down_says_the_service_is_unavailable(tmp_path: Path)
     finally:
         stack.stop()
         database.drop()
+
+
+# Uploads: quotas, rates, expiry and file names.
+
+
+@pytest.fixture
+def quota_stack(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]:
+    database = make_database("sqlite", tmp_path)
+    stack = Stack(
+        tmp_path,
+        database,
+        fresh_redis_url(redis_server),
+        QUIRE_MAX_UPLOAD_MB="1",
+        QUIRE_UPLOADS_PER_MINUTE="4",
+        QUIRE_UPLOAD_MB_PER_MINUTE="1",
+        QUIRE_STORAGE_QUOTA_MB="1.2",
+    )
+    stack.start_web()
+    yield stack
+    stack.stop()
+    database.drop()
+
+
+def test_uploads_are_limited_per_person(quota_stack: Stack) -> None:
+    def upload(client: httpx.Client, size: int) -> httpx.Response:
+        body = b"quota test line\n" * (size // 16)
+        return client.post("/uploads", files={"file": ("a.txt", body, "text/plain")})
+
+    # Count: 4 uploads a minute, then 429 with Retry-After and a plain sentence.
+    many = quota_stack.http
+    assert [upload(many, 100).status_code for _ in range(4)] == [201] * 4
+    refused = upload(many, 100)
+    assert (refused.status_code, refused.json()["code"]) == (429, "rate_limited")
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert "Try again in" in refused.json()["detail"]
+    # The same limit holds for a job submitted with its file.
+    submitted = many.post("/ai-jobs", data={"workflow": "document_summary"}, files={"file": ("a.txt", document())})
+    assert submitted.status_code == 429
+    # Bytes: 1 MB a minute; the upload that crosses it is taken, the next is refused.
+    heavy = quota_stack.client(quota_stack.create_user("heavy@example.com"))
+    assert [upload(heavy, 400_000).status_code for _ in range(3)] == [201, 201, 201]
+    assert upload(heavy, 100).status_code == 429
+    # Stored bytes: 1.2 MB in all; an upload that would go past it is refused whole (413).
+    hoarder = quota_stack.client(quota_stack.create_user("hoarder@example.com"))
+    assert upload(hoarder, 700_000).status_code == 201
+    over = upload(hoarder, 700_000)
+    assert (over.status_code, over.json()["code"]) == (413, "storage_quota_exceeded")
+    assert "quota" in over.json()["detail"]
+    stored = list((quota_stack.data_dir / "files" / "uploads").iterdir())
+    assert len(stored) == 4 + 3 + 1, "nothing of a refused upload is kept"
+
+
+def test_unused_uploads_expire(redis_server: EmbeddedRedis, tmp_path: Path) -> None:
+    database = make_database("sqlite", tmp_path)
+    stack = Stack(tmp_path, database, fresh_redis_url(redis_server), QUIRE_UPLOAD_EXPIRY_HOURS="0.0005")  # 1.8 s
+    try:
+        stack.start_web()
+        stack.start_worker()
+        unused = stack.http.post("/uploads", files={"file": ("unused.txt", document(), "text/plain")}).json()
+        used = stack.http.post("/uploads", files={"file": ("used.txt", document(), "text/plain")}).json()
+        job = stack.http.post("/ai-jobs", json={"workflow": "document_summary", "input_ref": used["input_ref"]})
+        stack.wait(job.json()["job_id"])
+        deadline = time.monotonic() + 20
+        while stack.http.get(f"/{unused['input_ref']}").status_code != 404:
+            assert time.monotonic() < deadline, "an unused upload was not deleted"
+            time.sleep(0.2)
+        assert not (stack.data_dir / "files" / unused["input_ref"]).exists()
+        assert stack.http.get(f"/{used['input_ref']}").status_code == 200
+        assert (stack.data_dir / "files" / used["input_ref"]).exists()
+    finally:
+        stack.stop()
+        database.drop()
+
+
+def test_long_file_names_get_a_clear_answer(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    huge = stack.http.post("/uploads", files={"file": ("n" * 5000 + ".txt", b"plain text", "text/plain")})
+    assert (huge.status_code, huge.json()["code"]) == (422, "invalid_request")
+    assert "shorter name" in huge.json()["detail"]
+    long = stack.http.post("/uploads", files={"file": ("n" * 2000 + ".txt", b"plain text", "text/plain")})
+    assert long.status_code == 201
+    assert len(long.json()["filename"]) <= 200
