@@ -14,6 +14,7 @@ from litestar.config.response_cache import ResponseCacheConfig
 from litestar.exceptions import HTTPException
 from litestar.middleware.base import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsPlugin
@@ -41,6 +42,7 @@ from quire.web.auth import (
 from quire.web.health import healthz, metrics_endpoint, readyz
 from quire.web.pages import PagesController
 from quire.web.problems import http_exception_to_problem, unexpected_to_problem
+from quire.web.server import BodyDeadlineMiddleware
 from quire.workflows.invoice_summary import CHECK_LABELS, FIELD_LABELS
 
 log = logging.getLogger(__name__)
@@ -92,6 +94,14 @@ def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["check_label"] = _label(CHECK_LABELS)
 
 
+def _openapi(docs: bool) -> OpenAPIConfig:
+    """The OpenAPI document at /schema (and /schema/openapi.json) always; the interactive pages
+    (Swagger, ReDoc, ...) only when enabled, since they load scripts from a CDN and invite probing."""
+    if docs:
+        return OpenAPIConfig(title="Quire", version=__version__, path="/schema")
+    return OpenAPIConfig(title="Quire", version=__version__, path="/schema", render_plugins=[JsonRenderPlugin()])
+
+
 def create_app() -> Litestar:
     settings = get_settings()
     configure_logging()
@@ -132,6 +142,7 @@ def create_app() -> Litestar:
         plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig())],
         stores=stores,
         middleware=[
+            BodyDeadlineMiddleware,
             RequestIdMiddleware(),
             session_config().middleware,
             DefineMiddleware(QuireAuthentication, exclude=PUBLIC_PATHS),
@@ -140,7 +151,7 @@ def create_app() -> Litestar:
         before_send=[add_security_headers],
         template_config=TemplateConfig(directory=TEMPLATES, engine=JinjaTemplateEngine, engine_callback=_templates),
         exception_handlers={HTTPException: on_http_error, Exception: unexpected_to_problem},
-        openapi_config=OpenAPIConfig(title="Quire", version=__version__, path="/schema"),
+        openapi_config=_openapi(settings.api_docs_enabled),
         response_cache_config=ResponseCacheConfig(),
         request_max_body_size=max_request_bytes(),
         logging_config=None,  # Quire's own pipeline (quire.logs) handles every logger

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 import click
+from pydantic import ValidationError
 
 from quire.logs import configure_logging
 from quire.settings import get_settings
@@ -23,6 +24,13 @@ DEV_ADMIN = "admin@localhost"
 @click.group()
 def main() -> None:
     """Quire: queue-backed AI document workflows."""
+    try:
+        get_settings()
+    except ValidationError as exc:
+        # A settings mistake is the operator's to fix: say what is wrong, without a traceback.
+        raise click.ClickException(
+            "; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())
+        ) from None
     configure_logging()
 
 
@@ -44,8 +52,24 @@ def web(host: str, port: int) -> None:
     """Serve the web app and JSON API."""
     import uvicorn
 
-    # log_config=None: uvicorn's lines go through Quire's logging pipeline like every other.
-    uvicorn.run("quire.app:create_app", factory=True, host=host, port=port, log_config=None, access_log=False)
+    from quire.web.server import HeaderDeadlineProtocol
+
+    settings = get_settings()
+    proxies = settings.forwarded_allow_ips.strip()
+    uvicorn.run(
+        "quire.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        log_config=None,  # uvicorn's lines go through Quire's logging pipeline like every other
+        access_log=False,
+        http=HeaderDeadlineProtocol,
+        timeout_keep_alive=settings.keep_alive_s,
+        # uvicorn trusts X-Forwarded-For from loopback unless told otherwise; a client on the same
+        # host could then pick its own address. Only the proxies named in the setting are believed.
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or "",
+    )
 
 
 @main.command()

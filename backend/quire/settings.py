@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -10,6 +12,20 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRET = "change-me-in-production"  # noqa: S105 - the value production refuses
+MIN_SECRET_BYTES = 32
+# Estimated from the key's own character frequencies, a random key of 32 hex characters scores
+# about 110 bits and a base64 one more; a repeated character or a short word padded out does not.
+MIN_SECRET_BITS = 96
+MAKE_SECRET = "python -c 'import secrets; print(secrets.token_urlsafe(48))'"  # noqa: S105 - advice, not a secret
+
+
+def secret_bits(secret: str) -> float:
+    """An estimate of a key's entropy from its own character frequencies (Shannon, times length)."""
+    if not secret:
+        return 0.0
+    counts = Counter(secret)
+    per_char = -sum(n / len(secret) * math.log2(n / len(secret)) for n in counts.values())
+    return per_char * len(secret)
 
 
 class Settings(BaseSettings):
@@ -85,6 +101,19 @@ class Settings(BaseSettings):
     alert_window_s: float = Field(default=900.0, gt=0)
     log_json: bool | None = None  # default: JSON logs in production only
     metrics_dir: Path | None = None  # default: <data dir>/metrics
+    # `GET /metrics` wants `Authorization: Bearer <this>` when set; in production it is off without it.
+    metrics_token: SecretStr | None = None
+    # The interactive API docs under /schema (the OpenAPI JSON is always served); default: off in production.
+    api_docs: bool | None = None
+
+    # `quire web`: proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated
+    # addresses or networks, or "*"); none by default, so the client address is the peer's.
+    forwarded_allow_ips: str = ""
+    # A client must finish sending its request headers within this long, and each part of a body
+    # must arrive within this long of the previous one (slow clients cannot hold connections).
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    keep_alive_s: int = Field(default=5, ge=1)
 
     # Adaptive status polling in the browser (DESIGN section 6), decided by the server.
     poll_fast_s: float = Field(default=2.0, gt=0)
@@ -93,10 +122,24 @@ class Settings(BaseSettings):
     poll_stop_after_s: float = Field(default=120.0, gt=0)
 
     @model_validator(mode="after")
-    def _refuse_placeholder_secret(self) -> Settings:
-        if self.env == "production" and self.secret_key == PLACEHOLDER_SECRET:
-            raise ValueError("QUIRE_SECRET_KEY must be set to a real secret when QUIRE_ENV=production")
+    def _refuse_weak_secret(self) -> Settings:
+        if self.env != "production":
+            return self
+        key = self.secret_key
+        if key == PLACEHOLDER_SECRET or len(key.encode()) < MIN_SECRET_BYTES or secret_bits(key) < MIN_SECRET_BITS:
+            raise ValueError(
+                f"QUIRE_SECRET_KEY must be a random secret of at least {MIN_SECRET_BYTES} bytes when "
+                f"QUIRE_ENV=production; make one with: {MAKE_SECRET}"
+            )
         return self
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
+
+    @property
+    def api_docs_enabled(self) -> bool:
+        return self.api_docs if self.api_docs is not None else not self.production
 
     @property
     def resolved_database_url(self) -> str:

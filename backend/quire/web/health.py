@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
-from litestar import Response, get
+from litestar import Request, Response, get
+from litestar.exceptions import NotAuthorizedException, NotFoundException
 from sqlalchemy import text
 
 from quire.db import session_scope
 from quire.documents.storage import get_storage
+from quire.settings import get_settings
 
 
 def _database_ok() -> bool:
@@ -43,9 +46,25 @@ def readyz() -> Response[dict[str, Any]]:
     )
 
 
+def _require_metrics_token(request: Request[Any, Any, Any]) -> None:
+    """With QUIRE_METRICS_TOKEN set, the scraper sends it as a bearer token. Without one the
+    endpoint is open in development and absent in production, where queue figures, error counts
+    and worker names are nobody else's business."""
+    settings = get_settings()
+    if settings.metrics_token is None:
+        if settings.production:
+            raise NotFoundException()
+        return
+    expected = f"Bearer {settings.metrics_token.get_secret_value()}"
+    if not secrets.compare_digest(request.headers.get("authorization", "").encode(), expected.encode()):
+        raise NotAuthorizedException("Send the metrics token as `Authorization: Bearer <token>`.")
+
+
 @get("/metrics", sync_to_thread=True, include_in_schema=False)
-def metrics_endpoint() -> Response[bytes]:
+def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Prometheus exposition of every Quire process sharing this metrics directory."""
     from quire import metrics
+
+    _require_metrics_token(request)
 
     return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)

@@ -3,7 +3,9 @@ answer while the server stays up."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import socket
 import statistics
 import subprocess
 import sys
@@ -535,3 +537,100 @@ def test_long_file_names_get_a_clear_answer(people: dict[str, object]) -> None:
     long = stack.http.post("/uploads", files={"file": ("n" * 2000 + ".txt", b"plain text", "text/plain")})
     assert long.status_code == 201
     assert len(long.json()["filename"]) <= 200
+
+
+# Production mode and the server: secret key, metrics, API docs, slow clients, proxies.
+
+
+def test_production_refuses_weak_secret_keys(tmp_path: Path) -> None:
+    for weak in ("", "x", "a" * 40, "change-me-in-production", "password" * 4):
+        env = {**_clean_env(tmp_path), "QUIRE_ENV": "production", "QUIRE_SECRET_KEY": weak}
+        run = subprocess.run(
+            [sys.executable, "-m", "quire", "web", "--port", str(free_port())],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert run.returncode != 0, weak
+        assert "QUIRE_SECRET_KEY" in run.stderr
+        assert "secrets.token_urlsafe" in run.stderr, run.stderr
+        assert "Traceback" not in run.stderr
+
+
+def _clean_env(tmp_path: Path) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("QUIRE_")} | {"QUIRE_DATA_DIR": str(tmp_path)}
+
+
+METRICS_TOKEN = secrets.token_urlsafe(24)
+
+
+@pytest.fixture(scope="module")
+def production(redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    root = tmp_path_factory.mktemp("production")
+    database = make_database("sqlite", root)
+    stack = Stack(
+        root,
+        database,
+        fresh_redis_url(redis_server),
+        QUIRE_ENV="production",
+        QUIRE_SECRET_KEY=secrets.token_urlsafe(48),
+        QUIRE_METRICS_TOKEN=METRICS_TOKEN,
+        QUIRE_HEADER_TIMEOUT_S="1",
+        QUIRE_BODY_TIMEOUT_S="1",
+    )
+    stack.start_web()
+    yield stack
+    stack.stop()
+    database.drop()
+
+
+def test_metrics_and_api_docs_are_closed_in_production(production: Stack) -> None:
+    anonymous = httpx.Client(base_url=production.base_url)
+    assert anonymous.get("/metrics").status_code == 401
+    assert anonymous.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    scraped = anonymous.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    assert scraped.status_code == 200
+    assert "quire_" in scraped.text
+    for page in ("/schema/swagger", "/schema/redoc", "/schema/elements", "/schema/rapidoc"):
+        assert anonymous.get(page).status_code == 404, page
+    assert anonymous.get("/schema/openapi.json").json()["info"]["title"] == "Quire"
+
+
+def _raw(production: Stack, request: bytes) -> tuple[bytes, float]:
+    """Send bytes and wait (at most 10 s) for the server to answer or hang up."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", production.port), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        try:
+            while chunk := sock.recv(4096):
+                received += chunk
+        except TimeoutError:
+            pytest.fail(f"the server held a stalled connection for 10 s: {received!r}")
+        except ConnectionResetError:
+            pass
+    return received, time.monotonic() - started
+
+
+def test_slow_clients_are_cut_off(production: Stack) -> None:
+    # Headers that never finish (slowloris): answered 408 and closed after QUIRE_HEADER_TIMEOUT_S.
+    received, waited = _raw(production, b"GET /healthz HTTP/1.1\r\nHost: quire\r\nX-Slow: 1")
+    assert received.startswith(b"HTTP/1.1 408"), received
+    assert waited < 5
+    # A body that stops halfway: 408 after QUIRE_BODY_TIMEOUT_S.
+    head = (
+        b"POST /uploads HTTP/1.1\r\nHost: quire\r\n"
+        + f"Authorization: Bearer {production.token}\r\n".encode()
+        + b"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n"
+    )
+    received, waited = _raw(production, head)
+    assert received.startswith(b"HTTP/1.1 408"), received
+    assert waited < 5
+    assert httpx.get(f"{production.base_url}/healthz").status_code == 200
+
+
+def test_forwarded_addresses_are_not_believed_by_default(strict_stack: Stack) -> None:
+    client = httpx.Client(base_url=strict_stack.base_url)
+    client.get("/login")
+    # Each attempt claims another address in X-Forwarded-For (and another account, so that the
+    # per-account limit stays out of it); the limit of 5 a minute still counts the real peer.
+    answers = [_attempt_login(client, f"user{n}@example.com", "wrong", f"203.0.113.{n}").status_code for n in range(6)]
+    assert answers == [401] * 5 + [429]

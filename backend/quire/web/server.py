@@ -1,0 +1,100 @@
+"""How `quire web` meets slow clients: a deadline for request headers and for each part of a body.
+
+uvicorn closes idle keep-alive connections but has no read timeout of its own, so a client that
+sends one header byte every few seconds (or stops halfway through a body) holds a connection and
+its memory for as long as it likes. Two small pieces close that gap:
+
+- `HeaderDeadlineProtocol`, uvicorn's httptools protocol passed as `uvicorn.run(http=...)` (its
+  public way to choose the protocol class): the request line and headers must arrive within
+  `QUIRE_HEADER_TIMEOUT_S` of the connection opening or the previous response ending, else 408
+  and the connection is closed.
+- `BodyDeadlineMiddleware`, plain ASGI: while a request body is still coming, each `receive()`
+  must return within `QUIRE_BODY_TIMEOUT_S` (as nginx's `client_body_timeout`: between two reads,
+  so a large upload on a slow but steady link still succeeds), else 408.
+
+`tests/integration/test_security.py` drives both with a raw socket, so an upgrade of uvicorn that
+changes the hooks used here fails there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from litestar.enums import ScopeType
+from litestar.exceptions import HTTPException
+from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from quire.settings import get_settings
+
+REQUEST_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+class HeaderDeadlineProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with a deadline for each request's line and headers."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_deadline: asyncio.TimerHandle | None = None
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._header_deadline = self.loop.call_later(get_settings().header_timeout_s, self._headers_too_slow)
+
+    def _disarm(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_deadline = None
+        if not self.transport.is_closing():
+            self.transport.write(REQUEST_TIMEOUT)
+            self.transport.close()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()  # the next request on this connection gets the same deadline
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+
+class BodyDeadlineMiddleware:
+    """ASGI middleware: a request body that stalls for `QUIRE_BODY_TIMEOUT_S` is answered 408."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await self.app(scope, receive, send)
+            return
+        timeout = get_settings().body_timeout_s
+        body_done = False
+
+        async def receive_with_deadline() -> ReceiveMessage:
+            nonlocal body_done
+            if body_done:
+                # After the body, receive() waits for the client to go away (streams rely on that).
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), timeout)
+            except TimeoutError:
+                raise HTTPException(status_code=408, detail="The request body arrived too slowly.") from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_done = True
+            return message
+
+        await self.app(scope, receive_with_deadline, send)
