@@ -137,9 +137,15 @@ def _html_text(data: bytes) -> str:
     return "\n".join(line for line in lines if line)
 
 
+BEYOND_LIMITS = (
+    "This {kind} is built in a way Quire refuses to read (far larger or more deeply nested inside "
+    "than a real document). Upload a different copy, such as one exported again or printed to PDF."
+)
+
+
 def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError, PdfStreamError
+    from pypdf.errors import LimitReachedError, PdfReadError, PdfStreamError, PyPdfError
 
     damaged = "This PDF is damaged or incomplete. Upload a different copy."
     try:
@@ -159,7 +165,11 @@ def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
             pages.append(text)
     except InvalidInput:
         raise
-    except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+    except LimitReachedError as exc:
+        # pypdf's own guards (array and dictionary sizes, decompression, object streams) stop a
+        # hostile file; reading it again cannot succeed, so it is invalid input, not a retry.
+        raise InvalidInput(BEYOND_LIMITS.format(kind="PDF")) from exc
+    except (PyPdfError, PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
         raise InvalidInput(damaged) from exc
     return "\n\n".join(pages), count
 
@@ -221,6 +231,7 @@ def _apart(last: tuple[str, float, float, float, float], box: tuple[float, float
 
 def _docx_text(data: bytes, limits: Limits) -> str:
     import docx
+    from lxml.etree import XMLSyntaxError  # type: ignore[import-untyped]  # lxml ships no type hints
 
     not_word = "This file is not a readable Word document. Upload a different copy."
     try:
@@ -234,6 +245,11 @@ def _docx_text(data: bytes, limits: Limits) -> str:
         document = docx.Document(io.BytesIO(data))
     except InvalidInput:
         raise
+    except XMLSyntaxError as exc:
+        # libxml2's guards (entity amplification, huge or deeply nested trees) or plainly broken XML.
+        if "amplification" in str(exc) or "huge" in str(exc).lower() or "depth" in str(exc).lower():
+            raise InvalidInput(BEYOND_LIMITS.format(kind="Word document")) from exc
+        raise InvalidInput(not_word) from exc
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise InvalidInput(not_word) from exc
     parts = [paragraph.text for paragraph in document.paragraphs]

@@ -15,7 +15,7 @@ from datetime import timedelta
 from itertools import chain
 from typing import Any, BinaryIO
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import IntegrityError
 
 from quire import metrics
@@ -32,7 +32,13 @@ log = logging.getLogger(__name__)
 
 
 class Limits(BaseModel):
-    """Per-job limits; each is optional and clamped to the configured maximum."""
+    """Per-job limits; each is optional and clamped to the configured maximum.
+
+    Strict: `true`, `"30"`, `Infinity` and NaN are refused (422), not read as 1, 30 or the maximum.
+    A form's text fields go through `model_validate_strings`, which parses numbers from text only.
+    """
+
+    model_config = ConfigDict(strict=True, allow_inf_nan=False)
 
     timeout_s: float | None = Field(default=None, gt=0)
     max_attempts: int | None = Field(default=None, ge=1)

@@ -8,6 +8,7 @@ import contextlib
 import threading
 from datetime import datetime
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from anyio import to_thread
 from litestar import Controller, Request, get, post
@@ -68,7 +69,7 @@ class AdminController(Controller):
             context = {"count": len(ids), "error": error, "workflow": workflow, "version": version, "rate": rate}
             return Template("admin/confirm_replay.html", context=context)
         threading.Thread(target=operations.replay_at_rate, args=(ids, rate), name="replay-group", daemon=True).start()
-        return Redirect(f"/admin/jobs?error={error}&workflow={workflow}", status_code=303)
+        return Redirect(f"/admin/jobs?{urlencode({'error': error, 'workflow': workflow})}", status_code=303)
 
     @get("/jobs", sync_to_thread=True)
     def jobs(

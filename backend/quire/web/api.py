@@ -90,7 +90,9 @@ def _accepted(submitted: service.Submitted) -> Response[dict[str, Any]]:
 
 def _limits_from_form(form: dict[str, Any]) -> service.Limits:
     fields = {k: form[k] for k in ("timeout_s", "max_attempts", "deadline_s") if form.get(k) not in (None, "")}
-    return service.Limits.model_validate(fields)
+    if not all(isinstance(value, str) for value in fields.values()):
+        raise problem(422, "invalid_request", "Limits are plain form fields, not files.")
+    return service.Limits.model_validate_strings(fields)
 
 
 def _invalid(exc: ValidationError) -> Exception:

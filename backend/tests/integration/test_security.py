@@ -3,6 +3,7 @@ answer while the server stays up."""
 
 from __future__ import annotations
 
+import io
 import os
 import secrets
 import socket
@@ -10,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +19,9 @@ import httpx
 import pytest
 
 from backend.tests.conftest import make_database
+from backend.tests.documents import docx_bytes
 from backend.tests.integration.conftest import fresh_redis_url
-from backend.tests.integration.stack import PASSWORD, Stack, document, memory_kb
+from backend.tests.integration.stack import PASSWORD, Stack, document, event_types, memory_kb
 from quire.queue.embedded_redis import EmbeddedRedis, free_port
 
 
@@ -634,3 +637,97 @@ def test_forwarded_addresses_are_not_believed_by_default(strict_stack: Stack) ->
     # per-account limit stays out of it); the limit of 5 a minute still counts the real peer.
     answers = [_attempt_login(client, f"user{n}@example.com", "wrong", f"203.0.113.{n}").status_code for n in range(6)]
     assert answers == [401] * 5 + [429]
+
+
+# Input: strict limits, encoded redirects, documents past the parsers' limits.
+
+
+def test_limits_are_strictly_typed(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    upload = people["upload"]
+    ref = upload["input_ref"]  # type: ignore[index]
+    for raw in ("true", "Infinity", "NaN", '"30"', "1e999", "[30]"):
+        body = f'{{"workflow": "document_summary", "input_ref": "{ref}", "limits": {{"timeout_s": {raw}}}}}'
+        response = stack.http.post("/ai-jobs", content=body, headers={"content-type": "application/json"})
+        assert (response.status_code, response.json()["code"]) == (422, "invalid_request"), raw
+    for raw in ("true", '"3"', "2.5"):
+        body = f'{{"workflow": "document_summary", "input_ref": "{ref}", "limits": {{"max_attempts": {raw}}}}}'
+        response = stack.http.post("/ai-jobs", content=body, headers={"content-type": "application/json"})
+        assert response.status_code == 422, raw
+    for value in ("true", "inf", "nan", "1e999", "thirty"):
+        response = stack.http.post(
+            "/ai-jobs",
+            data={"workflow": "document_summary", "timeout_s": value},
+            files={"file": ("a.txt", document(), "text/plain")},
+        )
+        assert (response.status_code, response.json()["code"]) == (422, "invalid_request"), value
+    # Plain numbers still work, in JSON and in a form.
+    ok = stack.http.post(
+        "/ai-jobs", json={"workflow": "document_summary", "input_ref": ref, "limits": {"timeout_s": 30}}
+    )
+    assert ok.status_code == 202
+    assert stack.submit(document(), timeout_s="30", max_attempts="2")
+
+
+def test_admin_replay_group_redirect_encodes_its_query(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    admin = browser_session(stack, "admin@example.com")
+    response = _form_post(
+        admin, "/admin/dead-letters/replay", error="timeout&status=completed#x", workflow="a b", confirm="yes"
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == "/admin/jobs?error=timeout%26status%3Dcompleted%23x&workflow=a+b"
+
+
+def _pdf(objects: list[bytes]) -> bytes:
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    return out + f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+
+
+def pdf_beyond_parser_limits() -> bytes:
+    """A page holding an array of 100,001 numbers: past pypdf's own limit on array sizes."""
+    junk = b"[" + b"0 " * 100_001 + b"]"
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] /Junk " + junk + b" >>",
+        ]
+    )
+
+
+def docx_with_entity_expansion() -> bytes:
+    """A Word document whose text is a billion-laughs entity: past libxml2's amplification limit."""
+    entities = '<!ENTITY lol0 "lol">' + "".join(f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10))
+    source = zipfile.ZipFile(io.BytesIO(docx_bytes(["placeholder text"])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as bomb:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                xml = data.decode()
+                xml = xml[xml.index("<w:document") :].replace("placeholder text", "&lol9;")
+                data = f'<?xml version="1.0"?><!DOCTYPE d [{entities}]>{xml}'.encode()
+            bomb.writestr(item, data)
+    return out.getvalue()
+
+
+def test_documents_past_parser_limits_fail_once_as_invalid_input(people: dict[str, object]) -> None:
+    stack = people["stack"]
+    assert isinstance(stack, Stack)
+    for name, data in (("bomb.pdf", pdf_beyond_parser_limits()), ("bomb.docx", docx_with_entity_expansion())):
+        response = stack.http.post("/ai-jobs", data={"workflow": "document_summary"}, files={"file": (name, data)})
+        assert response.status_code == 202, response.text
+        view = stack.wait(response.json()["job_id"])
+        assert view["status"] == "dead_letter", name
+        assert view["error"]["code"] == "invalid_input", (name, view["error"])
+        assert "refuses to read" in view["events"][-1]["detail"], view["events"][-1]
+        assert event_types(view) == ["queued", "running", "dead_letter"], name
