@@ -51,11 +51,14 @@ def _require_metrics_token(request: Request[Any, Any, Any]) -> None:
     endpoint is open in development and absent in production, where queue figures, error counts
     and worker names are nobody else's business."""
     settings = get_settings()
-    if settings.metrics_token is None:
+    # An empty value (QUIRE_METRICS_TOKEN= in a compose file) counts as unset, never as a token
+    # that an empty bearer header would match.
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
+    if not token:
         if settings.production:
             raise NotFoundException()
         return
-    expected = f"Bearer {settings.metrics_token.get_secret_value()}"
+    expected = f"Bearer {token}"
     if not secrets.compare_digest(request.headers.get("authorization", "").encode(), expected.encode()):
         raise NotAuthorizedException("Send the metrics token as `Authorization: Bearer <token>`.")
 
