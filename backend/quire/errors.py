@@ -28,7 +28,7 @@ ERROR_MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.MALFORMED_OUTPUT: "The model returned a result that did not match the expected format.",
     ErrorCode.UPSTREAM_REJECTED: "The model provider refused the request.",
     ErrorCode.INVALID_INPUT: "The document could not be read.",
-    ErrorCode.DEADLINE_EXCEEDED: "The job waited longer than its deadline allows.",
+    ErrorCode.DEADLINE_EXCEEDED: "The job could not finish before its deadline.",
     ErrorCode.CANCELLED: "The job was cancelled.",
 }
 

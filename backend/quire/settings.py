@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from quire.jobs.policy import DeadlinePolicy
+
 PLACEHOLDER_SECRET = "change-me-in-production"  # noqa: S105 - the value production refuses
 MIN_SECRET_BYTES = 32
 # Estimated from the key's own character frequencies, a random key of 32 hex characters scores
@@ -63,6 +65,8 @@ class Settings(BaseSettings):
     max_timeout_s: float = Field(default=900.0, gt=0)
     max_max_attempts: int = Field(default=10, ge=1)
     max_deadline_s: float = Field(default=7 * 86400.0, gt=0)
+    # A running attempt at its job's deadline: stopped (the job ends deadline_exceeded) or let finish.
+    deadline_policy: DeadlinePolicy = DeadlinePolicy.STOP
     retry_base_s: float = Field(default=2.0, ge=0)
     retry_max_s: float = Field(default=300.0, ge=0)
 

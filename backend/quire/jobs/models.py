@@ -36,6 +36,8 @@ class EventType(StrEnum):
     CANCELLED = "cancelled"
     REQUEUED_AFTER_RESTART = "requeued_after_restart"
     REPLAYED = "replayed"
+    # Not a transition: the deadline passed while an attempt ran; its detail names the policy applied.
+    DEADLINE_PASSED = "deadline_passed"
 
 
 class Upload(SQLModel, table=True):

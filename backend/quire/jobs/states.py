@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, Executable, Table, bindparam, insert, update
+from sqlalchemy import BindParameter, ColumnElement, Executable, Table, bindparam, case, insert, update
 from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session, SQLModel, col, select
 
@@ -22,6 +22,7 @@ from quire import metrics
 from quire.db import session_scope
 from quire.errors import ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, utcnow
+from quire.jobs.policy import DeadlinePolicy
 
 log = logging.getLogger(__name__)
 
@@ -164,24 +165,33 @@ def _param(name: str, column: str) -> BindParameter[Any]:
     return bindparam(name, type_=JOB.c[column].type)
 
 
-_CLAIM_STMT = (
-    update(JOB)
-    .where(
-        JOB.c.id == _param("p_job", "id"),
-        _status_in(_CLAIM),
-        JOB.c.available_at <= _param("p_now", "available_at"),
-        JOB.c.deadline_at > _param("p_now", "deadline_at"),
+def _lease_until(lease: BindParameter[Any], capped: bool) -> ColumnElement[Any]:
+    """A new lease end; `capped` never lets it run past the job's deadline."""
+    return case((JOB.c.deadline_at < lease, JOB.c.deadline_at), else_=lease) if capped else lease
+
+
+def _claim_statement(capped: bool) -> Executable:
+    return (
+        update(JOB)
+        .where(
+            JOB.c.id == _param("p_job", "id"),
+            _status_in(_CLAIM),
+            JOB.c.available_at <= _param("p_now", "available_at"),
+            JOB.c.deadline_at > _param("p_now", "deadline_at"),
+        )
+        .values(
+            status=S.RUNNING,
+            updated_at=_param("p_now", "updated_at"),
+            attempt=JOB.c.attempt + 1,
+            worker_id=_param("p_worker", "worker_id"),
+            lease_until=_lease_until(_param("p_lease", "lease_until"), capped),
+            message_id=None,
+        )
+        .returning(*JOB.c)
     )
-    .values(
-        status=S.RUNNING,
-        updated_at=_param("p_now", "updated_at"),
-        attempt=JOB.c.attempt + 1,
-        worker_id=_param("p_worker", "worker_id"),
-        lease_until=_param("p_lease", "lease_until"),
-        message_id=None,
-    )
-    .returning(*JOB.c)
-)
+
+
+_CLAIM_STMTS = {capped: _claim_statement(capped) for capped in (False, True)}
 _COMPLETE_STMT = (
     update(JOB)
     .where(
@@ -219,12 +229,16 @@ def accept(job: Job, message_id: str | None) -> Job:
     return job
 
 
-def claim(job_id: str, worker_id: str, lease_s: float) -> Job | None:
-    """Start the next attempt: queued -> running under a lease held by `worker_id`."""
+def claim(job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool = False) -> Job | None:
+    """Start the next attempt: queued -> running under a lease held by `worker_id`.
+
+    The lease ends at the job's deadline at the latest, unless `lease_past_deadline` (policy finish).
+    """
     now = utcnow()
     params = {"p_job": job_id, "p_now": now, "p_worker": worker_id, "p_lease": now + timedelta(seconds=lease_s)}
+    stmt = _CLAIM_STMTS[not lease_past_deadline]
     with session_scope() as session:
-        return _apply(session, _CLAIM_STMT, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
+        return _apply(session, stmt, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
 
 
 def complete(ref: AttemptRef, artifacts: Sequence[Artifact], provenance: dict[str, str]) -> Job | None:
@@ -300,6 +314,47 @@ def expire_deadline(job_id: str) -> Job | None:
             event=EventType.DEAD_LETTER,
             guard=[JOB.c.deadline_at <= now],
             values={"message_id": None},
+            error=ErrorCode.DEADLINE_EXCEEDED,
+            detail="The job was not finished before its deadline.",
+            now=now,
+        )
+
+
+def pass_deadline(job_id: str, policy: DeadlinePolicy, ref: AttemptRef | None = None) -> Job | None:
+    """The job's deadline passed while it was running: record the moment and the policy applied.
+
+    With `ref`, the attempt's own worker reports it: under `stop` the job is dead-lettered with
+    `deadline_exceeded` (the attempt's later writes are fenced out), under `finish` it keeps
+    running. Without `ref`, the recovery loop found the lease expired too: the attempt is gone,
+    so whatever the policy the job ends, as there is no time left for another. One transaction:
+    the `deadline_passed` event, then the `dead_letter` one when the job ends.
+    """
+    now = utcnow()
+    guard = _fence(ref) if ref is not None else [JOB.c.lease_until < now]
+    ends = ref is None or policy is DeadlinePolicy.STOP
+    if ref is None:
+        detail = f"The deadline passed after the attempt was lost with its worker (policy: {policy})."
+    elif ends:
+        detail = f"The deadline passed while attempt {ref.attempt} was running (policy: stop): the attempt is stopped."
+    else:
+        detail = f"The deadline passed while attempt {ref.attempt} was running (policy: finish): it may finish."
+    with session_scope() as session:
+        stmt = (
+            update(JOB)
+            .where(JOB.c.id == job_id, JOB.c.status == S.RUNNING, JOB.c.deadline_at <= now, *guard)
+            .values(updated_at=now)
+            .returning(*JOB.c)
+        )
+        noted = _apply(session, stmt, {}, job_id, [S.RUNNING], S.RUNNING, EventType.DEADLINE_PASSED, now, None, detail)
+        if noted is None or not ends:
+            return noted
+        return _move(
+            session,
+            job_id,
+            sources=_DEAD_FROM_ATTEMPT,
+            target=S.DEAD_LETTER,
+            event=EventType.DEAD_LETTER,
+            values={"lease_until": None},
             error=ErrorCode.DEADLINE_EXCEEDED,
             detail="The job was not finished before its deadline.",
             now=now,
@@ -407,8 +462,11 @@ def replay(job_id: str, message_id: str) -> Job | None:
         )
 
 
-def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float) -> int:
-    """Heartbeat: push out the lease of every job this worker holds. Not a transition."""
+def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float, past_deadline: bool = False) -> int:
+    """Heartbeat: push out the lease of every job this worker holds. Not a transition.
+
+    A lease never runs past the job's deadline unless `past_deadline` (policy finish) allows it.
+    """
     if not job_ids:
         return 0
     with session_scope() as session:
@@ -419,8 +477,9 @@ def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float) -> int
                 JOB.c.worker_id == worker_id,
                 JOB.c.status == S.RUNNING,
             )
-            .values(lease_until=utcnow() + timedelta(seconds=lease_s))
-            .execution_options(synchronize_session=False)
+            .values(lease_until=_lease_until(_param("p_lease", "lease_until"), not past_deadline))
+            .execution_options(synchronize_session=False),
+            {"p_lease": utcnow() + timedelta(seconds=lease_s)},
         )
         return int(getattr(result, "rowcount", 0))
 

@@ -268,21 +268,29 @@ class ExpiredLease:
     job_id: str
     budget_left: bool
     isolated: bool
+    past_deadline: bool
 
 
 def expired_leases(now: datetime, limit: int = 500) -> list[ExpiredLease]:
     """Running jobs whose worker stopped renewing the lease; each is re-checked by a conditional update."""
     with session_scope() as session:
         rows = session.execute(
-            sa_select(col(Job.id), col(Job.attempt), col(Job.attempt_floor), col(Job.max_attempts), col(Job.error_code))
+            sa_select(
+                col(Job.id),
+                col(Job.attempt),
+                col(Job.attempt_floor),
+                col(Job.max_attempts),
+                col(Job.error_code),
+                col(Job.deadline_at) <= now,
+            )
             .where(col(Job.status) == JobStatus.RUNNING, col(Job.lease_until) < now)
             .limit(limit)
         ).all()
     # An attempt that ran isolated (the job's last loss was worker_lost) died with its worker,
     # not by its own hand: its own death is caught and charged by the worker itself.
     return [
-        ExpiredLease(job_id, attempt - floor < max_attempts, error == ErrorCode.WORKER_LOST)
-        for job_id, attempt, floor, max_attempts, error in rows
+        ExpiredLease(job_id, attempt - floor < max_attempts, error == ErrorCode.WORKER_LOST, bool(past_deadline))
+        for job_id, attempt, floor, max_attempts, error, past_deadline in rows
     ]
 
 

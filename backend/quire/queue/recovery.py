@@ -35,8 +35,15 @@ class RecoveryReport:
 
 
 def requeue_expired_leases(report: RecoveryReport) -> None:
-    """Running jobs whose worker stopped renewing the lease go back to the queue (or dead letter)."""
+    """Running jobs whose worker stopped renewing the lease go back to the queue (or dead letter).
+
+    One whose deadline has passed too ends at once: no attempt could start any more.
+    """
     for lease in expired_leases(utcnow()):
+        if lease.past_deadline:
+            if states.pass_deadline(lease.job_id, get_settings().deadline_policy) is not None:
+                report.dead_lettered += 1
+            continue
         message = new_message(lease.job_id)
         moved = states.release_expired_lease(lease.job_id, message.message_id, lease.budget_left, refund=lease.isolated)
         if moved is None:

@@ -1,8 +1,11 @@
-"""Execution control around a workflow: claim, heartbeat, timeout, artifacts, classify, decide.
+"""Execution control around a workflow: claim, heartbeat, timeout, deadline, artifacts, classify, decide.
 
 The workflow function itself runs in its own thread so that the attempt timeout holds even when
 the workflow blocks in one long call that nothing can interrupt: the worker stops waiting,
-records the timeout, and fences the abandoned thread out of the job record for good.
+records the timeout, and fences the abandoned thread out of the job record for good. The job's
+deadline is held the same way: under `QUIRE_DEADLINE_POLICY=stop` the worker stops waiting at
+the deadline and dead-letters the job; under `finish` it records the deadline passing and waits
+on until the attempt's own timeout.
 
 A job whose last attempt was lost with its worker runs its next attempt in a process of its own.
 If it is the poison that killed the worker, it now kills only that process and is charged for
@@ -22,6 +25,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -33,6 +37,7 @@ from quire.documents.storage import get_storage
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited, WorkerLost
 from quire.jobs import policy, states
 from quire.jobs.models import Artifact, Job, JobStatus, utcnow
+from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
 from quire.jobs.store import get_job
 from quire.queue.actors import new_message, publish
@@ -45,7 +50,38 @@ T = TypeVar("T")
 
 
 class AttemptTimedOut(Exception):
-    pass
+    """The attempt ran past its own execution timeout."""
+
+
+class DeadlinePassed(Exception):
+    """The job's deadline passed while its attempt ran, and the policy stopped the attempt."""
+
+
+@dataclass(frozen=True)
+class AttemptLimits:
+    """How long the worker waits for one attempt: its timeout, and the job's deadline by policy."""
+
+    ref: AttemptRef
+    timeout_s: float
+    deadline_at: datetime
+    policy: DeadlinePolicy
+
+    def wait(self, finished: Callable[[float], bool]) -> None:
+        """Return once `finished(seconds)` says the attempt is done; raise when a limit comes first.
+
+        Under `stop` the deadline ends the job (recorded before raising); under `finish` the
+        deadline's passing is recorded and the wait goes on to the timeout.
+        """
+        timeout_at = time.monotonic() + self.timeout_s
+        to_deadline = (self.deadline_at - utcnow()).total_seconds()
+        if to_deadline < self.timeout_s:
+            if finished(max(to_deadline, 0.0)):
+                return
+            states.pass_deadline(self.ref.job_id, self.policy, self.ref)
+            if self.policy is DeadlinePolicy.STOP:
+                raise DeadlinePassed
+        if not finished(max(timeout_at - time.monotonic(), 0.0)):
+            raise AttemptTimedOut
 
 
 @dataclass
@@ -87,8 +123,8 @@ class ExecutionControl:
 control = ExecutionControl()
 
 
-def call_with_timeout(fn: Callable[[], T], timeout_s: float, name: str) -> T:
-    """Run `fn` in a fresh thread and wait at most `timeout_s` for it."""
+def call_with_timeout(fn: Callable[[], T], limits: AttemptLimits, name: str) -> T:
+    """Run `fn` in a fresh thread and wait for it within `limits`; past them, abandon the thread."""
     done = threading.Event()
     outcome: dict[str, object] = {}
 
@@ -104,9 +140,11 @@ def call_with_timeout(fn: Callable[[], T], timeout_s: float, name: str) -> T:
     context = contextvars.copy_context()
     thread = threading.Thread(target=context.run, args=(target,), name=name, daemon=True)
     thread.start()
-    if not done.wait(timeout_s):
+    try:
+        limits.wait(done.wait)
+    except (AttemptTimedOut, DeadlinePassed):
         control.abandon(thread)
-        raise AttemptTimedOut
+        raise
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
@@ -142,8 +180,8 @@ class IsolatedFailure(JobFailure):
         self.retry_after_s = retry_after_s
 
 
-def call_isolated(job: Job, timeout_s: float) -> Outcome:
-    """Run one attempt in a fresh process; kill it at the timeout; a dead process is worker_lost."""
+def call_isolated(job: Job, limits: AttemptLimits) -> Outcome:
+    """Run one attempt in a fresh process; kill it past `limits`; a dead process is worker_lost."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     fields = {c: getattr(job, c) for c in Job.model_fields}
@@ -151,9 +189,11 @@ def call_isolated(job: Job, timeout_s: float) -> Outcome:
     process.start()
     sender.close()
     try:
-        if not receiver.poll(timeout_s):
+        try:
+            limits.wait(receiver.poll)
+        except (AttemptTimedOut, DeadlinePassed):
             process.kill()
-            raise AttemptTimedOut
+            raise
         try:
             message = receiver.recv()
         except EOFError:
@@ -217,7 +257,9 @@ def execute(job: Job) -> Outcome:
 def run_attempt(job_id: str) -> None:
     """Deliver one message: claim the job, run one attempt, record what happened."""
     settings = get_settings()
-    job = states.claim(job_id, control.worker_id, settings.lease_seconds)
+    job = states.claim(
+        job_id, control.worker_id, settings.lease_seconds, settings.deadline_policy is DeadlinePolicy.FINISH
+    )
     if job is None:
         _unclaimable(job_id)
         return
@@ -236,12 +278,15 @@ def run_attempt(job_id: str) -> None:
 def _run_claimed(job: Job, ref: AttemptRef) -> None:
     started = time.monotonic()
     outcome_label = "failed"
+    limits = AttemptLimits(ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy)
     try:
         if job.error_code == ErrorCode.WORKER_LOST:
             log.info("running this attempt in a process of its own: the last one was lost with its worker")
-            outcome = call_isolated(job, job.timeout_s)
+            outcome = call_isolated(job, limits)
         else:
-            outcome = call_with_timeout(lambda: execute(job), job.timeout_s, f"attempt-{job.id}-{job.attempt}")
+            outcome = call_with_timeout(lambda: execute(job), limits, f"attempt-{job.id}-{job.attempt}")
+    except DeadlinePassed:
+        log.info("attempt stopped at the job's deadline")
     except AttemptTimedOut:
         _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.", "AttemptTimedOut")
     except JobFailure as failure:
@@ -302,7 +347,8 @@ def _fail(
             publish(message_out, decision.delay_s)
         return
     if decision.code is not code:
-        message = ERROR_MESSAGES[decision.code]
+        # The failure was retryable, but its backoff would end past the deadline: no retry is scheduled.
+        message = f"{ERROR_MESSAGES[decision.code]} A retry after this failure ({code.value}) would start too late."
     states.dead_letter(ref, decision.code, message, operator_detail)
 
 

@@ -65,13 +65,16 @@ def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
 
 
 def _heartbeat_loop(stop: threading.Event, threads: int) -> None:
+    from quire.jobs.policy import DeadlinePolicy
     from quire.jobs.states import extend_leases
     from quire.queue.runner import control
 
     settings = get_settings()
+    # Only the `finish` policy lets a lease outlive the job's deadline.
+    past_deadline = settings.deadline_policy is DeadlinePolicy.FINISH
     while not stop.wait(settings.lease_seconds / 3):
         try:
-            extend_leases(control.worker_id, control.held_jobs(), settings.lease_seconds)
+            extend_leases(control.worker_id, control.held_jobs(), settings.lease_seconds, past_deadline)
             _record_worker(control.worker_id, threads)
         except Exception:
             log.exception("lease heartbeat failed; will try again")

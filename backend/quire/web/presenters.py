@@ -65,7 +65,7 @@ _FINAL: dict[str, tuple[str, str, tuple[str, ...]]] = {
     ),
     "deadline_exceeded": (
         "The job ran out of time",
-        "It waited longer than its deadline allows before it could finish. Try again.",
+        "It could not finish before the deadline set for it, so it was stopped. Try again.",
         (RETRY,),
     ),
     "cancelled": ("Cancelled", "This job was cancelled. You can run it again.", (RETRY,)),
@@ -79,6 +79,7 @@ EVENT_LABELS = {
     "cancelled": "Cancelled",
     "requeued_after_restart": "Worker lost — queued again",
     "replayed": "Tried again",
+    "deadline_passed": "Deadline passed",
 }
 
 STATUS_LABELS = {

@@ -1,8 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat completions API, for tests.
 
 The document text picks the behaviour with a line `openai-scenario: NAME`: valid, malformed,
-refusal, rate_limited, server_error, unauthorized, hang. A request without the expected API key
-gets 401, as a real provider would answer.
+refusal, rate_limited, rate_limited_long (Retry-After: an hour), server_error, unauthorized,
+hang. A request without the expected API key gets 401, as a real provider would answer.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ class FakeOpenAI:
                     return self.reply(200, completion(json.dumps(VALID_SUMMARY)))
                 if scenario == "rate_limited":
                     return self.reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "1"})
+                if scenario == "rate_limited_long":
+                    return self.reply(429, {"error": {"message": "come back later"}}, {"Retry-After": "3600"})
                 if scenario == "server_error":
                     return self.reply(500, {"error": {"message": "boom"}})
                 if scenario == "unauthorized":

@@ -95,6 +95,25 @@ def test_openai_provider_outcomes(
         assert (_at(second) - _at(failed)).total_seconds() >= 1.0
 
 
+def test_a_retry_that_would_start_after_the_deadline_dead_letters_at_once(
+    openai_stack: tuple[Stack, FakeOpenAI],
+) -> None:
+    stack, provider = openai_stack
+    # Given a provider that answers 429 with Retry-After: one hour, and a job due in 60 s
+    data = document(words="\nopenai-scenario: rate_limited_long\n")
+    started = time.monotonic()
+    job_id = stack.submit(data, max_attempts=3, deadline_s=60)
+    # When the first attempt fails, the retry would start after the deadline
+    view = stack.wait(job_id, timeout=20)
+    # Then the job is dead-lettered at once instead of waiting for a retry that could not run
+    assert time.monotonic() - started < 10
+    assert view["status"] == "dead_letter", view["events"]
+    assert event_types(view) == ["queued", "running", "dead_letter"]
+    assert view["error"]["code"] == "deadline_exceeded"
+    assert "rate_limited" in view["events"][-1]["detail"]
+    assert sum(data.decode().split()[3] in r["body"]["messages"][-1]["content"] for r in provider.requests) == 1
+
+
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def local_stack(
     request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory

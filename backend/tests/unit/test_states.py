@@ -14,6 +14,7 @@ from quire.db import session_scope
 from quire.errors import ErrorCode
 from quire.jobs import states
 from quire.jobs.models import Artifact, Job, JobStatus, utcnow
+from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import ALLOWED, AttemptRef
 
 WORKER = "worker-a"
@@ -170,3 +171,76 @@ def test_a_lost_isolated_attempt_is_refunded(migrated: Database) -> None:
     assert moved is not None
     assert (moved.status, moved.attempt, moved.attempt_floor) == (JobStatus.QUEUED, 3, 1)
     assert event_types(job.id)[-1] == "requeued_after_restart"
+
+
+def _overdue_running(attempt: int = 1) -> Job:
+    job = make_job(JobStatus.RUNNING, attempt=attempt)
+    force(job.id, deadline_at=utcnow() - timedelta(seconds=1), lease_until=utcnow() + timedelta(seconds=30))
+    return job
+
+
+def test_stop_at_the_deadline_dead_letters_and_fences_the_attempt_out(migrated: Database) -> None:
+    # Given attempt 1 still running when its job's deadline has passed
+    job = _overdue_running()
+    # When its worker applies the stop policy
+    moved = states.pass_deadline(job.id, DeadlinePolicy.STOP, REF(job))
+    # Then the job ends deadline_exceeded, the moment and the policy are recorded first
+    assert moved is not None
+    assert (moved.status, moved.error_code) == (JobStatus.DEAD_LETTER, ErrorCode.DEADLINE_EXCEEDED)
+    assert event_types(job.id)[-2:] == ["deadline_passed", "dead_letter"]
+    with session_scope() as session:
+        passed = states.events_of(session, job.id)[-2]
+    assert passed.detail is not None
+    assert "policy: stop" in passed.detail
+    assert passed.error is None
+    # And the attempt finishing late publishes nothing
+    assert states.complete(REF(job), [], {}) is None
+    assert current(job.id).status == JobStatus.DEAD_LETTER
+
+
+def test_finish_at_the_deadline_records_it_and_lets_the_attempt_complete(migrated: Database) -> None:
+    job = _overdue_running()
+    noted = states.pass_deadline(job.id, DeadlinePolicy.FINISH, REF(job))
+    assert noted is not None
+    assert noted.status == JobStatus.RUNNING
+    assert states.complete(REF(job), [], {}) is not None
+    assert event_types(job.id)[-2:] == ["deadline_passed", "completed"]
+
+
+def test_the_deadline_is_not_passed_early_or_by_another_attempt(migrated: Database) -> None:
+    job = make_job(JobStatus.RUNNING, attempt=1)
+    assert states.pass_deadline(job.id, DeadlinePolicy.STOP, REF(job)) is None
+    force(job.id, deadline_at=utcnow() - timedelta(seconds=1))
+    assert states.pass_deadline(job.id, DeadlinePolicy.STOP, AttemptRef(job.id, 1, "worker-b")) is None
+    assert current(job.id).status == JobStatus.RUNNING
+    assert event_types(job.id) == ["queued"]
+
+
+def test_a_lost_attempt_past_its_deadline_ends_whatever_the_policy(migrated: Database) -> None:
+    # Given an overdue job whose worker still holds a live lease, recovery leaves it alone
+    job = _overdue_running()
+    assert states.pass_deadline(job.id, DeadlinePolicy.FINISH) is None
+    # When the lease expires (the worker is gone), recovery ends it: no attempt can start any more
+    force(job.id, lease_until=utcnow() - timedelta(seconds=1))
+    moved = states.pass_deadline(job.id, DeadlinePolicy.FINISH)
+    assert moved is not None
+    assert (moved.status, moved.error_code) == (JobStatus.DEAD_LETTER, ErrorCode.DEADLINE_EXCEEDED)
+
+
+@pytest.mark.parametrize(("past_deadline", "capped"), [(False, True), (True, False)])
+def test_leases_end_at_the_deadline_unless_the_policy_lets_attempts_finish(
+    migrated: Database, past_deadline: bool, capped: bool
+) -> None:
+    # Given a job due in 5 s
+    job = make_job(JobStatus.QUEUED)
+    force(job.id, deadline_at=utcnow() + timedelta(seconds=5))
+    # When it is claimed and its lease renewed for 30 s
+    claimed = states.claim(job.id, WORKER, 30, lease_past_deadline=past_deadline)
+    assert claimed is not None
+    assert claimed.lease_until is not None
+    assert (claimed.lease_until == claimed.deadline_at) is capped
+    assert states.extend_leases(WORKER, [job.id], 30, past_deadline=past_deadline) == 1
+    # Then under `stop` the lease never runs past the deadline; under `finish` it does
+    after = current(job.id)
+    assert after.lease_until is not None
+    assert (after.lease_until <= after.deadline_at) is capped
