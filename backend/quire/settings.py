@@ -6,10 +6,10 @@ import math
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from quire.jobs.policy import DeadlinePolicy
 
@@ -28,6 +28,9 @@ def secret_bits(secret: str) -> float:
     counts = Counter(secret)
     per_char = -sum(n / len(secret) * math.log2(n / len(secret)) for n in counts.values())
     return per_char * len(secret)
+
+# The personal details redacted before a document goes to a third-party model.
+RedactionKind = Literal["email", "phone", "iban", "card"]
 
 
 class Settings(BaseSettings):
@@ -97,6 +100,11 @@ class Settings(BaseSettings):
     openai_model: str = "gpt-4o-mini"
     # The most document text sent to the model in one request.
     openai_max_input_chars: int = Field(default=60_000, ge=1000)
+    # What the `openai` provider replaces by placeholders before sending (comma-separated; empty: nothing).
+    redact: Annotated[list[RedactionKind], NoDecode] = ["email", "phone", "iban", "card"]
+    # Where phone numbers written without a country code are read as national numbers (ISO 3166 codes):
+    # the countries of the languages the invoice reader knows, and the US.
+    redact_phone_regions: Annotated[list[str], NoDecode] = ["US", "GB", "DE", "FR", "NL", "ES", "IT", "PL", "PT"]
 
     # Retention and alerting.
     retention_days: float = Field(default=30.0, ge=0)  # 0 keeps files forever
@@ -124,6 +132,18 @@ class Settings(BaseSettings):
     poll_fast_for_s: float = Field(default=10.0, ge=0)
     poll_slow_s: float = Field(default=5.0, gt=0)
     poll_stop_after_s: float = Field(default=120.0, gt=0)
+
+    @field_validator("redact", "redact_phone_regions", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("redact_phone_regions")
+    @classmethod
+    def _region_codes(cls, value: list[str]) -> list[str]:
+        return [region.upper() for region in value]
 
     @model_validator(mode="after")
     def _refuse_weak_secret(self) -> Settings:

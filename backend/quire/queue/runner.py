@@ -220,7 +220,7 @@ def execute(job: Job) -> Outcome:
     limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
     document: Document = extract(data, job.input_filename, job.input_sha256, limits)
     result = workflow.run(document, model)
-    provenance = {
+    provenance: dict[str, Any] = {
         "workflow": workflow.name,
         "workflow_version": workflow.version,
         "provider": model.name,
@@ -228,6 +228,9 @@ def execute(job: Job) -> Outcome:
         "prompt_version": workflow.prompt_version,
         "input_sha256": job.input_sha256,
     }
+    if model.redacted is not None:
+        # Kinds and counts only: the values never leave the attempt.
+        provenance["redacted"] = model.redacted
     body = json.dumps({"result": result.model_dump(mode="json"), "provenance": provenance}, indent=2)
     prefix = f"artifacts/{job.id}/attempt-{job.attempt}-{control.worker_id.replace(':', '_')}"
     files = [

@@ -2,7 +2,8 @@
 
 The document text picks the behaviour with a line `openai-scenario: NAME`: valid, malformed,
 refusal, rate_limited, rate_limited_long (Retry-After: an hour), server_error, unauthorized,
-hang. A request without the expected API key gets 401, as a real provider would answer.
+hang, echo (a valid summary that repeats every redaction placeholder it was sent). A request
+without the expected API key gets 401, as a real provider would answer.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ class FakeOpenAI:
                     return self.reply(401, {"error": {"message": "no"}})
                 if scenario == "refusal":
                     return self.reply(200, completion(None, refusal="I can't help with that."))
+                if scenario == "echo":
+                    placeholders = re.findall(r"\[[A-Z]+_\d+\]", text)
+                    summary = "Details: " + " ".join(placeholders) + "."
+                    answer = {**VALID_SUMMARY, "summary": summary, "key_points": placeholders[:10]}
+                    return self.reply(200, completion(json.dumps(answer)))
                 if scenario == "malformed":
                     return self.reply(200, completion('{"title": "cut off'))
                 return self.reply(200, completion(json.dumps(VALID_SUMMARY)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
@@ -112,6 +113,63 @@ def test_a_retry_that_would_start_after_the_deadline_dead_letters_at_once(
     assert view["error"]["code"] == "deadline_exceeded"
     assert "rate_limited" in view["events"][-1]["detail"]
     assert sum(data.decode().split()[3] in r["body"]["messages"][-1]["content"] for r in provider.requests) == 1
+
+
+# Personal details a document may hold, each as written, and lookalikes whose checksums fail.
+EMAILS = ["jane.doe@example.com", "Billing@Example.co.uk", "ops+alerts@quire-test.org"]
+PHONES = ["+1 415 555 2671", "+49 30 901820", "+44 20 7946 0958", "(415) 555-2671"]
+IBANS = ["DE89 3704 0044 0532 0130 00", "GB82WEST12345698765432", "FR14 2004 1010 0505 0001 3M02 606"]
+CARDS = ["4111 1111 1111 1111", "5500-0000-0000-0004", "378282246310005"]
+LOOKALIKES = ["DE88 3704 0044 0532 0130 00", "GB83WEST12345698765432", "4111 1111 1111 1112", "5500 0000 0000 0005"]
+
+
+def _customer_file(scenario: str) -> bytes:
+    return (
+        f"Customer file q{uuid.uuid4().hex}q.\n\n"
+        f"Write to {EMAILS[0]} or {EMAILS[1]}; alerts go to {EMAILS[2]}.\n"
+        f"Call {PHONES[0]} in the US, {PHONES[1]} in Berlin, {PHONES[2]} in London, or {PHONES[3]}.\n"
+        f"Pay to {IBANS[0]} EUR, to {IBANS[1]} or to {IBANS[2]}.\n"
+        f"Cards on file: {CARDS[0]} (exp 12/28), {CARDS[1]} and {CARDS[2]}.\n"
+        f"Not ours: accounts {LOOKALIKES[0]} and {LOOKALIKES[1]}, cards {LOOKALIKES[2]} and {LOOKALIKES[3]}.\n"
+        f"openai-scenario: {scenario}\n"
+    ).encode()
+
+
+def _compact(value: str) -> str:
+    return "".join(ch for ch in value if ch.isalnum())
+
+
+def test_personal_details_never_reach_the_model_and_come_back_in_the_result(
+    openai_stack: tuple[Stack, FakeOpenAI],
+) -> None:
+    stack, provider = openai_stack
+    # Given a document with several email addresses, phone numbers, IBANs and card numbers
+    data = _customer_file("echo")
+    marker = data.split()[2].decode()
+    # When it is summarised by the openai provider, whose answer echoes what it was sent
+    view = stack.wait(stack.submit(data))
+    assert view["status"] == "completed", view["events"]
+    # Then no request the provider received holds any of those details, in any spelling
+    bodies = [json.dumps(r["body"]) for r in provider.requests if marker in json.dumps(r["body"])]
+    assert len(bodies) == 1
+    for value in EMAILS + PHONES + IBANS + CARDS:
+        assert value not in bodies[0], value
+        assert value.lower() not in bodies[0].lower(), value
+    for value in IBANS + CARDS:
+        assert _compact(value) not in _compact(bodies[0]), value
+    # while lookalikes that fail their checksums are kept as they are
+    for value in LOOKALIKES:
+        assert value in bodies[0], value
+    # And the placeholders in the answer are the real values again in the result
+    document = stack.http.get(view["artifact"]["url"]).json()
+    summary = document["result"]["summary"]
+    for value in EMAILS + IBANS + CARDS + PHONES[:3]:
+        assert value in summary, value
+    assert "[" not in summary
+    # And provenance counts what was redacted, never the values
+    assert document["provenance"]["redacted"] == {"email": 3, "phone": 4, "iban": 3, "card": 3}
+    assert "jane.doe" not in json.dumps(document["provenance"])
+    assert "jane.doe" not in stack.logs("worker")
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

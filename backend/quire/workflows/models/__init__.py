@@ -25,6 +25,9 @@ class Task:
 class ModelProvider(Protocol):
     name: str
     model_name: str
+    # The kinds and counts of personal details replaced before the document left the machine, for
+    # the job's provenance; None when nothing was redacted (a provider that sends nothing anywhere).
+    redacted: dict[str, int] | None
 
     def answer(self, task: Task, document: Document, schema: type[BaseModel]) -> dict[str, Any]:
         """The raw structured answer; the workflow validates it."""

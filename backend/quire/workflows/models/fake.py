@@ -52,6 +52,7 @@ def _record_call(sha256: str) -> int:
 
 class FakeProvider:
     name = "fake"
+    redacted: dict[str, int] | None = None  # nothing leaves the machine
     model_name = "quire-fake-1"
 
     def __init__(self) -> None:

@@ -85,6 +85,7 @@ class LocalProvider:
     """Answers each task with a deterministic algorithm; needs no network and no model files."""
 
     name = "local"
+    redacted: dict[str, int] | None = None  # nothing leaves the machine
     model_name = "quire-local-2"
     tasks: dict[str, Callable[[Document], dict[str, Any]]] = {
         "document_summary": summarize,

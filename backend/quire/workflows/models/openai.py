@@ -5,12 +5,17 @@ Failures map to DESIGN's codes: 429 -> rate_limited (Retry-After honoured), 5xx 
 -> upstream_unavailable, other 4xx and refusals -> upstream_rejected, unreadable answers ->
 malformed_output, a timeout -> timeout. The API key is sent in a header and never appears in a
 message, a log line or the job record.
+
+Before a document is sent, the personal details named by `QUIRE_REDACT` are replaced by
+placeholders (see `redaction`), and the placeholders in the answer are restored before the
+workflow validates it; `redacted` then holds the kinds and counts for the job's provenance.
 """
 
 from __future__ import annotations
 
 import json
 from copy import deepcopy
+from dataclasses import replace
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -22,6 +27,7 @@ from quire.errors import ErrorCode, JobFailure, MalformedOutput, RateLimited, Up
 from quire.jobs.models import utcnow
 from quire.settings import Settings
 from quire.workflows.models import Task
+from quire.workflows.models.redaction import Redaction
 
 
 class ProviderTimeout(JobFailure):
@@ -75,6 +81,16 @@ def build_request(
     }
 
 
+def leading_text(text: str, limit: int) -> str:
+    """At most `limit` characters from the start of `text`, cut at a line break where one is near,
+    so that no email, phone number, IBAN or card number is cut in two (half of one is not
+    recognised, so it would not be redacted)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit + 1)
+    return text[:cut] if cut >= limit // 2 else text[:limit]
+
+
 def retry_after_seconds(value: str | None) -> float | None:
     """Retry-After as seconds: either a number of seconds or an HTTP date."""
     if not value:
@@ -120,16 +136,29 @@ class OpenAIProvider:
         self._url = settings.openai_base_url.rstrip("/") + "/chat/completions"
         self._key = settings.openai_api_key
         self._max_chars = settings.openai_max_input_chars
+        self._redact = tuple(settings.redact)
+        self._phone_regions = tuple(settings.redact_phone_regions)
+        # Kinds and counts of what this provider redacted; None when redaction is off.
+        self.redacted: dict[str, int] | None = None
         # Both limits sit inside the attempt's own timeout.
         self._timeout = httpx.Timeout(timeout_s, connect=min(5.0, timeout_s))
 
     def answer(self, task: Task, document: Document, schema: type[BaseModel]) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self._key.get_secret_value()}"} if self._key else {}
-        request = build_request(task, document, schema, self.model_name, self._max_chars)
+        redaction = Redaction(self._redact, self._phone_regions)
+        # Cut before redacting (only what is sent is scanned) and after (a placeholder may be
+        # longer than its value, and the request builder must not cut into the text beyond).
+        text = leading_text(redaction.redact(leading_text(document.text, self._max_chars)), self._max_chars)
+        sent = replace(document, text=text, filename=redaction.redact(document.filename))
+        request = build_request(task, sent, schema, self.model_name, self._max_chars)
         try:
             response = httpx.post(self._url, json=request, headers=headers, timeout=self._timeout)
         except httpx.TimeoutException as exc:
             raise ProviderTimeout("The model provider did not answer in time.") from exc
         except httpx.TransportError as exc:
             raise UpstreamUnavailable("The model provider could not be reached.") from exc
-        return read_response(response.status_code, response.headers, response.content)
+        answer = read_response(response.status_code, response.headers, response.content)
+        if self._redact:
+            self.redacted = redaction.report()
+        restored: dict[str, Any] = redaction.restore(answer)
+        return restored
