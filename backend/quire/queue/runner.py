@@ -73,13 +73,16 @@ class AttemptLimits:
         deadline's passing is recorded and the wait goes on to the timeout.
         """
         timeout_at = time.monotonic() + self.timeout_s
-        to_deadline = (self.deadline_at - utcnow()).total_seconds()
-        if to_deadline < self.timeout_s:
-            if finished(max(to_deadline, 0.0)):
+        # The deadline is wall-clock time and the wait monotonic: look at the clock again after
+        # each wait, so that the deadline is recorded only once it has really passed.
+        while (to_deadline := (self.deadline_at - utcnow()).total_seconds()) < timeout_at - time.monotonic():
+            if to_deadline <= 0:
+                states.pass_deadline(self.ref.job_id, self.policy, self.ref)
+                if self.policy is DeadlinePolicy.STOP:
+                    raise DeadlinePassed
+                break
+            if finished(to_deadline):
                 return
-            states.pass_deadline(self.ref.job_id, self.policy, self.ref)
-            if self.policy is DeadlinePolicy.STOP:
-                raise DeadlinePassed
         if not finished(max(timeout_at - time.monotonic(), 0.0)):
             raise AttemptTimedOut
 
@@ -142,7 +145,8 @@ def call_with_timeout(fn: Callable[[], T], limits: AttemptLimits, name: str) -> 
     thread.start()
     try:
         limits.wait(done.wait)
-    except (AttemptTimedOut, DeadlinePassed):
+    except BaseException:
+        # Whatever ended the wait (a limit, or a failure to record one), the thread runs on unwatched.
         control.abandon(thread)
         raise
     if "error" in outcome:
@@ -191,7 +195,7 @@ def call_isolated(job: Job, limits: AttemptLimits) -> Outcome:
     try:
         try:
             limits.wait(receiver.poll)
-        except (AttemptTimedOut, DeadlinePassed):
+        except BaseException:
             process.kill()
             raise
         try:

@@ -1,0 +1,61 @@
+"""How long the worker waits for an attempt: its timeout, and the job's deadline by policy."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+
+from quire.jobs import states
+from quire.jobs.models import utcnow
+from quire.jobs.policy import DeadlinePolicy
+from quire.jobs.states import AttemptRef
+from quire.queue.runner import AttemptLimits, AttemptTimedOut, DeadlinePassed
+
+REF = AttemptRef("job-1", 1, "worker-a")
+
+
+@pytest.fixture
+def passed(monkeypatch: pytest.MonkeyPatch) -> list[DeadlinePolicy]:
+    """The policies the runner reported the deadline passing with (the job record is not needed)."""
+    calls: list[DeadlinePolicy] = []
+    monkeypatch.setattr(states, "pass_deadline", lambda job_id, policy, ref=None: calls.append(policy))
+    return calls
+
+
+def never_finishes(seconds: float) -> bool:
+    time.sleep(seconds)
+    return False
+
+
+def limits(timeout_s: float, deadline_in_s: float, policy: DeadlinePolicy) -> AttemptLimits:
+    return AttemptLimits(REF, timeout_s, utcnow() + timedelta(seconds=deadline_in_s), policy)
+
+
+@pytest.mark.parametrize("policy", list(DeadlinePolicy))
+def test_a_timeout_before_the_deadline_is_a_timeout(passed: list[DeadlinePolicy], policy: DeadlinePolicy) -> None:
+    with pytest.raises(AttemptTimedOut):
+        limits(0.1, 60, policy).wait(never_finishes)
+    assert passed == []
+
+
+def test_under_stop_the_wait_ends_at_the_deadline(passed: list[DeadlinePolicy]) -> None:
+    started = time.monotonic()
+    with pytest.raises(DeadlinePassed):
+        limits(60, 0.2, DeadlinePolicy.STOP).wait(never_finishes)
+    assert 0.2 <= time.monotonic() - started < 1
+    assert passed == [DeadlinePolicy.STOP]
+
+
+def test_under_finish_the_deadline_is_recorded_and_the_wait_goes_on(passed: list[DeadlinePolicy]) -> None:
+    started = time.monotonic()
+    with pytest.raises(AttemptTimedOut):
+        limits(0.5, 0.2, DeadlinePolicy.FINISH).wait(never_finishes)
+    assert time.monotonic() - started >= 0.5
+    assert passed == [DeadlinePolicy.FINISH]
+
+
+def test_an_attempt_that_finishes_first_is_left_alone(passed: list[DeadlinePolicy]) -> None:
+    limits(60, 0.5, DeadlinePolicy.STOP).wait(lambda seconds: True)
+    assert passed == []
