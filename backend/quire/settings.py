@@ -29,6 +29,7 @@ def secret_bits(secret: str) -> float:
     per_char = -sum(n / len(secret) * math.log2(n / len(secret)) for n in counts.values())
     return per_char * len(secret)
 
+
 # The personal details redacted before a document goes to a third-party model.
 RedactionKind = Literal["email", "phone", "iban", "card"]
 
