@@ -4,6 +4,9 @@ The workflow function itself runs in its own thread so that the attempt timeout 
 the workflow blocks in one long call that nothing can interrupt: the worker stops waiting,
 records the timeout, and fences the abandoned thread out of the job record for good.
 
+An attempt that reads pages by OCR gets `ocr_seconds_per_page` more time for each such page, on
+top of the job's timeout: the reader reports how many pages need OCR as soon as it knows.
+
 A job whose last attempt was lost with its worker runs its next attempt in a process of its own.
 If it is the poison that killed the worker, it now kills only that process and is charged for
 it; if it was an innocent bystander, it completes. Either way no other job pays for it.
@@ -28,7 +31,7 @@ from typing import Any, TypeVar
 import structlog
 
 from quire import metrics
-from quire.documents.extract import Document, Limits, extract
+from quire.documents.extract import Document, Limits, Progress, ProgressCallback, extract
 from quire.documents.storage import get_storage
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited, WorkerLost
 from quire.jobs import policy, states
@@ -87,8 +90,39 @@ class ExecutionControl:
 control = ExecutionControl()
 
 
-def call_with_timeout(fn: Callable[[], T], timeout_s: float, name: str) -> T:
-    """Run `fn` in a fresh thread and wait at most `timeout_s` for it."""
+class AttemptProgress:
+    """The progress callback of one attempt: records progress with the lease, and the OCR time allowance.
+
+    Writes at most a few times a second (a text PDF reports every page), always the last page.
+    """
+
+    MIN_INTERVAL_S = 0.25
+
+    def __init__(self, ref: AttemptRef, on_ocr_pages: Callable[[int], None] | None = None) -> None:
+        self.ref = ref
+        self.ocr_pages = 0
+        self._on_ocr_pages = on_ocr_pages
+        self._written_at = 0.0
+
+    def __call__(self, progress: Progress) -> None:
+        if progress.ocr_pages != self.ocr_pages:
+            self.ocr_pages = progress.ocr_pages
+            if self._on_ocr_pages is not None:
+                self._on_ocr_pages(progress.ocr_pages)
+        now = time.monotonic()
+        if progress.done < progress.total and now - self._written_at < self.MIN_INTERVAL_S:
+            return
+        self._written_at = now
+        states.report_progress(self.ref, progress.view(), get_settings().lease_seconds)
+
+    def allowance_s(self, timeout_s: float) -> float:
+        return timeout_s + self.ocr_pages * get_settings().ocr_seconds_per_page
+
+
+def call_with_timeout(
+    fn: Callable[[], T], timeout_s: float, name: str, allowance: Callable[[], float] | None = None
+) -> T:
+    """Run `fn` in a fresh thread and wait for it at most `timeout_s`, or what `allowance` grants by then."""
     done = threading.Event()
     outcome: dict[str, object] = {}
 
@@ -104,9 +138,14 @@ def call_with_timeout(fn: Callable[[], T], timeout_s: float, name: str) -> T:
     context = contextvars.copy_context()
     thread = threading.Thread(target=context.run, args=(target,), name=name, daemon=True)
     thread.start()
-    if not done.wait(timeout_s):
-        control.abandon(thread)
-        raise AttemptTimedOut
+    started = time.monotonic()
+    while not done.is_set():
+        # The allowance may grow while the attempt runs (pages found to need OCR): look again each second.
+        left = (allowance() if allowance else timeout_s) - (time.monotonic() - started)
+        if left <= 0:
+            control.abandon(thread)
+            raise AttemptTimedOut
+        done.wait(min(left, 1.0))
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
@@ -118,10 +157,16 @@ class Outcome:
     provenance: dict[str, str]
 
 
-def _isolated_target(fields: dict[str, Any], conn: Connection) -> None:
-    """Child process: run one attempt and send back its outcome or its failure."""
+def _isolated_target(fields: dict[str, Any], worker_id: str, conn: Connection) -> None:
+    """Child process: run one attempt and send back its outcome or its failure.
+
+    Progress is written under the parent's worker id, which holds the lease; the count of pages
+    needing OCR goes to the parent, which keeps the time.
+    """
+    job = Job(**fields)
+    progress = AttemptProgress(AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(("ocr_pages", n)))
     try:
-        outcome = execute(Job(**fields))
+        outcome = execute(job, progress)
         conn.send(("ok", [a.model_dump() for a in outcome.artifacts], outcome.provenance))
     except JobFailure as failure:
         retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
@@ -147,17 +192,25 @@ def call_isolated(job: Job, timeout_s: float) -> Outcome:
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     fields = {c: getattr(job, c) for c in Job.model_fields}
-    process = context.Process(target=_isolated_target, args=(fields, sender), name=f"isolated-{job.id}", daemon=True)
+    process = context.Process(
+        target=_isolated_target, args=(fields, control.worker_id, sender), name=f"isolated-{job.id}", daemon=True
+    )
     process.start()
     sender.close()
+    started = time.monotonic()
+    allowance = timeout_s
     try:
-        if not receiver.poll(timeout_s):
-            process.kill()
-            raise AttemptTimedOut
-        try:
-            message = receiver.recv()
-        except EOFError:
-            message = None
+        while True:
+            if not receiver.poll(max(0.0, allowance - (time.monotonic() - started))):
+                process.kill()
+                raise AttemptTimedOut
+            try:
+                message = receiver.recv()
+            except EOFError:
+                message = None
+            if message is None or message[0] != "ocr_pages":
+                break
+            allowance = timeout_s + message[1] * get_settings().ocr_seconds_per_page
     finally:
         process.join(5)
         receiver.close()
@@ -170,7 +223,7 @@ def call_isolated(job: Job, timeout_s: float) -> Outcome:
     raise IsolatedFailure(ErrorCode.INTERNAL_ERROR, ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR], message[1], None)
 
 
-def execute(job: Job) -> Outcome:
+def execute(job: Job, progress: ProgressCallback | None = None) -> Outcome:
     """Read the input, run the workflow, and stage its artifacts under this attempt's own keys."""
     settings = get_settings()
     storage = get_storage()
@@ -178,7 +231,8 @@ def execute(job: Job) -> Outcome:
     model = get_provider(settings.model_provider, job.timeout_s)
     data = storage.read_bytes(job.input_ref)
     limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
-    document: Document = extract(data, job.input_filename, job.input_sha256, limits)
+    languages = job.language or settings.ocr_languages
+    document: Document = extract(data, job.input_filename, job.input_sha256, limits, languages, progress or _quiet)
     result = workflow.run(document, model)
     provenance = {
         "workflow": workflow.name,
@@ -194,6 +248,11 @@ def execute(job: Job) -> Outcome:
         (f"{workflow.name}.json", body.encode(), "application/json", True),
         (f"{workflow.name}.md", workflow.report(result).encode(), "text/markdown; charset=utf-8", False),
     ]
+    if document.ocr_pages:
+        # What OCR read, as text to search or copy, and the scan made searchable.
+        files.append((f"{workflow.name}.txt", document.text.encode(), "text/plain; charset=utf-8", False))
+    if document.searchable_pdf is not None:
+        files.append((f"{workflow.name}-searchable.pdf", document.searchable_pdf, "application/pdf", False))
     artifacts = []
     for name, content, content_type, primary in files:
         stored = storage.put_bytes(f"{prefix}/{name}", content)
@@ -212,6 +271,10 @@ def execute(job: Job) -> Outcome:
         artifacts,
         {"provider": model.name, "model_name": model.model_name, "prompt_version": workflow.prompt_version},
     )
+
+
+def _quiet(_: Progress) -> None:
+    return None
 
 
 def run_attempt(job_id: str) -> None:
@@ -241,7 +304,13 @@ def _run_claimed(job: Job, ref: AttemptRef) -> None:
             log.info("running this attempt in a process of its own: the last one was lost with its worker")
             outcome = call_isolated(job, job.timeout_s)
         else:
-            outcome = call_with_timeout(lambda: execute(job), job.timeout_s, f"attempt-{job.id}-{job.attempt}")
+            progress = AttemptProgress(ref)
+            outcome = call_with_timeout(
+                lambda: execute(job, progress),
+                job.timeout_s,
+                f"attempt-{job.id}-{job.attempt}",
+                lambda: progress.allowance_s(job.timeout_s),
+            )
     except AttemptTimedOut:
         _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.", "AttemptTimedOut")
     except JobFailure as failure:
