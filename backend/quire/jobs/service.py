@@ -61,6 +61,14 @@ def ocr_language(name: str | None) -> str | None:
     return code
 
 
+def document_languages() -> list[tuple[str, str]]:
+    """(code, English name) of each language a submitter may name for OCR here, for a form's choices."""
+    from babel import Locale
+
+    available = get_settings().ocr_languages.split("+")
+    return [(k, Locale.parse(k).get_display_name("en") or k) for k, v in TESSERACT_LANGUAGES.items() if v in available]
+
+
 class Overloaded(Exception):
     """The queue is too far behind to take more work now; try again after `retry_after_s`."""
 

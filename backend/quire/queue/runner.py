@@ -48,7 +48,11 @@ T = TypeVar("T")
 
 
 class AttemptTimedOut(Exception):
-    pass
+    """The attempt ran past the time it was given, `seconds` (its timeout plus any OCR allowance)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"{seconds:g} s")
+        self.seconds = seconds
 
 
 @dataclass
@@ -141,10 +145,11 @@ def call_with_timeout(
     started = time.monotonic()
     while not done.is_set():
         # The allowance may grow while the attempt runs (pages found to need OCR): look again each second.
-        left = (allowance() if allowance else timeout_s) - (time.monotonic() - started)
+        given = allowance() if allowance else timeout_s
+        left = given - (time.monotonic() - started)
         if left <= 0:
             control.abandon(thread)
-            raise AttemptTimedOut
+            raise AttemptTimedOut(given)
         done.wait(min(left, 1.0))
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
@@ -203,7 +208,7 @@ def call_isolated(job: Job, timeout_s: float) -> Outcome:
         while True:
             if not receiver.poll(max(0.0, allowance - (time.monotonic() - started))):
                 process.kill()
-                raise AttemptTimedOut
+                raise AttemptTimedOut(allowance)
             try:
                 message = receiver.recv()
             except EOFError:
@@ -311,8 +316,9 @@ def _run_claimed(job: Job, ref: AttemptRef) -> None:
                 f"attempt-{job.id}-{job.attempt}",
                 lambda: progress.allowance_s(job.timeout_s),
             )
-    except AttemptTimedOut:
-        _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.", "AttemptTimedOut")
+    except AttemptTimedOut as timed_out:
+        message = f"The attempt did not finish within {round(timed_out.seconds, 1):g} s."
+        _fail(job, ref, ErrorCode.TIMEOUT, message, "AttemptTimedOut")
     except JobFailure as failure:
         retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
         _fail(job, ref, failure.code, failure.message, _operator_detail(failure), retry_after)
