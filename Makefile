@@ -69,6 +69,7 @@ bench: install
 	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/workflows.py
 	$(BIN)/python bench/invoices.py
+	$(BIN)/python bench/ocr.py
 	$(BIN)/python bench/admin_paging.py
 
 lock: install

@@ -48,6 +48,13 @@ class OcrPage:
     rotated: int = 0
 
 
+def ocr_available() -> bool:
+    """Whether the Tesseract program is installed (the Makefile and the Dockerfile install it)."""
+    import shutil
+
+    return shutil.which("tesseract") is not None
+
+
 def _tesseract_env() -> None:
     # Tesseract's OpenMP threads fight over the few cores a worker has; one thread per run is
     # 2-5x faster on a small machine, and workers already run pages of different jobs in parallel.

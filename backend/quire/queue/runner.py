@@ -237,7 +237,7 @@ def execute(job: Job, progress: ProgressCallback | None = None) -> Outcome:
     data = storage.read_bytes(job.input_ref)
     limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
     languages = job.language or settings.ocr_languages
-    document: Document = extract(data, job.input_filename, job.input_sha256, limits, languages, progress or _quiet)
+    document: Document = extract(data, job.input_filename, job.input_sha256, limits, languages, progress)
     result = workflow.run(document, model)
     provenance = {
         "workflow": workflow.name,
@@ -276,10 +276,6 @@ def execute(job: Job, progress: ProgressCallback | None = None) -> Outcome:
         artifacts,
         {"provider": model.name, "model_name": model.model_name, "prompt_version": workflow.prompt_version},
     )
-
-
-def _quiet(_: Progress) -> None:
-    return None
 
 
 def run_attempt(job_id: str) -> None:

@@ -5,16 +5,20 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
 
+from backend.tests.documents import pdf_bytes
 from backend.tests.scans import degrade, encode, page_images
-from quire.documents.extract import JPEG, PNG, TIFF, WEBP, Limits, Progress, detect_type, extract
+from quire.documents.extract import JPEG, PNG, TIFF, WEBP, Document, Limits, Progress, Word, detect_type, extract
 from quire.documents.ocr import NO_TEXT_IN_IMAGE
 from quire.errors import InvalidInput
+from quire.workflows.models.invoice import read_invoice
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd" / "pdf"
 LANGUAGES = "eng+deu"
@@ -104,3 +108,38 @@ def test_more_pages_than_the_limit_is_invalid_input() -> None:
     with pytest.raises(InvalidInput) as raised:
         extract(encode(pages, "TIFF"), "pages.tif", "0" * 64, Limits(max_pages=2), languages=LANGUAGES)
     assert "3 pages" in raised.value.message
+
+
+def _ocr_invoice(total_confidence: float) -> dict[str, Any]:
+    """An invoice page as OCR gives it: words with boxes, the total's digits read with `total_confidence`."""
+    placed = [(50, 40, "Acme Supplies Ltd", 0.95), (50, 100, "Invoice No: 4711", 0.95),
+              (50, 200, "Subtotal:", 0.95), (200, 200, "100.00", 0.95), (50, 220, "Total:", 0.95),
+              (200, 220, "119.00", total_confidence)]  # fmt: skip
+    words = []
+    for x, y, phrase, confidence in placed:
+        cursor = float(x)
+        for token in phrase.split():
+            words.append(Word(token, 1, cursor, y, cursor + 5 * len(token), y + 10, confidence))
+            cursor += 5 * len(token) + 3
+    document = Document(text="\n".join(p[2] for p in placed), filename="scan.png", content_type=PNG, sha256="0",
+                        words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    return read_invoice(document)
+
+
+def test_a_word_ocr_is_unsure_of_lowers_its_fields_confidence_and_asks_for_review() -> None:
+    sure, unsure = _ocr_invoice(0.95), _ocr_invoice(0.45)
+    assert sure["source"] == unsure["source"] == "ocr"
+    assert sure["total"] == Decimal("119.00")
+    assert unsure["fields"].get("total", {}).get("confidence", 0) < sure["fields"]["total"]["confidence"]
+    assert unsure["total"] is None
+    assert "total" in unsure["needs_review"]
+
+
+def test_a_long_text_pdf_reports_its_progress_page_by_page() -> None:
+    seen: list[Progress] = []
+    document = extract(pdf_bytes(["A page of text."], pages=4), "long.pdf", "0" * 64, progress=seen.append)
+    assert document.ocr_pages == ()
+    assert document.searchable_pdf is None
+    assert [p.total for p in seen] == [4] * len(seen)
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert seen[-1].view() == {"done": 4, "total": 4, "unit": "pages", "message": "Read 4 of 4 pages"}
