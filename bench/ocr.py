@@ -68,7 +68,7 @@ def invoices(folder: Path, languages: str, dpi: int, tallies: dict[str, Tally], 
     truth: dict[str, dict[str, Any]] = json.loads((folder / "truth.json").read_text())
     for index, (name, expected) in enumerate(sorted(truth.items())):
         path = folder / name
-        if not name.endswith(".pdf") or not path.exists() or expected.get("scanned"):
+        if not name.endswith(".pdf") or not path.exists():
             continue
         part = "held-out" if held_out(name) else "tuning"
         data = path.read_bytes()
@@ -91,8 +91,8 @@ def receipts(folder: Path, languages: str) -> tuple[dict[str, int], int, float, 
     count, seconds, pages = 0, 0.0, 0
     for name, expected in sorted(truth.items()):
         path = folder / name
-        if not expected.get("scanned") or not path.exists():
-            continue
+        if not expected.get("scanned") or name.endswith(".pdf") or not path.exists():
+            continue  # a scanned PDF with a text layer is an invoice above
         result, page_count, spent, _ = read(path.read_bytes(), name, languages)
         count, seconds, pages = count + 1, seconds + spent, pages + page_count
         for key in RECEIPT_FIELDS:

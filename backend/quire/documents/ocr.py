@@ -24,8 +24,10 @@ from quire.errors import InvalidInput
 
 # Tesseract works best when capital letters are 20-40 pixels tall: 300 dpi for office documents.
 OCR_DPI = 300
-# A photo larger than this (long side, pixels) is scaled down: more pixels only cost time.
+# A photo larger than this (long side, pixels) is scaled down: more pixels only cost time. A small
+# one (a receipt photographed at low resolution) is scaled up, at most twice, for letters tall enough.
 MAX_OCR_SIDE = 3600
+MIN_OCR_SIDE = 2400
 # The most pixels an image may declare, checked before it is decoded (a 600 dpi A3 page is 70 million).
 MAX_PIXELS = 90_000_000
 MIN_SIDE = 16
@@ -99,9 +101,13 @@ def open_images(data: bytes, max_pages: int) -> Iterator[tuple[Image.Image, floa
         except (OSError, ValueError, SyntaxError) as exc:  # a truncated or corrupt pixel stream
             raise InvalidInput("This image is damaged or incomplete. Upload a different copy.") from exc
         longest = max(upright.size)
+        scale = min(MAX_OCR_SIDE / longest, MIN_OCR_SIDE / longest, 2.0) if longest < MIN_OCR_SIDE else 1.0
         if longest > MAX_OCR_SIDE:
             scale = MAX_OCR_SIDE / longest
-            upright = upright.resize((round(upright.width * scale), round(upright.height * scale)))
+        if scale != 1.0:
+            upright = upright.resize(
+                (round(upright.width * scale), round(upright.height * scale)), Image.Resampling.LANCZOS
+            )
             dpi *= scale
         yield upright, dpi
 
@@ -165,7 +171,9 @@ def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> OcrP
         angle = _orientation(image, dpi)
         if angle:
             turned = _recognise(image.rotate(-angle, expand=True), dpi, page, languages, angle)
-            if legible_words(turned.words) > legible_words(result.words):
+            # Tesseract may read a sideways page as vertical text, as many words as upright but in a
+            # layout no reader can use: a turned page that reads upright wins.
+            if not _needs_turning(turned.words) or legible_words(turned.words) > legible_words(result.words):
                 result = turned
     return result
 
@@ -184,6 +192,9 @@ def _orientation(image: Image.Image, dpi: float) -> int:
     """Degrees clockwise the page must be turned to be upright (0 when Tesseract cannot tell)."""
     import pytesseract
 
+    if dpi > 200:  # orientation needs only the shapes of lines of text: half the pixels, half the time
+        scale = 150 / dpi
+        image, dpi = image.resize((round(image.width * scale), round(image.height * scale))), 150
     with _png(image, dpi) as path:
         try:
             osd = pytesseract.image_to_osd(str(path), config="--psm 0 -c min_characters_to_try=10")
