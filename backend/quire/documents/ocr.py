@@ -24,8 +24,8 @@ from quire.errors import InvalidInput
 
 # Tesseract works best when capital letters are 20-40 pixels tall: 300 dpi for office documents.
 OCR_DPI = 300
-# A photo larger than this (long side, pixels) is scaled down: more pixels only cost time. A small
-# one (a receipt photographed at low resolution) is scaled up, at most twice, for letters tall enough.
+# A photo larger than this (long side, pixels) is scaled down: more pixels only cost time. A smaller
+# one that states no resolution (a receipt photographed small) is scaled up, at most twice.
 MAX_OCR_SIDE = 3600
 MIN_OCR_SIDE = 2400
 # The most pixels an image may declare, checked before it is decoded (a 600 dpi A3 page is 70 million).
@@ -101,7 +101,10 @@ def open_images(data: bytes, max_pages: int) -> Iterator[tuple[Image.Image, floa
         except (OSError, ValueError, SyntaxError) as exc:  # a truncated or corrupt pixel stream
             raise InvalidInput("This image is damaged or incomplete. Upload a different copy.") from exc
         longest = max(upright.size)
-        scale = min(MAX_OCR_SIDE / longest, MIN_OCR_SIDE / longest, 2.0) if longest < MIN_OCR_SIDE else 1.0
+        declared = _declared_dpi(frame) is not None
+        # A scanner states its resolution and Tesseract reads such scans best as they are; a small photo
+        # (no resolution stated) is scaled up.
+        scale = min(MIN_OCR_SIDE / longest, 2.0) if longest < MIN_OCR_SIDE and not declared else 1.0
         if longest > MAX_OCR_SIDE:
             scale = MAX_OCR_SIDE / longest
         if scale != 1.0:
@@ -130,12 +133,17 @@ def _too_large() -> str:
     )
 
 
+def _declared_dpi(image: Image.Image) -> float | None:
+    """A resolution a scanner would state; 72 and 96 are what cameras and editors write when nobody knows."""
+    declared = image.info.get("dpi")
+    if declared and 100 <= float(declared[0]) <= 1200:
+        return float(declared[0])
+    return None
+
+
 def _dpi(image: Image.Image) -> float:
     """The resolution the file declares; without a plausible one, the photo is taken to be of an A4 page."""
-    declared = image.info.get("dpi")
-    if declared and 70 <= float(declared[0]) <= 1200:
-        return float(declared[0])
-    return max(image.size) / A4_LONG_SIDE_IN
+    return _declared_dpi(image) or max(image.size) / A4_LONG_SIDE_IN
 
 
 def render_pdf_page(page: Any, dpi: int = OCR_DPI) -> tuple[Image.Image, float]:
