@@ -3,8 +3,8 @@
 Each page is recognised once: one Tesseract run writes both the TSV of words and the PDF page (the
 image with an invisible text layer). Boxes are converted from pixels to points from the page's
 top-left corner, the units a PDF's text layer gives, so the invoice reader treats both alike.
-A page read upside down or sideways gives few confident words; only then is Tesseract's
-orientation detection asked how to turn it, which keeps upright pages at one run.
+A page read upside down or sideways gives few confident words, or words taller than wide; only
+then is Tesseract's orientation detection asked how to turn it, which keeps upright pages at one run.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import io
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,6 @@ class OcrPage:
     words: tuple[Word, ...]
     text: str
     pdf: bytes = field(repr=False)
-    rotated: int = 0
 
 
 def ocr_available() -> bool:
@@ -178,7 +178,7 @@ def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> OcrP
     if _needs_turning(result.words):
         angle = _orientation(image, dpi)
         if angle:
-            turned = _recognise(image.rotate(-angle, expand=True), dpi, page, languages, angle)
+            turned = _recognise(image.rotate(-angle, expand=True), dpi, page, languages)
             # Tesseract may read a sideways page as vertical text, as many words as upright but in a
             # layout no reader can use: a turned page that reads upright wins.
             if not _needs_turning(turned.words) or legible_words(turned.words) > legible_words(result.words):
@@ -203,7 +203,7 @@ def _orientation(image: Image.Image, dpi: float) -> int:
     if dpi > 200:  # orientation needs only the shapes of lines of text: half the pixels, half the time
         scale = 150 / dpi
         image, dpi = image.resize((round(image.width * scale), round(image.height * scale))), 150
-    with _png(image, dpi) as path:
+    with _as_png(image, dpi) as path:
         try:
             osd = pytesseract.image_to_osd(str(path), config="--psm 0 -c min_characters_to_try=10")
         except pytesseract.TesseractError:
@@ -214,26 +214,19 @@ def _orientation(image: Image.Image, dpi: float) -> int:
     return 0
 
 
-class _png:
-    """The image as a PNG that declares its resolution, so Tesseract sizes the PDF page and glyphs right."""
-
-    def __init__(self, image: Image.Image, dpi: float) -> None:
-        self.image, self.dpi = image, dpi
-
-    def __enter__(self) -> Path:
-        self.dir = tempfile.TemporaryDirectory(prefix="quire-ocr-")
-        path = Path(self.dir.name) / "page.png"
-        self.image.save(path, format="PNG", dpi=(self.dpi, self.dpi))
-        return path
-
-    def __exit__(self, *_: object) -> None:
-        self.dir.cleanup()
+@contextmanager
+def _as_png(image: Image.Image, dpi: float) -> Iterator[Path]:
+    """The image as a PNG that states its resolution, so Tesseract sizes the PDF page and the glyphs right."""
+    with tempfile.TemporaryDirectory(prefix="quire-ocr-") as folder:
+        path = Path(folder) / "page.png"
+        image.save(path, format="PNG", dpi=(dpi, dpi))
+        yield path
 
 
-def _recognise(image: Image.Image, dpi: float, page: int, languages: str, rotated: int = 0) -> OcrPage:
+def _recognise(image: Image.Image, dpi: float, page: int, languages: str) -> OcrPage:
     import pytesseract
 
-    with _png(image, dpi) as path:
+    with _as_png(image, dpi) as path:
         tsv, pdf = pytesseract.run_and_get_multiple_output(str(path), extensions=["tsv", "pdf"], lang=languages)
     points = 72 / dpi
     words: list[Word] = []
@@ -256,4 +249,4 @@ def _recognise(image: Image.Image, dpi: float, page: int, languages: str, rotate
         )
         lines.setdefault((cells[2], cells[3], cells[4]), []).append(cells[11].strip())
     text = "\n".join(" ".join(line) for line in lines.values())
-    return OcrPage(tuple(words), text, pdf, rotated)
+    return OcrPage(tuple(words), text, pdf)
