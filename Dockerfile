@@ -8,7 +8,11 @@ RUN npm run build
 
 FROM python:3.11-slim
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends procps && rm -rf /var/lib/apt/lists/*
+# Tesseract 5 and its language packs read scans and photos (OCR), offline.
+RUN apt-get update && apt-get install -y --no-install-recommends procps \
+      tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld \
+      tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-osd \
+    && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml requirements.lock README.md ./
 COPY backend ./backend
 COPY templates ./templates

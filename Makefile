@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 ASSETS := static/.built
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test install browser lint typecheck unit integration e2e stress bench lock clean
+.PHONY: run test install ocr browser lint typecheck unit integration e2e stress bench lock clean
 
 run: install
 	$(BIN)/quire dev
@@ -16,7 +16,15 @@ run: install
 test: install browser lint typecheck
 	$(BIN)/pytest
 
-install: $(STAMP) $(ASSETS)
+install: $(STAMP) $(ASSETS) ocr
+
+# Scans and photos are read by Debian's Tesseract 5 with these languages; nothing is downloaded at run time.
+OCR_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld \
+  tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-osd
+ocr:
+	@command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx ita || { \
+	  echo "installing Debian's Tesseract OCR and its language packs"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends $(OCR_PACKAGES); }
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Quire needs Python 3.11 or newer")'
@@ -61,6 +69,7 @@ bench: install
 	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/workflows.py
 	$(BIN)/python bench/invoices.py
+	$(BIN)/python bench/ocr.py
 	$(BIN)/python bench/admin_paging.py
 
 lock: install

@@ -128,7 +128,7 @@ def run_set(label: str, folder: Path, truth: dict[str, dict[str, Any]], tallies:
 
 def _ocr_installed() -> bool:
     try:
-        from quire.documents import ocr  # type: ignore[attr-defined]
+        from quire.documents import ocr
     except ImportError:
         return False
     return bool(ocr.ocr_available())

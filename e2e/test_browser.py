@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from backend.tests.integration.stack import Stack, document
+from backend.tests.scans import encode, page_images
 from e2e.conftest import screenshot, sign_in
 
 STATUS = "[role=status][data-status]"
@@ -224,6 +225,8 @@ def test_keyboard_only_upload(page: Page, tmp_path: Path) -> None:
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "workflow"
     page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "language"
+    page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent.trim()") == "Upload and start"
     page.keyboard.press("Enter")
     expect_status(page, "completed")
@@ -283,3 +286,40 @@ def test_an_unsure_field_is_marked_for_review(page: Page, live: Stack, tmp_path:
     expect(page.locator("[data-needs-review]")).to_contain_text("Total")
     expect(page.locator(".invoice-fields tr[data-field=total].needs-review")).to_have_count(1)
     expect(page.locator("[data-check=totals_add_up]")).to_contain_text("✘")
+
+
+def test_a_scanned_invoice_shows_its_reading_progress_then_its_fields(page: Page, tmp_path: Path) -> None:
+    # Given a three-page scan (TIFF) of a real German invoice
+    corpus = Path(__file__).resolve().parents[1] / "backend" / "tests" / "corpus" / "zugferd" / "pdf"
+    scan = tmp_path / "scan.tif"
+    scan.write_bytes(encode(page_images((corpus / "d05.pdf").read_bytes(), dpi=150, pages=1) * 3, "TIFF", dpi=150))
+    page.goto("/")
+    # Watched for every value the job card's progress bar shows (the card replaces itself as it polls)
+    page.evaluate(
+        """() => {
+            window.__progress = [];
+            new MutationObserver(() => document.querySelectorAll('.job-progress progress').forEach(bar => {
+                const shown = `${bar.value}/${bar.max}`;
+                if (window.__progress.at(-1) !== shown) window.__progress.push(shown);
+            })).observe(document.getElementById('submission'), {childList: true, subtree: true});
+        }"""
+    )
+    # When it is uploaded as an invoice, naming its language
+    page.set_input_files("#file", str(scan))
+    page.select_option("#workflow", "invoice_summary")
+    page.select_option("#language", "de")
+    page.get_by_role("button", name="Upload and start").click()
+    # Then the card shows a progress bar with the page being read, which advances
+    bar = page.locator("#submission .job-progress")
+    expect(bar).to_contain_text(re.compile(r"Reading page \d of 3"), timeout=30_000)
+    screenshot(page, "ocr-progress")
+    expect_status(page, "completed", timeout=60_000)
+    shown = page.evaluate("window.__progress")
+    assert len(shown) >= 2, shown
+    assert all(value.endswith("/3") for value in shown), shown
+    # And the invoice's fields, read from the scanned page, with its searchable PDF to download
+    submission = page.locator("#submission")
+    expect(submission.locator(".invoice-fields caption")).to_contain_text("from the scanned page")
+    expect(submission.locator(".invoice-fields tr[data-field=total]")).to_contain_text("571.04")
+    expect(submission.locator("a[data-artifact='invoice_summary-searchable.pdf']")).to_have_count(1)
+    screenshot(page, "ocr-completed")

@@ -94,6 +94,10 @@ class Settings(BaseSettings):
     # Extraction limits: documents beyond them end in invalid_input with a clear message.
     max_pages: int = Field(default=500, ge=1)
     max_text_chars: int = Field(default=2_000_000, ge=1000)
+    # OCR of scans and photos: the Tesseract languages tried (`+`-separated), and the time an
+    # attempt gets for each page read by OCR on top of its timeout.
+    ocr_languages: str = Field(default="eng+deu+fra+nld+spa+ita", pattern=r"^[a-z_]{3,16}(\+[a-z_]{3,16})*$")
+    ocr_seconds_per_page: float = Field(default=10.0, ge=0)
 
     # The `openai` provider: any OpenAI-compatible chat completions endpoint.
     openai_base_url: str = "https://api.openai.com/v1"

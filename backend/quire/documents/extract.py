@@ -2,6 +2,8 @@
 
 Every way a document can be unreadable ends in InvalidInput with a sentence that tells the
 person what to do; extraction is bounded by page and character limits from the settings.
+Images, and the pages of a PDF that have no text layer, are read by OCR (`ocr`); long
+documents report their progress page by page through the `progress` callback.
 """
 
 from __future__ import annotations
@@ -9,12 +11,16 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quire.documents.einvoice import HEAD_BYTES, EInvoice, embedded_einvoice, is_einvoice_xml, read_einvoice
 from quire.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from quire.documents.ocr import OcrPage
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -22,11 +28,19 @@ HTML = "text/html"
 MARKDOWN = "text/markdown"
 TEXT = "text/plain"
 XML = "application/xml"
+PNG = "image/png"
+JPEG = "image/jpeg"
+TIFF = "image/tiff"
+WEBP = "image/webp"
+IMAGES = frozenset({PNG, JPEG, TIFF, WEBP})
 
 # A DOCX is a zip: refuse archives that would inflate past this, or with implausibly many entries.
 MAX_DOCX_UNCOMPRESSED = 200 * 1024 * 1024
 MAX_DOCX_ENTRIES = 5000
-UNSUPPORTED = "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown, HTML or XML e-invoice file."
+UNSUPPORTED = (
+    "This file type is not supported. Upload a PDF, DOCX, TXT, Markdown, HTML or XML e-invoice file, "
+    "or a PNG, JPEG, TIFF or WebP image."
+)
 # An XML declaration or a non-HTML DOCTYPE says XML; a bare root element only when it is an e-invoice's,
 # so Markdown that opens with `<details>` or a comment stays text.
 _XML_START = re.compile(rb"^(?:\xef\xbb\xbf)?\s*<(?:\?xml\s|!DOCTYPE\s+(?!html))", re.I)
@@ -40,6 +54,27 @@ class UnsupportedType(Exception):
 class Limits:
     max_pages: int = 500
     max_chars: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far the reading of a document is: `done` of `total` pages, and how many need OCR."""
+
+    done: int
+    total: int
+    message: str
+    ocr_pages: int = 0
+    unit: str = "pages"
+
+    def view(self) -> dict[str, object]:
+        return {"done": self.done, "total": self.total, "unit": self.unit, "message": self.message}
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def _no_progress(_: Progress) -> None:
+    """Extraction without anyone watching (tests, benchmarks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +97,10 @@ class Word:
 class Document:
     """What a workflow receives: the text of one input and where it came from.
 
-    `words` keeps the layout where the format has one (PDF pages), empty otherwise; `einvoice`
+    `words` keeps the layout where the format has one (PDF pages, OCR), empty otherwise; `einvoice`
     holds the e-invoice, read once here, when the input is one or a PDF carries a readable one.
+    `ocr_pages` names the pages read by OCR, and `searchable_pdf` is then the scan with an
+    invisible text layer (the PDF's own pages where they had text).
     """
 
     text: str
@@ -73,6 +110,8 @@ class Document:
     pages: int | None = None
     words: tuple[Word, ...] = ()
     einvoice: EInvoice | None = None
+    ocr_pages: tuple[int, ...] = ()
+    searchable_pdf: bytes | None = field(default=None, repr=False)
 
 
 def detect_type(head: bytes, filename: str) -> str:
@@ -81,6 +120,14 @@ def detect_type(head: bytes, filename: str) -> str:
         return PDF
     if head.startswith(b"PK\x03\x04"):
         return DOCX
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return PNG
+    if head.startswith(b"\xff\xd8\xff"):
+        return JPEG
+    if head.startswith((b"II*\x00", b"MM\x00*")):
+        return TIFF
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return WEBP
     lowered = head.lstrip()[:1024].lower()
     if lowered.startswith((b"<!doctype html", b"<html")) or b"<html" in lowered or b"<body" in lowered:
         return HTML
@@ -143,7 +190,7 @@ BEYOND_LIMITS = (
 )
 
 
-def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
+def _pdf_text(data: bytes, limits: Limits, progress: ProgressCallback) -> list[str]:
     from pypdf import PdfReader
     from pypdf.errors import LimitReachedError, PdfReadError, PdfStreamError, PyPdfError
 
@@ -157,12 +204,16 @@ def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
             raise InvalidInput(f"This PDF has {count:,} pages; Quire reads at most {limits.max_pages:,}.")
         pages: list[str] = []
         chars = 0
-        for page in reader.pages:
+        with_text = 0
+        for number, page in enumerate(reader.pages, start=1):
+            # Pages without text are counted when OCR has read them, so `done` only goes up.
+            progress(Progress(with_text, count, f"Reading page {number} of {count}"))
             text = page.extract_text() or ""
             chars += len(text)
             if chars > limits.max_chars:
                 raise InvalidInput(_too_long(limits))
             pages.append(text)
+            with_text += bool(text.strip())
     except InvalidInput:
         raise
     except LimitReachedError as exc:
@@ -171,7 +222,7 @@ def _pdf_text(data: bytes, limits: Limits) -> tuple[str, int]:
         raise InvalidInput(BEYOND_LIMITS.format(kind="PDF")) from exc
     except (PyPdfError, PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
         raise InvalidInput(damaged) from exc
-    return "\n\n".join(pages), count
+    return pages
 
 
 def pdf_words(data: bytes, max_pages: int) -> tuple[Word, ...]:
@@ -292,9 +343,85 @@ def _too_long(limits: Limits) -> str:
     return f"The document has more than {limits.max_chars:,} characters of text. Upload a shorter one."
 
 
-def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = None) -> Document:
-    """Read the text of a stored document, or raise InvalidInput saying what the user can do."""
+def _scanned_pdf_pages(
+    data: bytes, texts: list[str], words: tuple[Word, ...], languages: str, progress: ProgressCallback
+) -> dict[int, OcrPage]:
+    """OCR of every page that has neither text for pypdf nor words for PDFium: a scanned page."""
+    import pypdfium2 as pdfium
+
+    from quire.documents.ocr import read_page, render_pdf_page
+
+    with_words = {word.page for word in words}
+    scanned = [n for n, text in enumerate(texts, start=1) if not text.strip() and n not in with_words]
+    if not scanned:
+        return {}
+    count = len(texts)
+    done = count - len(scanned)
+    read: dict[int, OcrPage] = {}
+    pdf = pdfium.PdfDocument(data)
+    try:
+        for number in scanned:
+            progress(Progress(done, count, f"Reading page {number} of {count}", ocr_pages=len(scanned)))
+            page = pdf[number - 1]
+            image, dpi = render_pdf_page(page)
+            page.close()
+            read[number] = read_page(image, dpi, number, languages)
+            done += 1
+    except pdfium.PdfiumError as exc:
+        raise InvalidInput("This PDF is damaged or incomplete. Upload a different copy.") from exc
+    finally:
+        pdf.close()
+    return read
+
+
+def _searchable_pdf(original: bytes | None, count: int, read: dict[int, OcrPage]) -> bytes:
+    """The scan with its invisible text layer: OCR's page where a page was read by OCR, else the original."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    source = PdfReader(io.BytesIO(original)) if original is not None else None
+    for number in range(1, count + 1):
+        if number in read:
+            writer.add_page(PdfReader(io.BytesIO(read[number].pdf)).pages[0])
+        elif source is not None:
+            writer.add_page(source.pages[number - 1])
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _image_pages(data: bytes, limits: Limits, languages: str, progress: ProgressCallback) -> dict[int, OcrPage]:
+    from quire.documents.ocr import open_images, page_count, read_page
+
+    count = page_count(data)
+    read: dict[int, OcrPage] = {}
+    for number, (image, dpi) in enumerate(open_images(data, limits.max_pages), start=1):
+        progress(Progress(number - 1, count, f"Reading page {number} of {count}", ocr_pages=count))
+        read[number] = read_page(image, dpi, number, languages)
+    return read
+
+
+def _legible(read: dict[int, OcrPage]) -> bool:
+    from quire.documents.ocr import legible_words
+
+    return any(legible_words(page.words) for page in read.values())
+
+
+def extract(
+    data: bytes,
+    filename: str,
+    sha256: str,
+    limits: Limits | None = None,
+    languages: str = "eng",
+    progress: ProgressCallback | None = None,
+) -> Document:
+    """Read the text of a stored document, or raise InvalidInput saying what the user can do.
+
+    `languages` are Tesseract's names of the languages OCR tries (`eng+deu`); `progress` hears
+    of each page as it is read, and of the end.
+    """
     limits = limits or Limits()
+    progress = progress or _no_progress
     if not data:
         raise InvalidInput("The file is empty. Upload a document with text in it.")
     try:
@@ -304,10 +431,27 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
     pages: int | None = None
     words: tuple[Word, ...] = ()
     einvoice: EInvoice | None = None
+    read: dict[int, OcrPage] = {}
     if content_type == PDF:
-        text, pages = _pdf_text(data, limits)
+        texts = _pdf_text(data, limits, progress)
+        pages = len(texts)
         words = pdf_words(data, pages)  # pypdf's count of the real page tree, already within the limit
         einvoice = _attached_einvoice(data)
+        if einvoice is None:
+            read = _scanned_pdf_pages(data, texts, words, languages, progress)
+        for number, page in read.items():
+            texts[number - 1] = page.text
+        words = tuple(sorted((*words, *(w for page in read.values() for w in page.words)), key=lambda w: w.page))
+        text = "\n\n".join(texts)
+    elif content_type in IMAGES:
+        read = _image_pages(data, limits, languages, progress)
+        pages = len(read)
+        if not _legible(read):
+            from quire.documents.ocr import NO_TEXT_IN_IMAGE
+
+            raise InvalidInput(NO_TEXT_IN_IMAGE)
+        words = tuple(w for page in read.values() for w in page.words)
+        text = "\n\n".join(page.text for page in read.values())
     elif content_type == XML:
         einvoice = read_einvoice(data)
         text = einvoice_text(einvoice)
@@ -320,10 +464,15 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
     text = text.strip()
     if not text:
         if content_type == PDF:
-            raise InvalidInput("No text was found in this PDF; it may be a scan. Upload a PDF with a text layer.")
+            raise InvalidInput(
+                "We found no text in this PDF, not even by reading its pages as images. "
+                "Upload a PDF with a text layer or a sharper scan."
+            )
         raise InvalidInput("No readable text was found. Upload a document with text in it.")
     if len(text) > limits.max_chars:
         raise InvalidInput(_too_long(limits))
+    if pages:
+        progress(Progress(pages, pages, f"Read {pages} of {pages} pages", ocr_pages=len(read)))
     return Document(
         text=text,
         filename=filename,
@@ -332,4 +481,6 @@ def extract(data: bytes, filename: str, sha256: str, limits: Limits | None = Non
         pages=pages,
         words=words,
         einvoice=einvoice,
+        ocr_pages=tuple(sorted(read)),
+        searchable_pdf=_searchable_pdf(data if content_type == PDF else None, pages or 0, read) if read else None,
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import Column, ForeignKey, Index, String
+from sqlalchemy import JSON, Column, ForeignKey, Index, String
 from sqlmodel import Field, SQLModel
 
 
@@ -102,6 +103,13 @@ class Job(SQLModel, table=True):
     # The Dramatiq message that should deliver the next attempt; the recovery loop republishes
     # a queued job whose message is no longer in Redis.
     message_id: str | None = Field(default=None, max_length=64)
+
+    # The document's language as the submitter named it (Tesseract's code, e.g. `deu`), for OCR;
+    # None: OCR tries the configured languages.
+    language: str | None = Field(default=None, max_length=32)
+    # How far the running attempt has read: {"done", "total", "unit", "message"}. Written by the
+    # attempt together with its lease and fenced by attempt; a new attempt starts without one.
+    progress: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
     idempotency_key: str | None = Field(default=None, max_length=300, unique=True)
     request_fingerprint: str | None = Field(default=None, max_length=64)

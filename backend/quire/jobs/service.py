@@ -45,6 +45,37 @@ class Limits(BaseModel):
     deadline_s: float | None = Field(default=None, gt=0)
 
 
+# ISO 639-1 codes a submitter may use for a document's language, and Tesseract's names for them.
+TESSERACT_LANGUAGES = {
+    "en": "eng", "de": "deu", "fr": "fra", "nl": "nld", "es": "spa", "it": "ita", "pt": "por", "pl": "pol",
+    "da": "dan", "sv": "swe", "nb": "nor", "fi": "fin", "cs": "ces",
+}  # fmt: skip
+
+
+class UnknownLanguage(Exception):
+    """The submitter named a language OCR here cannot read."""
+
+
+def ocr_language(name: str | None) -> str | None:
+    """Tesseract's name for the language a submitter named (`de` or `deu`), if it is one OCR reads here."""
+    if not name or not name.strip():
+        return None
+    code = TESSERACT_LANGUAGES.get(name.strip().lower(), name.strip().lower())
+    available = get_settings().ocr_languages.split("+")
+    if code not in available:
+        known = ", ".join(k for k, v in TESSERACT_LANGUAGES.items() if v in available)
+        raise UnknownLanguage(f"Quire cannot read {name.strip()[:20]!r} by OCR. Name one of: {known}.")
+    return code
+
+
+def document_languages() -> list[tuple[str, str]]:
+    """(code, English name) of each language a submitter may name for OCR here, for a form's choices."""
+    from babel import Locale
+
+    available = get_settings().ocr_languages.split("+")
+    return [(k, Locale.parse(k).get_display_name("en") or k) for k, v in TESSERACT_LANGUAGES.items() if v in available]
+
+
 class Overloaded(Exception):
     """The queue is too far behind to take more work now; try again after `retry_after_s`."""
 
@@ -100,8 +131,10 @@ def _effective(limits: Limits) -> tuple[float, int, float]:
     return timeout, attempts, deadline
 
 
-def fingerprint(workflow: str, upload: Upload, limits: Limits) -> str:
+def fingerprint(workflow: str, upload: Upload, limits: Limits, language: str | None = None) -> str:
     canonical = {"workflow": workflow, "input_sha256": upload.sha256, "limits": limits.model_dump()}
+    if language is not None:
+        canonical["language"] = language
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 
@@ -111,11 +144,15 @@ def submit(
     limits: Limits,
     owner_id: str | None = None,
     idempotency_key: str | None = None,
+    language: str | None = None,
 ) -> Submitted:
-    """Record a job as queued, then publish its id. Accepted even when Redis is down."""
+    """Record a job as queued, then publish its id. Accepted even when Redis is down.
+
+    `language` is Tesseract's name of the document's language (see `ocr_language`), for OCR.
+    """
     workflow = get_workflow(workflow_name)
     scoped_key = f"{owner_id or '-'}:{idempotency_key}" if idempotency_key else None
-    request_fingerprint = fingerprint(workflow_name, upload, limits)
+    request_fingerprint = fingerprint(workflow_name, upload, limits, language)
     if scoped_key is not None:
         existing = _existing(scoped_key, request_fingerprint)
         if existing is not None:
@@ -130,6 +167,7 @@ def submit(
         input_size=upload.size,
         input_sha256=upload.sha256,
         input_content_type=upload.content_type,
+        language=language,
         status=JobStatus.QUEUED,
         max_attempts=attempts,
         timeout_s=timeout,
@@ -167,10 +205,11 @@ def submit_document(
     limits: Limits,
     owner_id: str | None,
     idempotency_key: str | None = None,
+    language: str | None = None,
 ) -> Submitted:
     """Store an uploaded document and submit a job on it: a form post with the file attached."""
     upload = store_upload(filename, stream, owner_id)
-    return submit(workflow, upload, limits, owner_id, idempotency_key)
+    return submit(workflow, upload, limits, owner_id, idempotency_key, language)
 
 
 class UploadRejected(Exception):

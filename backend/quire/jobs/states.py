@@ -186,6 +186,7 @@ def _claim_statement(capped: bool) -> Executable:
             worker_id=_param("p_worker", "worker_id"),
             lease_until=_lease_until(_param("p_lease", "lease_until"), capped),
             message_id=None,
+            progress=None,
         )
         .returning(*JOB.c)
     )
@@ -482,6 +483,23 @@ def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float, past_d
             {"p_lease": utcnow() + timedelta(seconds=lease_s)},
         )
         return int(getattr(result, "rowcount", 0))
+
+
+def report_progress(ref: AttemptRef, progress: dict[str, Any], lease_s: float) -> bool:
+    """Record how far an attempt has read, renewing its lease in the same write. Not a transition.
+
+    Fenced by attempt like every worker write: a late or abandoned attempt changes nothing. The
+    row's `updated_at` moves, so a cached job view is rebuilt with the new progress.
+    """
+    now = utcnow()
+    with session_scope() as session:
+        stmt = (
+            update(JOB)
+            .where(JOB.c.id == ref.job_id, JOB.c.status == S.RUNNING, *_fence(ref))
+            .values(progress=progress, lease_until=now + timedelta(seconds=lease_s), updated_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        return int(getattr(session.execute(stmt), "rowcount", 0)) == 1
 
 
 def republish(job_id: str, old_message_id: str | None, message_id: str) -> bool:

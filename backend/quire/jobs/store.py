@@ -160,6 +160,7 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
         "updated_at": iso(job.updated_at),
         "deadline_at": iso(job.deadline_at),
         "next_attempt_at": iso(job.available_at) if job.status == JobStatus.QUEUED else None,
+        "progress": job.progress,
     }
 
 

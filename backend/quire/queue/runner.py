@@ -7,6 +7,9 @@ deadline is held the same way: under `QUIRE_DEADLINE_POLICY=stop` the worker sto
 the deadline and dead-letters the job; under `finish` it records the deadline passing and waits
 on until the attempt's own timeout.
 
+An attempt that reads pages by OCR gets `ocr_seconds_per_page` more time for each such page, on
+top of the job's timeout: the reader reports how many pages need OCR as soon as it knows.
+
 A job whose last attempt was lost with its worker runs its next attempt in a process of its own.
 If it is the poison that killed the worker, it now kills only that process and is charged for
 it; if it was an innocent bystander, it completes. Either way no other job pays for it.
@@ -32,7 +35,7 @@ from typing import Any, TypeVar
 import structlog
 
 from quire import metrics
-from quire.documents.extract import Document, Limits, extract
+from quire.documents.extract import Document, Limits, Progress, ProgressCallback, extract
 from quire.documents.storage import get_storage
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited, WorkerLost
 from quire.jobs import policy, states
@@ -50,41 +53,63 @@ T = TypeVar("T")
 
 
 class AttemptTimedOut(Exception):
-    """The attempt ran past its own execution timeout."""
+    """The attempt ran past the time it was given, `seconds` (its timeout plus any OCR allowance)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"{seconds:g} s")
+        self.seconds = seconds
 
 
 class DeadlinePassed(Exception):
     """The job's deadline passed while its attempt ran, and the policy stopped the attempt."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class AttemptLimits:
-    """How long the worker waits for one attempt: its timeout, and the job's deadline by policy."""
+    """How long the worker waits for one attempt: its timeout (plus the time its OCR pages are
+    allowed, which grows as the reader finds them), and the job's deadline by policy."""
 
     ref: AttemptRef
     timeout_s: float
     deadline_at: datetime
     policy: DeadlinePolicy
+    extra_s: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+    deadline_recorded: bool = False
+
+    @property
+    def given_s(self) -> float:
+        return self.timeout_s + self.extra_s
+
+    def allow_ocr_pages(self, pages: int) -> None:
+        self.extra_s = pages * get_settings().ocr_seconds_per_page
 
     def wait(self, finished: Callable[[float], bool]) -> None:
         """Return once `finished(seconds)` says the attempt is done; raise when a limit comes first.
 
         Under `stop` the deadline ends the job (recorded before raising); under `finish` the
-        deadline's passing is recorded and the wait goes on to the timeout.
+        deadline's passing is recorded and the wait goes on to the timeout. The wait runs in
+        slices of at most a second: the OCR allowance may grow meanwhile, and the deadline is
+        wall-clock time while the wait is monotonic, so it is recorded only once it has really passed.
         """
-        timeout_at = time.monotonic() + self.timeout_s
-        # The deadline is wall-clock time and the wait monotonic: look at the clock again after
-        # each wait, so that the deadline is recorded only once it has really passed.
-        while (to_deadline := (self.deadline_at - utcnow()).total_seconds()) < timeout_at - time.monotonic():
-            if to_deadline <= 0:
-                states.pass_deadline(self.ref.job_id, self.policy, self.ref)
-                if self.policy is DeadlinePolicy.STOP:
-                    raise DeadlinePassed
-                break
-            if finished(to_deadline):
+        while True:
+            left = self.started + self.given_s - time.monotonic()
+            if left <= 0:
+                if finished(0.0):
+                    return
+                raise AttemptTimedOut(self.given_s)
+            step = min(left, 1.0)
+            if not self.deadline_recorded:
+                to_deadline = (self.deadline_at - utcnow()).total_seconds()
+                if to_deadline <= 0:
+                    states.pass_deadline(self.ref.job_id, self.policy, self.ref)
+                    self.deadline_recorded = True
+                    if self.policy is DeadlinePolicy.STOP:
+                        raise DeadlinePassed
+                else:
+                    step = min(step, to_deadline)
+            if finished(step):
                 return
-        if not finished(max(timeout_at - time.monotonic(), 0.0)):
-            raise AttemptTimedOut
 
 
 @dataclass
@@ -126,6 +151,33 @@ class ExecutionControl:
 control = ExecutionControl()
 
 
+class AttemptProgress:
+    """The progress callback of one attempt: records progress with the lease, and reports OCR pages
+    (to the attempt's limits, or across the pipe from an isolated attempt) so they get their time.
+
+    Writes at most a few times a second (a text PDF reports every page), always the last page.
+    """
+
+    MIN_INTERVAL_S = 0.25
+
+    def __init__(self, ref: AttemptRef, on_ocr_pages: Callable[[int], None] | None = None) -> None:
+        self.ref = ref
+        self.ocr_pages = 0
+        self._on_ocr_pages = on_ocr_pages
+        self._written_at = 0.0
+
+    def __call__(self, progress: Progress) -> None:
+        if progress.ocr_pages != self.ocr_pages:
+            self.ocr_pages = progress.ocr_pages
+            if self._on_ocr_pages is not None:
+                self._on_ocr_pages(progress.ocr_pages)
+        now = time.monotonic()
+        if progress.done < progress.total and now - self._written_at < self.MIN_INTERVAL_S:
+            return
+        self._written_at = now
+        states.report_progress(self.ref, progress.view(), get_settings().lease_seconds)
+
+
 def call_with_timeout(fn: Callable[[], T], limits: AttemptLimits, name: str) -> T:
     """Run `fn` in a fresh thread and wait for it within `limits`; past them, abandon the thread."""
     done = threading.Event()
@@ -160,10 +212,16 @@ class Outcome:
     provenance: dict[str, str]
 
 
-def _isolated_target(fields: dict[str, Any], conn: Connection) -> None:
-    """Child process: run one attempt and send back its outcome or its failure."""
+def _isolated_target(fields: dict[str, Any], worker_id: str, conn: Connection) -> None:
+    """Child process: run one attempt and send back its outcome or its failure.
+
+    Progress is written under the parent's worker id, which holds the lease; the count of pages
+    needing OCR goes to the parent, which keeps the time.
+    """
+    job = Job(**fields)
+    progress = AttemptProgress(AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(("ocr_pages", n)))
     try:
-        outcome = execute(Job(**fields))
+        outcome = execute(job, progress)
         conn.send(("ok", [a.model_dump() for a in outcome.artifacts], outcome.provenance))
     except JobFailure as failure:
         retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
@@ -189,19 +247,25 @@ def call_isolated(job: Job, limits: AttemptLimits) -> Outcome:
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     fields = {c: getattr(job, c) for c in Job.model_fields}
-    process = context.Process(target=_isolated_target, args=(fields, sender), name=f"isolated-{job.id}", daemon=True)
+    process = context.Process(
+        target=_isolated_target, args=(fields, control.worker_id, sender), name=f"isolated-{job.id}", daemon=True
+    )
     process.start()
     sender.close()
     try:
-        try:
-            limits.wait(receiver.poll)
-        except BaseException:
-            process.kill()
-            raise
-        try:
-            message = receiver.recv()
-        except EOFError:
-            message = None
+        while True:
+            try:
+                limits.wait(receiver.poll)
+            except BaseException:
+                process.kill()
+                raise
+            try:
+                message = receiver.recv()
+            except EOFError:
+                message = None
+            if message is None or message[0] != "ocr_pages":
+                break
+            limits.allow_ocr_pages(message[1])
     finally:
         process.join(5)
         receiver.close()
@@ -214,7 +278,7 @@ def call_isolated(job: Job, limits: AttemptLimits) -> Outcome:
     raise IsolatedFailure(ErrorCode.INTERNAL_ERROR, ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR], message[1], None)
 
 
-def execute(job: Job) -> Outcome:
+def execute(job: Job, progress: ProgressCallback | None = None) -> Outcome:
     """Read the input, run the workflow, and stage its artifacts under this attempt's own keys."""
     settings = get_settings()
     storage = get_storage()
@@ -222,7 +286,8 @@ def execute(job: Job) -> Outcome:
     model = get_provider(settings.model_provider, job.timeout_s)
     data = storage.read_bytes(job.input_ref)
     limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
-    document: Document = extract(data, job.input_filename, job.input_sha256, limits)
+    languages = job.language or settings.ocr_languages
+    document: Document = extract(data, job.input_filename, job.input_sha256, limits, languages, progress)
     result = workflow.run(document, model)
     provenance: dict[str, Any] = {
         "workflow": workflow.name,
@@ -241,6 +306,11 @@ def execute(job: Job) -> Outcome:
         (f"{workflow.name}.json", body.encode(), "application/json", True),
         (f"{workflow.name}.md", workflow.report(result).encode(), "text/markdown; charset=utf-8", False),
     ]
+    if document.ocr_pages:
+        # What OCR read, as text to search or copy, and the scan made searchable.
+        files.append((f"{workflow.name}.txt", document.text.encode(), "text/plain; charset=utf-8", False))
+    if document.searchable_pdf is not None:
+        files.append((f"{workflow.name}-searchable.pdf", document.searchable_pdf, "application/pdf", False))
     artifacts = []
     for name, content, content_type, primary in files:
         stored = storage.put_bytes(f"{prefix}/{name}", content)
@@ -291,11 +361,13 @@ def _run_claimed(job: Job, ref: AttemptRef) -> None:
             log.info("running this attempt in a process of its own: the last one was lost with its worker")
             outcome = call_isolated(job, limits)
         else:
-            outcome = call_with_timeout(lambda: execute(job), limits, f"attempt-{job.id}-{job.attempt}")
+            progress = AttemptProgress(ref, limits.allow_ocr_pages)
+            outcome = call_with_timeout(lambda: execute(job, progress), limits, f"attempt-{job.id}-{job.attempt}")
     except DeadlinePassed:
         log.info("attempt stopped at the job's deadline")
-    except AttemptTimedOut:
-        _fail(job, ref, ErrorCode.TIMEOUT, f"The attempt did not finish within {job.timeout_s:g} s.", "AttemptTimedOut")
+    except AttemptTimedOut as timed_out:
+        message = f"The attempt did not finish within {round(timed_out.seconds, 1):g} s."
+        _fail(job, ref, ErrorCode.TIMEOUT, message, "AttemptTimedOut")
     except JobFailure as failure:
         retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
         _fail(job, ref, failure.code, failure.message, _operator_detail(failure), retry_after)

@@ -14,7 +14,7 @@ from litestar.datastructures import UploadFile
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, Parameter
 from litestar.response import File
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
 from quire.documents.storage import get_storage
@@ -41,6 +41,8 @@ class JobRequest(BaseModel):
     workflow: str
     input_ref: str
     limits: service.Limits = service.Limits()
+    # The document's language for OCR of scans (ISO 639-1 such as `de`); none: the configured set.
+    language: str | None = Field(default=None, max_length=16)
 
 
 def upload_view(upload: Upload) -> dict[str, Any]:
@@ -76,6 +78,13 @@ def _answer_errors(call: Callable[..., T], *args: Any) -> T:
         raise problem(
             409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."
         ) from exc
+
+
+def _language(name: str | None) -> str | None:
+    try:
+        return service.ocr_language(name)
+    except service.UnknownLanguage as exc:
+        raise problem(422, "unknown_language", str(exc)) from exc
 
 
 def _unknown_workflow(name: str) -> Exception:
@@ -142,10 +151,18 @@ class JobsController(Controller):
                 raise _invalid(exc) from exc
             if workflow not in WORKFLOWS:
                 raise _unknown_workflow(workflow)
+            language = _language(str(form.get("language") or ""))
 
             submitted = await to_thread.run_sync(
                 lambda: _answer_errors(
-                    service.submit_document, workflow, file.filename, file.file, limits, user.user_id, idempotency_key
+                    service.submit_document,
+                    workflow,
+                    file.filename,
+                    file.file,
+                    limits,
+                    user.user_id,
+                    idempotency_key,
+                    language,
                 )
             )
         else:
@@ -155,6 +172,7 @@ class JobsController(Controller):
                 raise _invalid(exc) from exc
             if payload.workflow not in WORKFLOWS:
                 raise _unknown_workflow(payload.workflow)
+            language = _language(payload.language)
 
             def admit_and_submit() -> service.Submitted:
                 _admit()
@@ -162,7 +180,7 @@ class JobsController(Controller):
                 if upload is None:
                     raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
                 return _answer_errors(
-                    service.submit, payload.workflow, upload, payload.limits, user.user_id, idempotency_key
+                    service.submit, payload.workflow, upload, payload.limits, user.user_id, idempotency_key, language
                 )
 
             # One trip to a worker thread for the whole submission: each trip costs about as much

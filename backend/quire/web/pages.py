@@ -38,6 +38,7 @@ def _common() -> dict[str, Any]:
     return {
         "workflows": list(WORKFLOWS.values()),
         "max_upload_mb": settings.max_upload_mb,
+        "document_languages": service.document_languages(),
         "status_labels": STATUS_LABELS,
         "event_labels": EVENT_LABELS,
         "terminal": {str(s) for s in TERMINAL},
@@ -102,6 +103,7 @@ class PagesController(Controller):
         else:
             try:
                 owner = request.user.user_id
+                language = service.ocr_language(str(form.get("language") or ""))
 
                 def admit_and_submit() -> service.Submitted:
                     service.admit()
@@ -111,6 +113,8 @@ class PagesController(Controller):
                         file.file,  # type: ignore[arg-type]
                         service.Limits(),
                         owner,
+                        None,
+                        language,
                     )
 
                 submitted = await to_thread.run_sync(admit_and_submit)
@@ -119,6 +123,8 @@ class PagesController(Controller):
                 error, status = exc.message, exc.status
                 if exc.retry_after_s:
                     headers["Retry-After"] = str(exc.retry_after_s)
+            except service.UnknownLanguage as exc:
+                error = str(exc)
             except service.Overloaded as exc:
                 error, status = str(exc), 429
         context = await to_thread.run_sync(_list_context, request.user, None, None, None, 5)

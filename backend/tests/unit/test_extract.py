@@ -85,7 +85,7 @@ def test_a_pdf_name_on_html_content_is_read_as_html() -> None:
     [
         (lambda: encrypted_pdf(["secret"]), "password-protected"),
         (lambda: pdf_bytes(["cut short"])[:300], "damaged or incomplete"),
-        (image_only_pdf, "may be a scan"),
+        (image_only_pdf, "found no text in this PDF"),
         (lambda: b"", "empty"),
         (lambda: b"PK\x03\x04" + b"\x00" * 100, "not a readable Word document"),
     ],

@@ -244,3 +244,23 @@ def test_leases_end_at_the_deadline_unless_the_policy_lets_attempts_finish(
     after = current(job.id)
     assert after.lease_until is not None
     assert (after.lease_until <= after.deadline_at) is capped
+
+
+def test_progress_is_written_with_the_lease_by_the_attempt_that_holds_it(migrated: Database) -> None:
+    # Given a running attempt 2 whose lease is about to run out
+    job = make_job(JobStatus.RUNNING, attempt=2)
+    reading = {"done": 1, "total": 3, "unit": "pages", "message": "Reading page 2 of 3"}
+    # When a late attempt 1 reports progress, nothing changes
+    assert states.report_progress(AttemptRef(job.id, 1, WORKER), reading, 30) is False
+    assert current(job.id).progress is None
+    # When attempt 2 reports it, the record shows it and the lease is renewed in the same write
+    assert states.report_progress(AttemptRef(job.id, 2, WORKER), reading, 30) is True
+    after = current(job.id)
+    assert after.progress == reading
+    assert after.lease_until is not None
+    assert after.lease_until > utcnow() + timedelta(seconds=20)
+    # And the next attempt starts without the last one's progress
+    force(job.id, status=JobStatus.QUEUED, available_at=utcnow())
+    claimed = states.claim(job.id, WORKER, 30)
+    assert claimed is not None
+    assert claimed.progress is None

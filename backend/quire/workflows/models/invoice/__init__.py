@@ -36,7 +36,7 @@ def read_invoice(document: Document) -> dict[str, Any]:
         "total": values.get("total"),
         "line_items": items,
         "language": language,
-        "source": "text",
+        "source": "ocr" if document.ocr_pages else "text",
         "fields": reading["fields"],
         "checks": reading["checks"],
         "needs_review": review,

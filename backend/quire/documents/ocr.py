@@ -1,0 +1,252 @@
+"""Scans and photos read by Tesseract: words with their boxes and confidence, and a searchable PDF page.
+
+Each page is recognised once: one Tesseract run writes both the TSV of words and the PDF page (the
+image with an invisible text layer). Boxes are converted from pixels to points from the page's
+top-left corner, the units a PDF's text layer gives, so the invoice reader treats both alike.
+A page read upside down or sideways gives few confident words, or words taller than wide; only
+then is Tesseract's orientation detection asked how to turn it, which keeps upright pages at one run.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+
+from quire.documents.extract import Word
+from quire.errors import InvalidInput
+
+# Tesseract works best when capital letters are 20-40 pixels tall: 300 dpi for office documents.
+OCR_DPI = 300
+# A photo larger than this (long side, pixels) is scaled down: more pixels only cost time. A smaller
+# one that states no resolution (a receipt photographed small) is scaled up, at most twice.
+MAX_OCR_SIDE = 3600
+MIN_OCR_SIDE = 2400
+# The most pixels an image may declare, checked before it is decoded (a 600 dpi A3 page is 70 million).
+MAX_PIXELS = 90_000_000
+MIN_SIDE = 16
+MAX_ASPECT = 25
+# Words Tesseract is at least this sure of (0-100) count as read; a page with too few is turned.
+CONFIDENT = 60
+NO_TEXT_IN_IMAGE = (
+    "We found no text in this image: is it a photo of a document? Upload a sharper, well-lit photo or scan."
+)
+A4_LONG_SIDE_IN = 11.69
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """One page as Tesseract read it."""
+
+    words: tuple[Word, ...]
+    text: str
+    pdf: bytes = field(repr=False)
+
+
+def ocr_available() -> bool:
+    """Whether the Tesseract program is installed (the Makefile and the Dockerfile install it)."""
+    import shutil
+
+    return shutil.which("tesseract") is not None
+
+
+def _tesseract_env() -> None:
+    # Tesseract's OpenMP threads fight over the few cores a worker has; one thread per run is
+    # 2-5x faster on a small machine, and workers already run pages of different jobs in parallel.
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+
+
+def _open(data: bytes) -> Image.Image:
+    """The image with only its header read; Pillow's own bomb check refuses absurd declared sizes."""
+    try:
+        return Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as exc:
+        raise InvalidInput(_too_large()) from exc
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise InvalidInput("This image is damaged or in a format Quire cannot read. Upload a PNG or JPEG.") from exc
+
+
+def page_count(data: bytes) -> int:
+    """How many pages an image file holds (a TIFF may hold many)."""
+    return int(getattr(_open(data), "n_frames", 1))
+
+
+def legible_words(words: tuple[Word, ...]) -> int:
+    """Words read with confidence that have at least two letters or digits: noise rarely gives one."""
+    return sum(1 for w in words if w.confidence * 100 >= CONFIDENT and sum(ch.isalnum() for ch in w.text) >= 2)
+
+
+def open_images(data: bytes, max_pages: int) -> Iterator[tuple[Image.Image, float]]:
+    """Each page of an image file upright and in grey, with its resolution in dpi.
+
+    Refuses an image before decoding it when its declared size is a decompression bomb or not
+    the shape of a page.
+    """
+    image = _open(data)
+    frames = getattr(image, "n_frames", 1)
+    if frames > max_pages:
+        raise InvalidInput(f"This image has {frames:,} pages; Quire reads at most {max_pages:,}.")
+    for frame in ImageSequence.Iterator(image):
+        _check_shape(frame.size)
+        dpi = _dpi(frame)
+        try:
+            upright = ImageOps.exif_transpose(frame).convert("L")
+        except (OSError, ValueError, SyntaxError) as exc:  # a truncated or corrupt pixel stream
+            raise InvalidInput("This image is damaged or incomplete. Upload a different copy.") from exc
+        longest = max(upright.size)
+        declared = _declared_dpi(frame) is not None
+        # A scanner states its resolution and Tesseract reads such scans best as they are; a small photo
+        # (no resolution stated) is scaled up.
+        scale = min(MIN_OCR_SIDE / longest, 2.0) if longest < MIN_OCR_SIDE and not declared else 1.0
+        if longest > MAX_OCR_SIDE:
+            scale = MAX_OCR_SIDE / longest
+        if scale != 1.0:
+            upright = upright.resize(
+                (round(upright.width * scale), round(upright.height * scale)), Image.Resampling.LANCZOS
+            )
+            dpi *= scale
+        yield upright, dpi
+
+
+def _check_shape(size: tuple[int, int]) -> None:
+    width, height = size
+    if width * height > MAX_PIXELS:
+        raise InvalidInput(_too_large())
+    if min(width, height) < MIN_SIDE or max(width, height) > MAX_ASPECT * min(width, height):
+        raise InvalidInput(
+            f"This image is {width:,} x {height:,} pixels, which is not the shape of a page. "
+            "Upload a photo or scan of the whole document."
+        )
+
+
+def _too_large() -> str:
+    return (
+        f"This image has more than {MAX_PIXELS // 1_000_000} million pixels, far more than a page needs. "
+        "Upload a scan at 300 dpi or a smaller photo."
+    )
+
+
+def _declared_dpi(image: Image.Image) -> float | None:
+    """A resolution a scanner would state; 72 and 96 are what cameras and editors write when nobody knows."""
+    declared = image.info.get("dpi")
+    if declared and 100 <= float(declared[0]) <= 1200:
+        return float(declared[0])
+    return None
+
+
+def _dpi(image: Image.Image) -> float:
+    """The resolution the file declares; without a plausible one, the photo is taken to be of an A4 page."""
+    return _declared_dpi(image) or max(image.size) / A4_LONG_SIDE_IN
+
+
+def render_pdf_page(page: Any, dpi: int = OCR_DPI) -> tuple[Image.Image, float]:
+    """A PDF page (pypdfium2) as a grey image; an oversized page is rendered at a lower resolution."""
+    width_pt, height_pt = page.get_size()
+    scale = min(dpi, _scan_dpi(page, width_pt) or dpi) / 72
+    if width_pt * height_pt * scale * scale > MAX_PIXELS / 4:
+        scale = (MAX_PIXELS / 4 / (width_pt * height_pt)) ** 0.5
+    image = page.render(scale=scale, grayscale=True).to_pil()
+    return image.convert("L"), scale * 72
+
+
+def _scan_dpi(page: Any, width_pt: float) -> float | None:
+    """The resolution of the scan a page is made of (one image covering it), so that it is rendered
+    at that resolution: upscaling a 150 dpi scan blurs it and Tesseract splits words in it."""
+    import pypdfium2.raw as pdfium_c
+
+    images = list(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=1))
+    if len(images) != 1:
+        return None
+    left, _, right, _ = images[0].get_bounds()
+    pixels_wide, _ = images[0].get_px_size()
+    if right - left < 0.8 * width_pt or pixels_wide <= 0:
+        return None
+    return max(100.0, float(pixels_wide) / (float(right - left) / 72))
+
+
+def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> OcrPage:
+    """Recognise one upright-or-turned page; words carry confidence 0-1 and boxes in points."""
+    _tesseract_env()
+    result = _recognise(image, dpi, page, languages)
+    if _needs_turning(result.words):
+        angle = _orientation(image, dpi)
+        if angle:
+            turned = _recognise(image.rotate(-angle, expand=True), dpi, page, languages)
+            # Tesseract may read a sideways page as vertical text, as many words as upright but in a
+            # layout no reader can use: a turned page that reads upright wins.
+            if not _needs_turning(turned.words) or legible_words(turned.words) > legible_words(result.words):
+                result = turned
+    return result
+
+
+def _needs_turning(words: tuple[Word, ...]) -> bool:
+    """Few confident words, or words standing taller than wide: Tesseract read a sideways page as
+    vertical text, which gives the right letters in the wrong layout."""
+    if len(words) < 3 or legible_words(words) < 0.5 * len(words):
+        return True
+    long_words = [w for w in words if len(w.text) >= 4]
+    upright = sum(1 for w in long_words if w.x1 - w.x0 > w.y1 - w.y0)
+    return upright < 0.5 * len(long_words)
+
+
+def _orientation(image: Image.Image, dpi: float) -> int:
+    """Degrees clockwise the page must be turned to be upright (0 when Tesseract cannot tell)."""
+    import pytesseract
+
+    if dpi > 200:  # orientation needs only the shapes of lines of text: half the pixels, half the time
+        scale = 150 / dpi
+        image, dpi = image.resize((round(image.width * scale), round(image.height * scale))), 150
+    with _as_png(image, dpi) as path:
+        try:
+            osd = pytesseract.image_to_osd(str(path), config="--psm 0 -c min_characters_to_try=10")
+        except pytesseract.TesseractError:
+            return 0  # too few characters to tell
+    for line in osd.splitlines():
+        if line.startswith("Rotate:"):
+            return int(line.split(":")[1]) % 360
+    return 0
+
+
+@contextmanager
+def _as_png(image: Image.Image, dpi: float) -> Iterator[Path]:
+    """The image as a PNG that states its resolution, so Tesseract sizes the PDF page and the glyphs right."""
+    with tempfile.TemporaryDirectory(prefix="quire-ocr-") as folder:
+        path = Path(folder) / "page.png"
+        image.save(path, format="PNG", dpi=(dpi, dpi))
+        yield path
+
+
+def _recognise(image: Image.Image, dpi: float, page: int, languages: str) -> OcrPage:
+    import pytesseract
+
+    with _as_png(image, dpi) as path:
+        tsv, pdf = pytesseract.run_and_get_multiple_output(str(path), extensions=["tsv", "pdf"], lang=languages)
+    points = 72 / dpi
+    words: list[Word] = []
+    lines: dict[tuple[str, str, str], list[str]] = {}
+    for row in tsv.splitlines()[1:]:
+        cells = row.split("\t")
+        if len(cells) < 12 or cells[0] != "5" or not cells[11].strip():
+            continue  # level 5 rows are words; the others are pages, blocks, paragraphs and lines
+        left, top, width, height = (int(c) for c in cells[6:10])
+        words.append(
+            Word(
+                cells[11].strip(),
+                page,
+                left * points,
+                top * points,
+                (left + width) * points,
+                (top + height) * points,
+                max(0.0, min(float(cells[10]), 100.0)) / 100,
+            )
+        )
+        lines.setdefault((cells[2], cells[3], cells[4]), []).append(cells[11].strip())
+    text = "\n".join(" ".join(line) for line in lines.values())
+    return OcrPage(tuple(words), text, pdf)

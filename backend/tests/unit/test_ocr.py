@@ -1,0 +1,145 @@
+"""Scans and photos read by the real Tesseract: types by content, orientation, mixed PDFs and refusals."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from pypdf import PdfReader, PdfWriter
+
+from backend.tests.documents import pdf_bytes
+from backend.tests.scans import degrade, encode, page_images
+from quire.documents.extract import JPEG, PNG, TIFF, WEBP, Document, Limits, Progress, Word, detect_type, extract
+from quire.documents.ocr import NO_TEXT_IN_IMAGE
+from quire.errors import InvalidInput
+from quire.workflows.models.invoice import read_invoice
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd" / "pdf"
+LANGUAGES = "eng+deu"
+
+
+@pytest.fixture(scope="module")
+def invoice_page() -> Image.Image:
+    """The first page of a real German invoice, scanned at 150 dpi."""
+    return page_images((CORPUS / "d05.pdf").read_bytes(), dpi=150, pages=1)[0]
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [("PNG", PNG), ("JPEG", JPEG), ("TIFF", TIFF), ("WEBP", WEBP)])
+def test_images_are_recognised_by_content(fmt: str, expected: str) -> None:
+    data = encode([Image.new("L", (40, 40), 255)], fmt)
+    assert detect_type(data[:64], "named.txt") == expected
+
+
+def test_a_photo_is_turned_upright_by_its_exif_orientation(invoice_page: Image.Image) -> None:
+    # Given a photo stored sideways with EXIF orientation 6 (the camera says: turn 90 degrees clockwise)
+    sideways = invoice_page.rotate(90, expand=True)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    buffer = io.BytesIO()
+    sideways.save(buffer, format="JPEG", quality=85, exif=exif)
+    # When it is read
+    document = extract(buffer.getvalue(), "photo.jpg", "0" * 64, languages=LANGUAGES)
+    # Then the text reads upright, without asking Tesseract to find the orientation
+    assert "RE-20151008/504" in document.text
+    assert document.ocr_pages == (1,)
+
+
+def test_a_mixed_pdf_reads_text_pages_from_their_layer_and_scanned_pages_by_ocr(invoice_page: Image.Image) -> None:
+    # Given a PDF whose first page has a text layer and whose second page is only an image
+    writer = PdfWriter()
+    writer.append(PdfReader(io.BytesIO((CORPUS / "d01.pdf").read_bytes())), pages=[0])
+    writer.append(PdfReader(io.BytesIO(encode([degrade(invoice_page, skew=1.0)], "PDF", dpi=150))))
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    seen: list[Progress] = []
+    # When it is read
+    document = extract(buffer.getvalue(), "mixed.pdf", "0" * 64, languages=LANGUAGES, progress=seen.append)
+    # Then only the second page went through OCR, and both pages' words are there with their page numbers
+    assert document.ocr_pages == (2,)
+    assert "RE-20140519/499" in document.text
+    assert "RE-20151008/504" in document.text
+    assert {w.page for w in document.words} == {1, 2}
+    assert all(w.confidence == 1.0 for w in document.words if w.page == 1)
+    assert seen[-1].done == seen[-1].total == 2
+    # And the searchable PDF keeps the text page and gives the scanned one a text layer
+    searchable = PdfReader(io.BytesIO(document.searchable_pdf or b""))
+    assert len(searchable.pages) == 2
+    assert "504" in (searchable.pages[1].extract_text() or "")
+
+
+def test_a_blank_image_is_invalid_input_with_a_sentence() -> None:
+    data = encode([degrade(Image.new("L", (1240, 1754), 255), noise=0.0005)], "PNG", dpi=150)
+    with pytest.raises(InvalidInput) as raised:
+        extract(data, "blank.png", "0" * 64, languages=LANGUAGES)
+    assert raised.value.message == NO_TEXT_IN_IMAGE
+
+
+def _png_declaring(width: int, height: int) -> bytes:
+    """A PNG whose header claims a size far beyond its data: a decompression bomb's signature."""
+    small = encode([Image.new("L", (8, 8), 255)], "PNG")
+    header = struct.pack(">II", width, height) + small[24:29]
+    chunk = b"IHDR" + header
+    return small[:8] + struct.pack(">I", 13) + chunk + struct.pack(">I", zlib.crc32(chunk)) + small[33:]
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (_png_declaring(60_000, 60_000), "million pixels"),
+        (_png_declaring(12_000, 9_000), "million pixels"),
+        (_png_declaring(20, 4_000), "not the shape of a page"),
+    ],
+    ids=["pillow-bomb", "too-many-pixels", "absurd-shape"],
+)
+def test_oversized_and_absurd_images_are_refused_before_decoding(data: bytes, words: str) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        extract(data, "bomb.png", "0" * 64, languages=LANGUAGES)
+    assert words in raised.value.message
+
+
+def test_more_pages_than_the_limit_is_invalid_input() -> None:
+    pages = [Image.new("L", (200, 280), 255)] * 3
+    with pytest.raises(InvalidInput) as raised:
+        extract(encode(pages, "TIFF"), "pages.tif", "0" * 64, Limits(max_pages=2), languages=LANGUAGES)
+    assert "3 pages" in raised.value.message
+
+
+def _ocr_invoice(total_confidence: float) -> dict[str, Any]:
+    """An invoice page as OCR gives it: words with boxes, the total's digits read with `total_confidence`."""
+    placed = [(50, 40, "Acme Supplies Ltd", 0.95), (50, 100, "Invoice No: 4711", 0.95),
+              (50, 200, "Subtotal:", 0.95), (200, 200, "100.00", 0.95), (50, 220, "Total:", 0.95),
+              (200, 220, "119.00", total_confidence)]  # fmt: skip
+    words = []
+    for x, y, phrase, confidence in placed:
+        cursor = float(x)
+        for token in phrase.split():
+            words.append(Word(token, 1, cursor, y, cursor + 5 * len(token), y + 10, confidence))
+            cursor += 5 * len(token) + 3
+    document = Document(text="\n".join(p[2] for p in placed), filename="scan.png", content_type=PNG, sha256="0",
+                        words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    return read_invoice(document)
+
+
+def test_a_word_ocr_is_unsure_of_lowers_its_fields_confidence_and_asks_for_review() -> None:
+    sure, unsure = _ocr_invoice(0.95), _ocr_invoice(0.45)
+    assert sure["source"] == unsure["source"] == "ocr"
+    assert sure["total"] == Decimal("119.00")
+    assert unsure["fields"].get("total", {}).get("confidence", 0) < sure["fields"]["total"]["confidence"]
+    assert unsure["total"] is None
+    assert "total" in unsure["needs_review"]
+
+
+def test_a_long_text_pdf_reports_its_progress_page_by_page() -> None:
+    seen: list[Progress] = []
+    document = extract(pdf_bytes(["A page of text."], pages=4), "long.pdf", "0" * 64, progress=seen.append)
+    assert document.ocr_pages == ()
+    assert document.searchable_pdf is None
+    assert [p.total for p in seen] == [4] * len(seen)
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert seen[-1].view() == {"done": 4, "total": 4, "unit": "pages", "message": "Read 4 of 4 pages"}

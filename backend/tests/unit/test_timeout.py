@@ -1,0 +1,41 @@
+"""The attempt timeout: it holds against a blocked workflow, and grows with the pages OCR must read."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+
+from quire.jobs.models import utcnow
+from quire.jobs.policy import DeadlinePolicy
+from quire.jobs.states import AttemptRef
+from quire.queue.runner import AttemptLimits, AttemptTimedOut, call_with_timeout
+
+
+def limits(timeout_s: float) -> AttemptLimits:
+    return AttemptLimits(AttemptRef("job-1", 1, "worker-a"), timeout_s, utcnow() + timedelta(hours=1),
+                         DeadlinePolicy.STOP)  # fmt: skip
+
+
+def test_an_attempt_granted_more_time_while_it_runs_finishes() -> None:
+    # Given an attempt with 0.3 s that learns, once running, that it has a page to read by OCR
+    given = limits(0.3)
+
+    def read_scan() -> str:
+        given.allow_ocr_pages(1)
+        time.sleep(0.8)
+        return "read"
+
+    # Then it is not stopped at 0.3 s
+    assert call_with_timeout(read_scan, given, "test-attempt") == "read"
+
+
+def test_an_attempt_past_its_allowance_times_out() -> None:
+    given = limits(0.3)
+    given.extra_s = 0.3
+    started = time.monotonic()
+    with pytest.raises(AttemptTimedOut) as raised:
+        call_with_timeout(lambda: time.sleep(3), given, "test-attempt")
+    assert raised.value.seconds == pytest.approx(0.6)
+    assert time.monotonic() - started < 1.5
