@@ -20,7 +20,7 @@ def test_operator_pages(browser: Browser, live: Stack) -> None:
     expect(page.get_by_role("heading", name="Operations")).to_be_visible()
     expect(page.locator("[data-worker]")).not_to_have_count(0)
     screenshot(page, "admin-overview")
-    page.get_by_role("link", name="Dead letters").click()
+    page.get_by_role("link", name="Failed jobs").click()
     group = page.locator('[data-fingerprint="internal_error:document_summary@1"]')
     expect(group).to_be_visible()
     screenshot(page, "admin-dead-letters")

@@ -73,7 +73,7 @@ def test_success_flow_shows_progress_live_status_and_verified_downloads(page: Pa
     expect(links).to_have_count(2)
     for i in range(2):
         link = links.nth(i)
-        shown = link.locator("xpath=..").locator("code").inner_text()
+        shown = page.locator(f"[data-artifact-sha256='{link.get_attribute('data-artifact')}']").text_content()
         with page.expect_download() as info:
             link.click()
         data = Path(info.value.path()).read_bytes()

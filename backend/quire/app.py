@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -41,6 +42,7 @@ from quire.web.auth import (
 )
 from quire.web.health import healthz, metrics_endpoint, readyz
 from quire.web.pages import PagesController
+from quire.web.presenters import ERROR_LABELS, artifact_label, language_name, workflow_title
 from quire.web.problems import http_exception_to_problem, unexpected_to_problem
 from quire.web.server import BodyDeadlineMiddleware
 from quire.workflows.invoice_summary import CHECK_LABELS, FIELD_LABELS
@@ -72,16 +74,35 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return Redirect(f"/login?{urlencode({'next': target})}", status_code=303)
     if _wants_html(request) and exc.status_code < 500:
-        title = {403: "Not allowed", 404: "Not found", 429: "Too many requests"}.get(
-            exc.status_code, "That did not work"
-        )
+        title, detail = _error_words(exc)
         return Template(
             "pages/error.html",
-            context={"title": title, "detail": exc.detail},
+            context={"title": title, "detail": detail, "status": exc.status_code},
             status_code=exc.status_code,
             headers=dict(exc.headers or {}),  # Retry-After on a 429 page too
         )
     return http_exception_to_problem(request, exc)
+
+
+# Litestar's own details are bare reason phrases ("Not Found"); people get a sentence instead.
+_PLAIN_ERRORS: dict[int, tuple[str, str]] = {
+    403: ("Not allowed", "You do not have access to this page."),
+    404: ("Page not found", "There is nothing at this address: it may have been deleted, or the link is mistyped."),
+    413: ("File too large", ""),  # filled in with the configured limit
+    429: ("Too many requests", "Wait a moment, then try again."),
+}
+
+
+def _error_words(exc: HTTPException) -> tuple[str, str]:
+    title, fallback = _PLAIN_ERRORS.get(exc.status_code, ("That did not work", "Please go back and try again."))
+    if exc.status_code == 413:
+        return title, f"Files can be up to {get_settings().max_upload_mb:g} MB. Choose a smaller file."
+    try:
+        reason = HTTPStatus(exc.status_code).phrase
+    except ValueError:
+        reason = ""
+    detail = str(exc.detail or "")
+    return title, fallback if not detail or detail == reason else detail
 
 
 def _label(labels: dict[str, str]) -> Callable[[str], str]:
@@ -92,6 +113,10 @@ def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["filesize"] = filesize
     engine.engine.filters["field_label"] = _label(FIELD_LABELS)
     engine.engine.filters["check_label"] = _label(CHECK_LABELS)
+    engine.engine.filters["workflow_title"] = workflow_title
+    engine.engine.filters["language_name"] = language_name
+    engine.engine.filters["artifact_label"] = artifact_label
+    engine.engine.filters["error_label"] = _label(ERROR_LABELS)
 
 
 def _openapi(docs: bool) -> OpenAPIConfig:

@@ -14,7 +14,33 @@
   const progressLabel = document.getElementById("upload-progress-label");
   const errorBox = document.getElementById("upload-error");
   const submission = document.getElementById("submission");
+  const workflow = form.querySelector("select[name=workflow]");
+  const maxBytes = Number(form.dataset.maxBytes || 0);
+  const tooLarge = `This file is larger than the ${form.dataset.maxLabel} limit. Choose a smaller file.`;
+  const remembered = "quire:last-workflow";
   let busy = false;
+
+  // The next upload starts with the workflow chosen last time (an invoice after an invoice).
+  try {
+    const last = window.localStorage.getItem(remembered);
+    if (last && workflow.querySelector(`option[value="${CSS.escape(last)}"]`)) workflow.value = last;
+  } catch (_) {
+    /* storage may be off: the server's choice stands */
+  }
+  workflow.addEventListener("change", () => {
+    try {
+      window.localStorage.setItem(remembered, workflow.value);
+    } catch (_) {
+      /* nothing to remember with */
+    }
+  });
+
+  // Refuse an oversized file as soon as it is chosen, before any byte is sent.
+  fileInput.addEventListener("change", () => {
+    const file = fileInput.files[0];
+    if (file && maxBytes && file.size > maxBytes) showError(tooLarge);
+    else errorBox.hidden = true;
+  });
 
   function showError(message) {
     errorBox.textContent = message;
@@ -55,6 +81,11 @@
       fileInput.focus();
       return;
     }
+    if (maxBytes && fileInput.files[0].size > maxBytes) {
+      showError(tooLarge);
+      fileInput.focus();
+      return;
+    }
     busy = true;
     button.disabled = true;
     errorBox.hidden = true;
@@ -80,24 +111,42 @@
       } catch (_) {
         body = {};
       }
+      if (request.status === 413) {
+        showError(tooLarge);
+        return;
+      }
       if (request.status !== 202) {
         showError(body.detail || "The upload failed. Please try again.");
         return;
       }
       setProgress(100, "Queued");
-      form.reset();
+      // Only the file is cleared: the workflow stays for the next document.
+      fileInput.value = "";
+      try {
+        window.localStorage.setItem(remembered, workflow.value);
+      } catch (_) {
+        /* nothing to remember with */
+      }
       submission.innerHTML = "";
       const pending = document.createElement("p");
       pending.className = "status-line";
       pending.setAttribute("role", "status");
       pending.dataset.status = body.status;
       pending.dataset.jobId = body.job_id;
+      pending.tabIndex = -1;
       pending.textContent = "Queued — waiting for a worker.";
       submission.appendChild(pending);
+      // Keyboard and screen-reader users land on the new job's status, not back at the top.
+      pending.focus();
       window.htmx
         .ajax("GET", `/jobs/${body.job_id}/status`, { target: "#submission", swap: "innerHTML" })
         .then(() => {
           state.hidden = true;
+          const status = submission.querySelector("[role=status]");
+          if (status) {
+            status.tabIndex = -1;
+            status.focus();
+          }
         });
       document.body.dispatchEvent(new CustomEvent("quire:job-submitted"));
     });

@@ -28,6 +28,7 @@ AnyRequest = Request[Any, Any, Any]
 UserRequest = Request[Principal, Any, Any]
 UNAVAILABLE = "Signing in is unavailable right now: the session service cannot be reached. Try again in a minute."
 SIGN_IN_NOW = "Now sign in with your email and password."
+NEW_TOKEN_KEY = "quire_new_token"  # noqa: S105 (a session key, not a secret)
 
 
 def safe_next(target: str | None) -> str:
@@ -102,7 +103,8 @@ class AccountController(Controller):
 
     @get("/settings", sync_to_thread=True, guards=[browser_session_only])
     def settings_page(self, request: UserRequest) -> Template:
-        return _settings(request.user)
+        new_token = request.session.pop(NEW_TOKEN_KEY, None)
+        return _settings(request.user, new_token=new_token)
 
     @post("/settings/password", guards=[browser_session_only])
     async def change_password(self, request: UserRequest) -> Template:
@@ -127,11 +129,14 @@ class AccountController(Controller):
         start_session(request, user_id, stamp, csrf_key=request.session.get(SESSION_CSRF_KEY))
         return await to_thread.run_sync(lambda: _settings(request.user, notice=notice))
 
-    @post("/settings/tokens", guards=[browser_session_only])
-    async def create_token(self, request: UserRequest) -> Template:
+    @post("/settings/tokens", status_code=303, guards=[browser_session_only])
+    async def create_token(self, request: UserRequest) -> Redirect:
+        """Create, then redirect (POST/redirect/GET): reloading the page must not create a second token.
+        The secret rides in the server-side session for exactly one page view."""
         form = await request.form()
         _, secret = await to_thread.run_sync(accounts.create_token, request.user.user_id, str(form.get("name") or ""))
-        return await to_thread.run_sync(lambda: _settings(request.user, new_token=secret))
+        request.session[NEW_TOKEN_KEY] = secret
+        return Redirect("/settings", status_code=303)
 
     @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True, guards=[browser_session_only])
     def revoke_token(self, request: UserRequest, token_id: str) -> Redirect:

@@ -25,6 +25,8 @@ from quire.settings import get_settings
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS
 
 AdminRequest = Request[Principal, Any, Any]
+# Errors caused by the document itself: no replay can change the outcome.
+REJECTED_ERRORS = frozenset({"invalid_input"})
 Text = Annotated[str | None, Parameter(required=False, max_length=200)]
 
 
@@ -54,7 +56,12 @@ class AdminController(Controller):
 
     @get("/dead-letters", sync_to_thread=True)
     def dead_letters(self) -> Template:
-        return Template("admin/dead_letters.html", context={"groups": operations.dead_letter_groups()})
+        """System failures (a replay can finish them once the cause is fixed) apart from rejected
+        documents (`invalid_input`: the file itself is the problem, so no replay is offered)."""
+        groups = operations.dead_letter_groups()
+        failures = [g for g in groups if g["fingerprint"].error not in REJECTED_ERRORS]
+        rejected = [g for g in groups if g["fingerprint"].error in REJECTED_ERRORS]
+        return Template("admin/dead_letters.html", context={"failures": failures, "rejected": rejected})
 
     @post("/dead-letters/replay", status_code=200)
     async def replay_group(self, request: AdminRequest) -> Template | Redirect:
@@ -64,6 +71,8 @@ class AdminController(Controller):
             rate = max(0.1, min(100.0, float(form.get("rate") or "1")))
         except ValueError:
             rate = 1.0
+        if error in REJECTED_ERRORS:
+            raise NotFoundException("Rejected documents cannot be replayed.")
         ids = await to_thread.run_sync(operations.dead_letter_ids, error, workflow or None, version or None)
         if form.get("confirm") != "yes":
             context = {"count": len(ids), "error": error, "workflow": workflow, "version": version, "rate": rate}
@@ -105,7 +114,8 @@ class AdminController(Controller):
         view = store.view_of(job_id)
         if view is None:
             raise NotFoundException("No such job.")
-        context = {"job": view, "history": operations.history(job_id), "event_labels": EVENT_LABELS}
+        history = operations.history(job_id)
+        context = {"job": view, "history": history, "event_labels": EVENT_LABELS, "status_labels": STATUS_LABELS}
         return Template("admin/job.html", context=context)
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)

@@ -25,6 +25,9 @@ from quire.web.presenters import EVENT_LABELS, STATUS_LABELS, banner, result_pre
 from quire.workflows.registry import WORKFLOWS
 
 HTMX_STOP_POLLING = 286
+# One-time notices and the last workflow live in the browser's server-side session.
+FLASH_KEY = "quire_flash"
+LAST_WORKFLOW_KEY = "quire_last_workflow"
 # HTMXRequest (request.htmx) whose user is set by the authentication middleware.
 PageRequest = HTMXRequest
 Since = Annotated[int | None, Parameter(query="since", required=False, ge=0)]
@@ -87,7 +90,7 @@ class PagesController(Controller):
     @get("/", sync_to_thread=True)
     def index(self, request: PageRequest) -> Template:
         context = _list_context(request.user, None, None, None, 5)
-        return Template("pages/index.html", context={**context, "error": None})
+        return Template("pages/index.html", context={**context, "error": None, **_chosen(request)})
 
     @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
     async def submit_form(self, request: PageRequest) -> Redirect | Template:
@@ -95,6 +98,9 @@ class PagesController(Controller):
         form = await request.form()
         file = form.get("file")
         workflow = str(form.get("workflow") or "")
+        if workflow in WORKFLOWS:
+            # The next upload starts with the same workflow (the page with JavaScript keeps it too).
+            request.session[LAST_WORKFLOW_KEY] = workflow
         error, status, headers = None, 422, {}
         if not isinstance(file, UploadFile) or not file.filename:
             error = "Choose a document to upload."
@@ -128,14 +134,21 @@ class PagesController(Controller):
             except service.Overloaded as exc:
                 error, status = str(exc), 429
         context = await to_thread.run_sync(_list_context, request.user, None, None, None, 5)
-        return Template("pages/index.html", context={**context, "error": error}, status_code=status, headers=headers)
+        context = {**context, "error": error, **_chosen(request)}
+        return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
     @get("/jobs", sync_to_thread=True)
     def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor) -> Template:
+        """The page, or for the filter form (which pushes this URL, so a reload or a shared link
+        gives the whole page) just the table. htmx restoring history asks for the whole page."""
         context = _list_context(request.user, status, cursor, None, 20)
-        if request.htmx:
-            return _fragment("partials/jobs_table.html", context)
-        return Template("pages/jobs.html", context=context)
+        headers = {"Vary": "HX-Request"}  # one URL, two bodies: caches must tell them apart
+        if request.htmx and not request.htmx.history_restore_request:
+            fragment = _fragment("partials/jobs_table.html", context)
+            fragment.headers.update(headers)
+            return fragment
+        notice = request.session.pop(FLASH_KEY, None) if request.session else None
+        return Template("pages/jobs.html", context={**context, "notice": notice}, headers=headers)
 
     @get("/jobs/table", sync_to_thread=True)
     def jobs_table(self, request: PageRequest, status: StatusFilter, cursor: Cursor, since: Since) -> Template:
@@ -164,8 +177,9 @@ class PagesController(Controller):
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
     def delete(self, request: PageRequest, job_id: str) -> Redirect | ClientRedirect:
-        _require_visible(job_id, request.user)
+        view = _require(job_id, request.user)
         service.delete(job_id)
+        request.session[FLASH_KEY] = f"Deleted {view['input']['filename']} and its results."
         if request.htmx:
             return ClientRedirect("/jobs")
         return Redirect("/jobs", status_code=303)
@@ -180,6 +194,12 @@ def _act(request: PageRequest, job_id: str, action: Callable[[str], object]) -> 
     if request.htmx:
         return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), None))
     return Redirect(f"/jobs/{job_id}", status_code=303)
+
+
+def _chosen(request: PageRequest) -> dict[str, str | None]:
+    """The workflow this browser used last, preselected in the upload form."""
+    last = request.session.get(LAST_WORKFLOW_KEY) if request.session else None
+    return {"chosen_workflow": last if last in WORKFLOWS else None}
 
 
 def _require_visible(job_id: str, viewer: Principal) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from quire.documents.storage import get_storage
 from quire.jobs import store
+from quire.workflows.registry import WORKFLOWS
 
 RETRY = "retry"
 UPLOAD = "upload"
@@ -71,6 +72,10 @@ _FINAL: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "cancelled": ("Cancelled", "This job was cancelled. You can run it again.", (RETRY,)),
 }
 
+# Short names of the error codes, for timelines and operator tables (the code itself goes under
+# "Technical details").
+ERROR_LABELS = {code: title for code, (title, _, _) in _FINAL.items()}
+
 EVENT_LABELS = {
     "queued": "Queued",
     "running": "Attempt started",
@@ -89,6 +94,30 @@ STATUS_LABELS = {
     "dead_letter": "Failed",
     "cancelled": "Cancelled",
 }
+
+
+LANGUAGE_NAMES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
+    "pt": "Portuguese", "sv": "Swedish", "da": "Danish", "fi": "Finnish", "no": "Norwegian", "pl": "Polish",
+}  # fmt: skip
+
+
+def language_name(code: str) -> str:
+    return LANGUAGE_NAMES.get(code.lower(), code)
+
+
+ARTIFACT_KINDS = {".json": "the data (JSON)", ".md": "the report (Markdown)"}
+
+
+def artifact_label(name: str) -> str:
+    """What a download is, in words: the file keeps its name, the button says what it holds."""
+    return next((label for suffix, label in ARTIFACT_KINDS.items() if name.endswith(suffix)), name)
+
+
+def workflow_title(name: str) -> str:
+    """The name people see in the workflow menu ("Invoice breakdown"), never the code name."""
+    workflow = WORKFLOWS.get(name)
+    return workflow.title if workflow else name.replace("_", " ").capitalize()
 
 
 def banner(view: dict[str, Any]) -> Banner | None:

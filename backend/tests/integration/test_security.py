@@ -189,8 +189,14 @@ def test_revoked_token_stops_working_at_once(people: dict[str, object]) -> None:
     stack = people["stack"]
     assert isinstance(stack, Stack)
     alice = browser_session(stack, "alice@example.com")
-    page = alice.post("/settings/tokens", data={"name": "script", "_csrf_token": csrf(alice)})
+    created = alice.post("/settings/tokens", data={"name": "script", "_csrf_token": csrf(alice)})
+    # Redirect after POST: the secret is shown once, on the page the browser is sent to.
+    assert (created.status_code, created.headers["location"]) == (303, "/settings")
+    page = alice.get("/settings")
     secret = page.text.split("data-new-token>")[1].split("<")[0]
+    reloaded = alice.get("/settings").text
+    assert secret not in reloaded
+    assert reloaded.count("data-token-id=") == 1
     assert stack.client(secret).get("/ai-jobs").status_code == 200
     token_id = page.text.split('data-token-id="')[1].split('"')[0]
     revoked = alice.post(f"/settings/tokens/{token_id}/revoke", data={"_csrf_token": csrf(alice)})
