@@ -71,6 +71,8 @@ bench: install
 	$(BIN)/python bench/invoices.py
 	$(BIN)/python bench/ocr.py
 	$(BIN)/python bench/admin_paging.py
+	test -d var/summary-corpus || bash bench/fetch_summary_corpus.sh
+	$(BIN)/python bench/summaries.py
 
 lock: install
 	{ echo "# Pinned versions of every Python dependency, used as constraints by the Makefile."; \

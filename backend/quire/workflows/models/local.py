@@ -1,8 +1,12 @@
 """The `local` provider: deterministic, offline answers computed from the text itself.
 
-Summaries are extractive: sentences are ranked by TextRank (PageRank over a graph whose edges
-are shared content words), so the chosen sentences are the ones the rest of the document keeps
-coming back to. Invoices are read by the layout-aware reader in `invoice`.
+Summaries are extractive: only the document's prose is considered (`prose`: no markup, code,
+tables, running headers, reference lists or boilerplate), sentences are ranked by TextRank (PageRank
+over a graph whose edges are shared content words) with a mild lead bias (documents say what they
+are about early), and picked greedily so that no picked sentence nearly repeats another. The
+summary's length follows the document's: a share of its prose, within a few sentences. Key points
+are the next best sentences, never one of the summary's. Invoices are read by the layout-aware
+reader in `invoice`.
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ from pydantic import BaseModel
 from quire.documents.extract import Document
 from quire.workflows.models import Task
 from quire.workflows.models.invoice import read_invoice
-from quire.workflows.models.text import content_words, detect_language, sentences, words
+from quire.workflows.models.prose import prose_sentences
+from quire.workflows.models.text import content_words, detect_language, words
 
 MAX_SENTENCES = 400
-SUMMARY_SENTENCES = 3
+MAX_SUMMARY_SENTENCES = 8
+SUMMARY_WORD_SHARE = 0.5  # a summary never approaches the length of what it summarises
+LEAD_BIAS = 0.25  # the first sentence counts up to a quarter more than the last
 KEY_POINTS = 5
+KEY_POINT_MAX_WORDS = 40
+NEAR_DUPLICATE = 0.6  # share of content words two sentences have in common (Jaccard)
 
 
 def textrank(bags: list[set[str]], damping: float = 0.85, iterations: int = 40) -> list[float]:
@@ -62,18 +71,65 @@ def _title(document: Document) -> str:
     return PurePath(document.filename).stem[:200] or document.filename
 
 
+def similarity(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _ranked(candidates: list[str], bags: list[set[str]]) -> list[int]:
+    """Sentence indices, best first: TextRank, lifted a little for sentences near the start."""
+    scores = textrank(bags)
+    n = len(candidates)
+    lead = [1.0 + LEAD_BIAS * (1.0 - i / n) for i in range(n)]
+    return sorted(range(n), key=lambda i: (-scores[i] * lead[i], i))
+
+
+def _pick(
+    order: list[int], bags: list[set[str]], taken: list[int], want: int, fits: Callable[[int], bool]
+) -> list[int]:
+    """Greedily the best sentences that nearly repeat none already taken and fit (`fits` is asked
+    last, so it may count what it accepts)."""
+    picked: list[int] = []
+    for i in order:
+        if len(picked) == want:
+            break
+        if i in taken or any(similarity(bags[i], bags[j]) >= NEAR_DUPLICATE for j in (*taken, *picked)):
+            continue
+        if fits(i):
+            picked.append(i)
+    return picked
+
+
+def summary_size(sentence_count: int) -> int:
+    """About 1.5 x the square root of the prose's sentences: 3 for a short note, 8 for a long report."""
+    return max(1, min(MAX_SUMMARY_SENTENCES, round(1.5 * math.sqrt(sentence_count))))
+
+
 def summarize(document: Document) -> dict[str, Any]:
-    """Title, the most central sentences, keywords and counts of a document."""
+    """Title, the most central prose sentences, key points, keywords and counts of a document."""
     tokens = words(document.text)
-    candidates = [s for s in sentences(document.text) if not s.lower().startswith("quire-fake:")][:MAX_SENTENCES]
-    scores = textrank([set(content_words(words(s))) for s in candidates])
-    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
-    summary = " ".join(candidates[i] for i in sorted(ranked[:SUMMARY_SENTENCES]))
-    keywords = [word for word, _ in Counter(content_words(tokens)).most_common(8)]
+    candidates = [s for s in prose_sentences(document.text) if not s.lower().startswith("quire-fake:")]
+    candidates = candidates[:MAX_SENTENCES]
+    bags = [set(content_words(words(s))) for s in candidates]
+    order = _ranked(candidates, bags)
+    budget = max(25, int(sum(len(words(s)) for s in candidates) * SUMMARY_WORD_SHARE))
+    used = 0
+
+    def within_budget(i: int) -> bool:
+        nonlocal used
+        length = len(words(candidates[i]))
+        if used and used + length > budget:
+            return False
+        used += length
+        return True
+
+    chosen = sorted(_pick(order, bags, [], summary_size(len(candidates)), within_budget))
+    points = _pick(order, bags, chosen, KEY_POINTS, lambda i: len(words(candidates[i])) <= KEY_POINT_MAX_WORDS)
+    summary = " ".join(candidates[i] for i in chosen)
+    keywords = [word for word, _ in Counter(content_words(words(" ".join(candidates)) or tokens)).most_common(8)]
     return {
         "title": _title(document),
-        "summary": summary or " ".join(document.text.split())[:500],
-        "key_points": [candidates[i] for i in sorted(ranked[:KEY_POINTS])],
+        "summary": summary or " ".join(document.text.split())[:300],
+        "key_points": [candidates[i] for i in sorted(points)],
         "keywords": keywords,
         "language": detect_language(tokens),
         "word_count": len(tokens),

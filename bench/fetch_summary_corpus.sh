@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Lay out the public documents of the summary benchmark that are not committed here, from Debian
+# packages (`apt-get download`, unpacked with `dpkg-deb -x`, nothing installed) and the licence
+# texts every Debian system ships. bench/corpus/SOURCES.md lists each file, its source and licence.
+# Usage: bench/fetch_summary_corpus.sh [TARGET]   (default: var/summary-corpus)
+set -euo pipefail
+
+target="${1:-var/summary-corpus}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$target"/{contracts,articles,reports,specifications,papers}
+
+(cd "$work" && apt-get download python3.11-doc debian-policy texlive-latex-base-doc >/dev/null)
+for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
+doc="$work/root/usr/share/doc"
+
+for licence in Apache-2.0 GPL-3 MPL-2.0 LGPL-2.1; do
+  cp "/usr/share/common-licenses/$licence" "$target/contracts/$licence.txt"
+done
+for howto in functional sorting unicode logging descriptor; do
+  cp "$doc/python3.11/html/howto/$howto.html" "$target/articles/python-howto-$howto.html"
+done
+cp "$doc/python3.11/html/faq/design.html" "$target/articles/python-design-faq.html"
+cp "$doc/texlive-doc/latex/firstaid/latex2e-first-aid-for-external-files.pdf" "$target/articles/"
+for version in 3.10 3.11; do
+  cp "$doc/python3.11/html/whatsnew/$version.html" "$target/reports/python-whatsnew-$version.html"
+done
+for spec in policy debconf_specification menu-policy perl-policy; do
+  gzip -dc "$doc/debian-policy/$spec.txt.gz" > "$target/specifications/debian-$spec.txt"
+done
+cp "$doc/texlive-doc/latex/natbib/natbib.pdf" "$target/specifications/"
+cp "$doc/texlive-doc/bibtex/babelbib/tugboat-babelbib.pdf" "$target/papers/"
+cp "$doc/texlive-doc/latex/hyperref/paper.pdf" "$target/papers/hyperref-pdf-navigation.pdf"
+find "$target" -type f | sort

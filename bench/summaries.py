@@ -1,0 +1,142 @@
+"""How readable the local provider's summaries of real documents are.
+
+For every document: the summary's length, the share of its characters that are not prose
+(markup, code, table cells, URLs; target 0) and the number of repeated sentences among the summary
+and key points (near-duplicates included; target 0). For papers with an abstract, as the
+arXiv/PubMed summarization benchmarks do: the summarizer gets the body without the abstract, and
+its summary is scored against the abstract with ROUGE-1/2/L (F1, Porter stemmer), beside the Lead-3
+and Lead-10 baselines (the body's first 3 and 10 sentences) on the same bodies.
+
+Documents come from folders laid out as FOLDER/<kind>/<file>: `bench/corpus/` (papers committed
+with their licences) and, when fetched with `bench/fetch_summary_corpus.sh`, `var/summary-corpus/`.
+bench/corpus/SOURCES.md names each document, where it comes from and its licence.
+
+Usage: python bench/summaries.py [FOLDER ...]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean
+
+from rouge_score import rouge_scorer
+
+from quire.documents.extract import Document, extract
+from quire.workflows.models.local import summarize
+from quire.workflows.models.prose import prose_sentences
+from quire.workflows.models.text import words
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_FOLDERS = [ROOT / "bench" / "corpus", ROOT / "var" / "summary-corpus"]
+SUFFIXES = {".md", ".txt", ".html", ".pdf", ".docx"}
+ROUGE = ("rouge1", "rouge2", "rougeL")
+# What no prose sentence contains: markup, code and table punctuation, addresses.
+NON_PROSE = re.compile(r"[<>{}|\\`]|==|https?://|\w_\w|\$\w")
+REPEATED = 0.6  # share of words two sentences have in common (Jaccard) to count as a repeat
+
+
+@dataclass
+class Row:
+    kind: str
+    name: str
+    words: int
+    summary_words: int
+    non_prose: float
+    repeated: int
+    rouge: dict[str, tuple[float, float, float]] | None = None  # ours, Lead-3, Lead-10 per metric
+
+
+def split_abstract(name: str, text: str) -> tuple[str | None, str]:
+    """(abstract, body): a JOSS paper's "# Summary" section, or the paragraph a PDF paper opens
+    with under its author line; None when the document has no abstract."""
+    joss = re.search(r"^# Summary[ \t]*\n(.*?)(?=^# )", text, re.MULTILINE | re.DOTALL)
+    if joss:
+        return joss.group(1).strip(), text[: joss.start()] + text[joss.end() :]
+    labelled = re.search(r"^\s*Abstract\s*\n(.*?)(?=^\s*(?:Contents|1\.?\s+Introduction)\s*$)", text, re.M | re.S)
+    if labelled and name.endswith(".pdf"):
+        return labelled.group(1).strip(), text[: labelled.start()] + text[labelled.end() :]
+    return None, text
+
+
+def non_prose_share(sentences: list[str]) -> float:
+    total = sum(len(s) for s in sentences)
+    flagged = sum(len(s) for s in sentences if NON_PROSE.search(s) or len(words(s)) < 4)
+    return flagged / total if total else 0.0
+
+
+def repeats(sentences: list[str]) -> int:
+    bags = [set(words(s)) for s in sentences]
+    return sum(
+        1
+        for i in range(len(bags))
+        for j in range(i + 1, len(bags))
+        if bags[i] and bags[j] and len(bags[i] & bags[j]) / len(bags[i] | bags[j]) >= REPEATED
+    )
+
+
+def measure(kind: str, path: Path, scorer: rouge_scorer.RougeScorer) -> Row:
+    data = path.read_bytes()
+    document = extract(data, path.name, hashlib.sha256(data).hexdigest())
+    abstract, body = split_abstract(path.name, document.text)
+    source = Document(text=body, filename=document.filename, content_type=document.content_type, sha256=document.sha256)
+    result = summarize(source)
+    summary_sentences = prose_sentences(result["summary"]) or [result["summary"]]
+    shown = summary_sentences + list(result["key_points"])
+    row = Row(
+        kind,
+        path.name,
+        len(words(body)),
+        len(words(result["summary"])),
+        non_prose_share(shown),
+        repeats(shown),
+    )
+    if abstract:
+        lead = prose_sentences(body)
+        candidates = {"ours": result["summary"], "lead3": " ".join(lead[:3]), "lead10": " ".join(lead[:10])}
+        reference = " ".join(prose_sentences(abstract)) or abstract
+        scores = {name: scorer.score(reference, text) for name, text in candidates.items()}
+        row.rouge = {
+            m: (scores["ours"][m].fmeasure, scores["lead3"][m].fmeasure, scores["lead10"][m].fmeasure) for m in ROUGE
+        }
+    return row
+
+
+def documents(folders: list[Path]) -> list[tuple[str, Path]]:
+    found = []
+    for folder in folders:
+        if folder.is_dir():
+            found += [(p.parent.name, p) for p in sorted(folder.glob("*/*")) if p.suffix in SUFFIXES]
+    return found
+
+
+def main(argv: list[str]) -> int:
+    folders = [Path(a) for a in argv] or DEFAULT_FOLDERS
+    scorer = rouge_scorer.RougeScorer(list(ROUGE), use_stemmer=True)
+    rows = [measure(kind, path, scorer) for kind, path in documents(folders)]
+    if not rows:
+        print("no documents found; run bench/fetch_summary_corpus.sh or pass a folder", file=sys.stderr)
+        return 1
+    print(f"{'kind':<15}{'document':<44}{'words':>8}{'summary':>9}{'non-prose':>11}{'repeated':>10}")
+    for r in rows:
+        print(f"{r.kind:<15}{r.name[:43]:<44}{r.words:>8}{r.summary_words:>9}{r.non_prose:>10.1%}{r.repeated:>10}")
+    kinds = sorted({r.kind for r in rows})
+    worst = max(r.non_prose for r in rows)
+    print(f"\n{len(rows)} documents of {len(kinds)} kinds ({', '.join(kinds)}); "
+          f"non-prose share {mean(r.non_prose for r in rows):.1%} on average, max {worst:.1%}; "
+          f"repeated sentences {sum(r.repeated for r in rows)} in all")  # fmt: skip
+    scored = [r for r in rows if r.rouge]
+    if scored:
+        print(f"\nROUGE F1 against the abstract, {len(scored)} papers (body without the abstract):")
+        print(f"{'':<10}{'ours':>8}{'Lead-3':>8}{'Lead-10':>9}")
+        for m in ROUGE:
+            ours, lead3, lead10 = (mean(r.rouge[m][k] for r in scored if r.rouge) for k in range(3))
+            print(f"{m:<10}{ours:>8.3f}{lead3:>8.3f}{lead10:>9.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
