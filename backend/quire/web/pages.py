@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from anyio import to_thread
-from litestar import Controller, get, post
+from litestar import Controller, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
@@ -16,18 +16,21 @@ from litestar.response import Redirect, Template
 
 from quire.accounts.service import Principal
 from quire.jobs import service, store
-from quire.jobs.models import JobStatus
+from quire.jobs.models import Job, JobStatus
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
 from quire.web.auth import submission_rate_limit
 from quire.web.polling import next_poll
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS, banner, result_preview
+from quire.web.preview import input_image, page_png, preview_of
 from quire.workflows.registry import WORKFLOWS
 
 HTMX_STOP_POLLING = 286
 # One-time notices and the last workflow live in the browser's server-side session.
 FLASH_KEY = "quire_flash"
 LAST_WORKFLOW_KEY = "quire_last_workflow"
+# Previews are the owner's document: cached by their browser only, and revalidated after a delete.
+PRIVATE_CACHE = {"Cache-Control": "private, max-age=300"}
 # HTMXRequest (request.htmx) whose user is set by the authentication middleware.
 PageRequest = HTMXRequest
 Since = Annotated[int | None, Parameter(query="since", required=False, ge=0)]
@@ -50,12 +53,15 @@ def _common() -> dict[str, Any]:
 
 def _job_context(view: dict[str, Any], since: int | None) -> dict[str, Any]:
     terminal = view["status"] in TERMINAL
+    result = result_preview(view)
+    job = store.get_job(view["job_id"]) if result is not None else None
     return {
         **_common(),
         "job": view,
         "poll": next_poll(get_settings(), since, terminal),
         "banner": banner(view),
-        "result": result_preview(view),
+        "result": result,
+        "preview": preview_of(job.input_ref, view["input"]["filename"], result) if job else None,
     }
 
 
@@ -167,6 +173,24 @@ class PagesController(Controller):
     def job_status(self, request: PageRequest, job_id: str, since: Since) -> Template:
         return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), since))
 
+    @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
+    def preview_page(self, request: PageRequest, job_id: str, page: int) -> Response[bytes]:
+        """A page of the job's PDF as an image (rendered once, then kept with the job's files)."""
+        job = _require_visible(job_id, request.user)
+        png = page_png(job_id, job.input_ref, page)
+        if png is None:
+            raise NotFoundException("No such page.")
+        return Response(png, media_type="image/png", headers=PRIVATE_CACHE)
+
+    @get("/jobs/{job_id:str}/preview/image", sync_to_thread=True)
+    def preview_image(self, request: PageRequest, job_id: str) -> Response[bytes]:
+        """The uploaded image itself, shown beside the result."""
+        found = input_image(_require_visible(job_id, request.user).input_ref)
+        if found is None:
+            raise NotFoundException("This document is not an image.")
+        data, media_type = found
+        return Response(data, media_type=media_type, headers=PRIVATE_CACHE)
+
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
     def cancel(self, request: PageRequest, job_id: str) -> Template | Redirect:
         return _act(request, job_id, service.cancel)
@@ -202,9 +226,11 @@ def _chosen(request: PageRequest) -> dict[str, str | None]:
     return {"chosen_workflow": last if last in WORKFLOWS else None}
 
 
-def _require_visible(job_id: str, viewer: Principal) -> None:
-    if store.visible_job(job_id, viewer) is None:
+def _require_visible(job_id: str, viewer: Principal) -> Job:
+    job = store.visible_job(job_id, viewer)
+    if job is None:
         raise NotFoundException("No such job.")
+    return job
 
 
 def _require(job_id: str, viewer: Principal) -> dict[str, Any]:

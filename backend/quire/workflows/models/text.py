@@ -29,12 +29,14 @@ def words(text: str) -> list[str]:
 
 
 def content_words(tokens: list[str]) -> list[str]:
-    """Words that carry meaning: no stopwords, no short words, a plural `s` folded away."""
+    """Words that carry meaning: no stopwords, no short words, a plural `s` folded away (not the `s` of
+    "previous", "status" or "analysis")."""
     out = []
     for token in tokens:
         if token in ALL_STOPWORDS or len(token) <= 2:
             continue
-        out.append(token[:-1] if len(token) > 4 and token.endswith("s") and not token.endswith("ss") else token)
+        plural = len(token) > 4 and token.endswith("s") and not token.endswith(("ss", "us", "is"))
+        out.append(token[:-1] if plural else token)
     return out
 
 
