@@ -59,7 +59,8 @@ def _image_type(data: bytes) -> str | None:
     return next((kind for magic, kind in IMAGE_TYPES.items() if data.startswith(magic)), None)
 
 
-def _boxes(result: dict[str, Any] | None, page: int) -> tuple[FieldBox, ...]:
+def field_boxes(result: dict[str, Any] | None, page: int) -> tuple[FieldBox, ...]:
+    """The boxes the reader gave for fields on `page` (from 1); fields without one are left out."""
     if not result:
         return ()
     review = set(result.get("needs_review") or [])
@@ -88,7 +89,7 @@ def preview_of(input_ref: str, filename: str, result: dict[str, Any] | None) -> 
                 pages = []
                 for index in range(min(len(pdf), PREVIEW_PAGES)):
                     width, height = pdf[index].get_size()
-                    pages.append(PreviewPage(index + 1, width, height, _boxes(result, index + 1)))
+                    pages.append(PreviewPage(index + 1, width, height, field_boxes(result, index + 1)))
                 return Preview(kind="pages", pages=tuple(pages), page_count=len(pdf))
             finally:
                 pdf.close()

@@ -93,6 +93,8 @@ def test_another_persons_job_is_404_in_the_browser(people: dict[str, object]) ->
     for method, path, data in [
         ("GET", f"/jobs/{job}", None),
         ("GET", f"/jobs/{job}/status", None),
+        ("GET", f"/jobs/{job}/preview/1", None),
+        ("GET", f"/jobs/{job}/preview/image", None),
         ("GET", f"/ai-jobs/{job}", None),
         ("GET", f"/ai-jobs/{job}/artifacts/document_summary.md", None),
         ("POST", f"/jobs/{job}/cancel", token),
