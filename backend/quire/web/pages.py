@@ -185,7 +185,7 @@ class PagesController(Controller):
     @get("/jobs/{job_id:str}/preview/image", sync_to_thread=True)
     def preview_image(self, request: PageRequest, job_id: str) -> Response[bytes]:
         """The uploaded image itself, shown beside the result."""
-        found = input_image(_require_visible(job_id, request.user).input_ref)
+        found = input_image(job_id, _require_visible(job_id, request.user).input_ref)
         if found is None:
             raise NotFoundException("This document is not an image.")
         data, media_type = found

@@ -2,8 +2,9 @@
 
 PDF pages are rendered with PDFium (pypdfium2) on first view and kept in storage under the job's
 artifact prefix, so they are deleted with the job and never rendered twice; they are not listed
-as downloads. Images are shown as uploaded. Other types (DOCX, TXT, Markdown, HTML) are shown as
-the text Quire read from them. A preview is a typed structure without URLs: the page adds links.
+as downloads. Images are shown as uploaded (a TIFF, which browsers do not show, as a PNG of its
+first page, converted once). Other types (DOCX, TXT, Markdown, HTML) are shown as the text Quire
+read from them. A preview is a typed structure without URLs: the page adds links.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pypdfium2 as pdfium
+from PIL import Image
 
 from quire.documents.extract import extract
 from quire.documents.storage import get_storage
@@ -24,6 +26,7 @@ PREVIEW_PAGES = 3
 RENDER_SCALE = 1.5  # 108 dpi: legible beside the result, about 100-200 KB a page
 TEXT_PREVIEW_CHARS = 4000
 IMAGE_TYPES = {b"\x89PNG\r\n\x1a\n": "image/png", b"\xff\xd8\xff": "image/jpeg"}
+TIFF_MAGIC = (b"II*\x00", b"MM\x00*")  # browsers do not show TIFF: its first page is shown as a PNG
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,10 @@ class Preview:
 
 
 def _image_type(data: bytes) -> str | None:
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data.startswith(TIFF_MAGIC):
+        return "image/tiff"
     return next((kind for magic, kind in IMAGE_TYPES.items() if data.startswith(magic)), None)
 
 
@@ -127,11 +134,26 @@ def page_png(job_id: str, input_ref: str, number: int) -> bytes | None:
     return png
 
 
-def input_image(input_ref: str) -> tuple[bytes, str] | None:
-    """The uploaded image and its type, shown as it is."""
+def input_image(job_id: str, input_ref: str) -> tuple[bytes, str] | None:
+    """The uploaded image and its type, shown as it is (a TIFF's first page as a PNG, kept with
+    the job's files)."""
+    storage = get_storage()
     try:
-        data = get_storage().read_bytes(input_ref)
+        data = storage.read_bytes(input_ref)
     except OSError:
         return None
     kind = _image_type(data)
-    return (data, kind) if kind else None
+    if kind != "image/tiff":
+        return (data, kind) if kind else None
+    key = f"artifacts/{job_id}/preview/image.png"
+    with contextlib.suppress(OSError):
+        return storage.read_bytes(key), "image/png"
+    out = io.BytesIO()
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.convert("RGB").save(out, format="PNG", optimize=True)
+    except (OSError, ValueError):
+        return None
+    with contextlib.suppress(OSError):
+        storage.put_bytes(key, out.getvalue())
+    return out.getvalue(), "image/png"
