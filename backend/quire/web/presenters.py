@@ -106,7 +106,12 @@ def language_name(code: str) -> str:
     return LANGUAGE_NAMES.get(code.lower(), code)
 
 
-ARTIFACT_KINDS = {".json": "the data (JSON)", ".md": "the report (Markdown)"}
+ARTIFACT_KINDS = {
+    "-searchable.pdf": "the searchable PDF",
+    ".json": "the data (JSON)",
+    ".md": "the report (Markdown)",
+    ".pdf": "the PDF",
+}
 
 
 def artifact_label(name: str) -> str:
