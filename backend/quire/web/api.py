@@ -21,7 +21,7 @@ from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.models import JobStatus, Upload
 from quire.settings import get_settings
-from quire.web.auth import submission_rate_limit
+from quire.web.limits import submission_rate_limit
 from quire.web.problems import problem
 from quire.workflows.registry import WORKFLOWS
 
