@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import secrets
+from collections import OrderedDict
 from typing import Any
 
 from litestar.config.csrf import CSRFConfig
@@ -21,6 +22,8 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from litestar.utils.scope.state import ScopeState
 
 from quire.web.auth import SESSION_CSRF_KEY
+
+CHECKERS_KEPT = 4096
 
 
 def _csrf_key(scope: Scope) -> str:
@@ -44,7 +47,16 @@ class SessionCSRFMiddleware:
     def __init__(self, app: ASGIApp, config: CSRFConfig) -> None:
         self.app = app
         self.config = config
-        self._anonymous = CSRFMiddleware(app, self._config_for(""))
+        # One checker per session key, kept for the session's next requests (Litestar's checker
+        # reads its secret from its config), the least recently used dropped first.
+        self._checkers: OrderedDict[str, CSRFMiddleware] = OrderedDict()
+
+    def _checker_for(self, key: str) -> CSRFMiddleware:
+        checker = self._checkers.pop(key, None) or CSRFMiddleware(self.app, self._config_for(key))
+        self._checkers[key] = checker
+        if len(self._checkers) > CHECKERS_KEPT:
+            self._checkers.popitem(last=False)
+        return checker
 
     def _config_for(self, key: str) -> CSRFConfig:
         bound = hashlib.sha256(f"{self.config.secret}\x00{key}".encode()).hexdigest()
@@ -85,8 +97,7 @@ class SessionCSRFMiddleware:
         if scope["method"] in self.config.safe_methods:
             await self.app(scope, receive, send_with_cookie)
             return
-        checker = self._anonymous if key_before == "" else CSRFMiddleware(self.app, self._config_for(key_before))
-        await checker(scope, receive, send_with_cookie)
+        await self._checker_for(key_before)(scope, receive, send_with_cookie)
 
     def _set_cookie(self, message: Message, token: str) -> None:
         cookie = Cookie(
