@@ -11,7 +11,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from itertools import chain
 from typing import Any, BinaryIO
 
@@ -234,29 +234,46 @@ def _stream_size(stream: BinaryIO) -> int | None:
     return end
 
 
+def _room(recent: store.UploadActivity, stored: int, size: int | None, now: datetime) -> int:
+    """The most bytes this person's next upload may take; refuses (429) past the per-minute count
+    or bytes, and (413) when a file of `size` (if known) does not fit in their storage quota."""
+    settings = get_settings()
+    if recent.count >= settings.uploads_per_minute or recent.size >= settings.upload_bytes_per_minute:
+        waited = (now - recent.first_at).total_seconds() if recent.first_at else 0.0
+        retry = max(1, math.ceil(60 - waited))
+        raise UploadRejected(
+            429,
+            f"You have uploaded {recent.count} files ({recent.size / 1_048_576:.0f} MB) in the last minute, "
+            f"which is the most allowed. Try again in {retry} s.",
+            code="rate_limited",
+            retry_after_s=retry,
+        )
+    if size is not None and size > settings.max_upload_bytes:
+        raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.")
+    room = min(settings.storage_quota_bytes - stored, settings.max_upload_bytes)
+    if room <= 0 or (size is not None and size > room):
+        raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded")
+    return room
+
+
+def refuse_early(owner_id: str, at_least_bytes: int) -> None:
+    """Before a body is read: refuse when this person is already past a per-minute limit, or a
+    file of `at_least_bytes` cannot fit in their quota. (Not a reservation: `store_upload` checks
+    again, atomically, once the file is here.)"""
+    now = utcnow()
+    recent, stored = store.upload_usage(owner_id, now - timedelta(minutes=1))
+    _room(recent, stored, at_least_bytes, now)
+
+
 def _reserve(upload: Upload, size: int | None) -> int:
     """Record the upload before its bytes are stored, so that parallel uploads count against each
-    other: 429 past the per-minute count or bytes, 413 past the storage quota. Returns the most
-    bytes the file may take."""
-    settings = get_settings()
+    other. Returns the most bytes the file may take."""
     now = utcnow()
     room = 0
 
     def check(recent: store.UploadActivity, stored: int) -> None:
         nonlocal room
-        if recent.count >= settings.uploads_per_minute or recent.size >= settings.upload_bytes_per_minute:
-            waited = (now - recent.first_at).total_seconds() if recent.first_at else 0.0
-            retry = max(1, math.ceil(60 - waited))
-            raise UploadRejected(
-                429,
-                f"You have uploaded {recent.count} files ({recent.size / 1_048_576:.0f} MB) in the last minute, "
-                f"which is the most allowed. Try again in {retry} s.",
-                code="rate_limited",
-                retry_after_s=retry,
-            )
-        room = min(settings.storage_quota_bytes - stored, settings.max_upload_bytes)
-        if room <= 0 or (size is not None and size > room):
-            raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded")
+        room = _room(recent, stored, size, now)
         # Held against the quota and the per-minute bytes until the real size is known.
         upload.size = size if size is not None else room
 

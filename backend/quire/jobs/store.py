@@ -254,14 +254,24 @@ def reserve_upload(upload: Upload, since: datetime, check: Callable[[UploadActiv
             session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"upload:{owner}"})
         session.add(upload)
         session.flush()
-        others = (col(Upload.owner_id) == owner) & (col(Upload.id) != upload.id)
-        count, size, first_at = session.exec(
-            select(func.count(), func.coalesce(func.sum(Upload.size), 0), func.min(Upload.created_at)).where(
-                others, Upload.created_at >= since
-            )
-        ).one()
-        stored = session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(others)).one()
-        check(UploadActivity(int(count), int(size), first_at), int(stored))
+        check(*_usage(session, owner, since, leave_out=upload.id))
+
+
+def upload_usage(owner_id: str, since: datetime) -> tuple[UploadActivity, int]:
+    """One person's uploads since `since`, and the bytes of all their stored uploads."""
+    with session_scope() as session:
+        return _usage(session, owner_id, since)
+
+
+def _usage(session: Session, owner: str | None, since: datetime, leave_out: str = "") -> tuple[UploadActivity, int]:
+    others = (col(Upload.owner_id) == owner) & (col(Upload.id) != leave_out)
+    count, size, first_at = session.exec(
+        select(func.count(), func.coalesce(func.sum(Upload.size), 0), func.min(Upload.created_at)).where(
+            others, Upload.created_at >= since
+        )
+    ).one()
+    stored = session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(others)).one()
+    return UploadActivity(int(count), int(size), first_at), int(stored)
 
 
 def finish_upload(upload: Upload) -> None:

@@ -604,6 +604,24 @@ def _stored_uploads(stack: Stack) -> int:
     return len(list(folder.iterdir())) if folder.exists() else 0
 
 
+def test_an_upload_that_cannot_fit_is_refused_before_its_body_is_read(quota_stack: Stack) -> None:
+    # Given someone with 700 KB of their 1.2 MB quota stored
+    person = _person(quota_stack, "early")
+    assert _upload(person, 700_000).status_code == 201
+    cookies = "; ".join(f"{name}={value}" for name, value in person.cookies.items())
+    # When they start an upload that declares 800 KB, and send none of it
+    head = (
+        b"POST /uploads HTTP/1.1\r\nHost: quire\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+        + f"Content-Length: 800000\r\nCookie: {cookies}\r\nX-CSRFToken: {csrf(person)}\r\n".encode()
+        + b"Connection: close\r\n\r\n"
+    )
+    received, waited = _drip(quota_stack, head, [], pause=0)
+    # Then the answer is 413 at once, not after waiting for the body
+    assert received.startswith(b"HTTP/1.1 413"), received
+    assert b"storage_quota_exceeded" in received
+    assert waited < 5
+
+
 def test_parallel_uploads_cannot_pass_the_limits_together(quota_stack: Stack) -> None:
     # Given a limit of 4 uploads a minute and 1 MB a minute, when 40 small uploads arrive at once
     person = _person(quota_stack, "burst")
