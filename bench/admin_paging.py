@@ -13,6 +13,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -36,12 +37,14 @@ def main() -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"'.encode())
     url = make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    data_dir = tempfile.TemporaryDirectory(prefix=f"{name}-")
     os.environ.update(
-        {"QUIRE_DATABASE_URL": url, "QUIRE_DATA_DIR": f"/tmp/{name}", "QUIRE_REDIS_URL": "redis://127.0.0.1:1/0"}
+        {"QUIRE_DATABASE_URL": url, "QUIRE_DATA_DIR": data_dir.name, "QUIRE_REDIS_URL": "redis://127.0.0.1:1/0"}
     )
     try:
         figures = run(url, args.jobs, args.pages)
     finally:
+        data_dir.cleanup()
         from quire.db import dispose_engine
 
         dispose_engine()

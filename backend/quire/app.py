@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from litestar import Litestar, Request, Response
 from litestar.config.csrf import CSRFConfig
 from litestar.config.response_cache import ResponseCacheConfig
+from litestar.datastructures import State
 from litestar.exceptions import HTTPException
 from litestar.middleware.base import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
@@ -33,17 +34,13 @@ from quire.settings import get_settings
 from quire.web.account import AccountController
 from quire.web.admin import AdminController
 from quire.web.api import JobsController, max_request_bytes
-from quire.web.auth import (
-    PUBLIC_PATHS,
-    QuireAuthentication,
-    SessionCSRFMiddleware,
-    add_security_headers,
-    session_config,
-)
+from quire.web.auth import PUBLIC_PATHS, QuireAuthentication, add_security_headers, session_config
+from quire.web.csrf import SessionCSRFMiddleware
 from quire.web.health import healthz, metrics_endpoint, readyz
+from quire.web.limits import LoginThrottle
 from quire.web.pages import PagesController
 from quire.web.presenters import ERROR_LABELS, artifact_label, language_name, workflow_title
-from quire.web.problems import http_exception_to_problem, unexpected_to_problem
+from quire.web.problems import explain_multipart_limit, http_exception_to_problem, unexpected_to_problem
 from quire.web.server import BodyDeadlineMiddleware
 from quire.workflows.invoice_summary import CHECK_LABELS, FIELD_LABELS
 
@@ -70,6 +67,7 @@ def _wants_html(request: Request[Any, Any, Any]) -> bool:
 
 def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     """Pages get an HTML error page (or the sign-in page); the API and programs get problem+json."""
+    exc = explain_multipart_limit(request, exc)
     if exc.status_code == 401 and _wants_html(request):
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return Redirect(f"/login?{urlencode({'next': target})}", status_code=303)
@@ -147,7 +145,12 @@ def create_app() -> Litestar:
         cookie_secure=settings.env == "production",
         cookie_samesite="lax",
         header_name="x-csrftoken",
+        # Sign-out must work when Redis (and so the session's CSRF key) cannot be reached. A
+        # forged sign-out does nothing: the session cookie is SameSite=Lax, so another site's
+        # POST arrives without it.
+        exclude=["^/logout$"],
     )
+    login_throttle = LoginThrottle(redis_client, settings.account_login_attempts_per_minute)
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     if not (STATIC / "vendor" / "htmx.min.js").exists():
@@ -166,6 +169,7 @@ def create_app() -> Litestar:
         ],
         plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig())],
         stores=stores,
+        state=State({"login_throttle": login_throttle}),
         middleware=[
             BodyDeadlineMiddleware,
             RequestIdMiddleware(),

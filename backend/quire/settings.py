@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from functools import lru_cache
@@ -14,11 +15,15 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from quire.jobs.policy import DeadlinePolicy
 
 PLACEHOLDER_SECRET = "change-me-in-production"  # noqa: S105 - the value production refuses
-MIN_SECRET_BYTES = 32
-# Estimated from the key's own character frequencies, a random key of 32 hex characters scores
-# about 110 bits and a base64 one more; a repeated character or a short word padded out does not.
-MIN_SECRET_BITS = 96
-MAKE_SECRET = "python -c 'import secrets; print(secrets.token_urlsafe(48))'"  # noqa: S105 - advice, not a secret
+# 32 random bytes as `secrets.token_urlsafe(32)` writes them; a hex key of 32 bytes is 64 characters.
+MIN_SECRET_CHARS = 43
+MAKE_SECRET = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"  # noqa: S105 - advice, not a secret
+# A random key of 43 characters or more scores 200 bits or more on the estimate below; a few words
+# padded to length score less, and a sequence repeated or counted out is refused on its own.
+MIN_SECRET_BITS = 128
+# 8 characters: a random hex key of 64 repeats some 8-character piece or counts out 8 in a row
+# about once in a million keys, a word or pattern typed to fill the length nearly always does.
+PATTERN_CHARS = 8
 
 
 def secret_bits(secret: str) -> float:
@@ -28,6 +33,26 @@ def secret_bits(secret: str) -> float:
     counts = Counter(secret)
     per_char = -sum(n / len(secret) * math.log2(n / len(secret)) for n in counts.values())
     return per_char * len(secret)
+
+
+def _has_pattern(secret: str) -> bool:
+    """A piece of PATTERN_CHARS characters that appears twice, or a run counting up or down."""
+    pieces = [secret[i : i + PATTERN_CHARS] for i in range(len(secret) - PATTERN_CHARS + 1)]
+    if len(set(pieces)) < len(pieces):
+        return True
+    steps = [ord(b) - ord(a) for a, b in itertools.pairwise(secret)]
+    run = PATTERN_CHARS - 1
+    return any(set(steps[i : i + run]) in ({1}, {-1}) for i in range(len(steps) - run + 1))
+
+
+def weak_secret(secret: str) -> bool:
+    """True for a key that is not random-looking material of at least 32 bytes."""
+    return (
+        secret == PLACEHOLDER_SECRET
+        or len(secret) < MIN_SECRET_CHARS
+        or secret_bits(secret) < MIN_SECRET_BITS
+        or _has_pattern(secret)
+    )
 
 
 # The personal details redacted before a document goes to a third-party model.
@@ -130,6 +155,8 @@ class Settings(BaseSettings):
     # must arrive within this long of the previous one (slow clients cannot hold connections).
     header_timeout_s: float = Field(default=10.0, gt=0)
     body_timeout_s: float = Field(default=30.0, gt=0)
+    # ... and a whole body must come at this rate at least (or within body_timeout_s, if longer).
+    body_min_rate_kb_s: float = Field(default=50.0, gt=0)
     keep_alive_s: int = Field(default=5, ge=1)
 
     # Adaptive status polling in the browser (DESIGN section 6), decided by the server.
@@ -154,11 +181,10 @@ class Settings(BaseSettings):
     def _refuse_weak_secret(self) -> Settings:
         if self.env != "production":
             return self
-        key = self.secret_key
-        if key == PLACEHOLDER_SECRET or len(key.encode()) < MIN_SECRET_BYTES or secret_bits(key) < MIN_SECRET_BITS:
+        if weak_secret(self.secret_key):
             raise ValueError(
-                f"QUIRE_SECRET_KEY must be a random secret of at least {MIN_SECRET_BYTES} bytes when "
-                f"QUIRE_ENV=production; make one with: {MAKE_SECRET}"
+                f"QUIRE_SECRET_KEY must be at least {MIN_SECRET_CHARS} characters of random material (32 random "
+                f"bytes) when QUIRE_ENV=production; make one with: {MAKE_SECRET}"
             )
         return self
 

@@ -28,6 +28,10 @@ class AccountError(Exception):
     """A request about an account that cannot be honoured; the message is safe to show."""
 
 
+class WrongPassword(AccountError):
+    """The password given as the current one is not it (counted against the sign-in budget)."""
+
+
 class EmailTaken(AccountError):
     """An account with this email exists. Only operators (the CLI) are told; sign-up does not say."""
 
@@ -81,12 +85,6 @@ def authenticate(email: str, password: str) -> Principal | None:
     return _principal(user) if user else None
 
 
-def get_principal(user_id: str) -> Principal | None:
-    with session_scope() as session:
-        user = session.get(User, user_id)
-        return _principal(user) if user else None
-
-
 def password_stamp(password_hash: str) -> str:
     """A short fingerprint of the password hash, kept in a browser session: when the password
     changes, every session holding the old stamp stops being signed in."""
@@ -117,7 +115,7 @@ def change_password(user_id: str, current: str, new: str) -> str:
         try:
             _hasher.verify(user.password_hash, current)
         except (VerificationError, InvalidHashError) as exc:
-            raise AccountError("The current password is not right.") from exc
+            raise WrongPassword("The current password is not right.") from exc
         if len(new) < MIN_PASSWORD:
             raise AccountError(f"Choose a password of at least {MIN_PASSWORD} characters.")
         user.password_hash = _hasher.hash(new)

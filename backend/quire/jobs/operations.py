@@ -12,15 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete as sa_delete
-from sqlalchemy import func, literal, tuple_, update
+from sqlalchemy import func, tuple_, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from quire.accounts.models import User
 from quire.db import session_scope
 from quire.documents.storage import get_storage
-from quire.jobs import service
+from quire.jobs import service, store
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, WorkerProcess, utcnow
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import iso
@@ -282,25 +281,11 @@ def apply_retention(days: float, batch: int = 200) -> int:
         if not still_needed:
             storage.delete_tree(job.input_ref)
             # The upload's row goes too, so it stops counting against its owner's storage quota.
-            _delete_upload_row(job.input_ref.removeprefix("uploads/"))
+            store.delete_upload(job.input_ref.removeprefix("uploads/"))
         done += 1
     if done:
         log.info("retention: deleted the files of %d jobs finished before %s", done, iso(cutoff))
     return done
-
-
-def _used_by_a_job() -> Any:
-    return sa_select(col(Job.id)).where(col(Job.input_ref) == literal("uploads/") + col(Upload.id)).exists()
-
-
-def _delete_upload_row(upload_id: str, unused_only: bool = False) -> bool:
-    """Delete an upload's row; with `unused_only`, only while no job names it (checked in the same
-    statement, so a job submitted meanwhile keeps its input)."""
-    statement = sa_delete(Upload).where(col(Upload.id) == upload_id)
-    if unused_only:
-        statement = statement.where(~_used_by_a_job())
-    with session_scope() as session:
-        return bool(getattr(session.execute(statement), "rowcount", 0))
 
 
 def expire_unused_uploads(hours: float, batch: int = 500) -> int:
@@ -311,12 +296,12 @@ def expire_unused_uploads(hours: float, batch: int = 500) -> int:
     cutoff = utcnow() - timedelta(hours=hours)
     with session_scope() as session:
         ids = list(
-            session.exec(select(Upload.id).where(Upload.created_at < cutoff, ~_used_by_a_job()).limit(batch)).all()
+            session.exec(select(Upload.id).where(Upload.created_at < cutoff, ~store.used_by_a_job()).limit(batch)).all()
         )
     storage = get_storage()
     expired = 0
     for upload_id in ids:
-        if _delete_upload_row(upload_id, unused_only=True):
+        if store.delete_upload(upload_id, unused_only=True):
             storage.delete_tree(f"uploads/{upload_id}")
             expired += 1
     if expired:

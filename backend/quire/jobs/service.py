@@ -11,7 +11,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from itertools import chain
 from typing import Any, BinaryIO
 
@@ -223,12 +223,21 @@ class UploadRejected(Exception):
         self.retry_after_s = retry_after_s
 
 
-def _upload_room(owner_id: str) -> int:
-    """The most bytes this person may upload now: refuses (429) past the per-minute count or bytes,
-    and (413) when their stored uploads fill the quota."""
+def _stream_size(stream: BinaryIO) -> int | None:
+    """The stream's length when it can be known without reading it (a spooled form upload can)."""
+    try:
+        here = stream.tell()
+        end = stream.seek(0, 2)
+        stream.seek(here)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return end
+
+
+def _room(recent: store.UploadActivity, stored: int, size: int | None, now: datetime) -> int:
+    """The most bytes this person's next upload may take; refuses (429) past the per-minute count
+    or bytes, and (413) when a file of `size` (if known) does not fit in their storage quota."""
     settings = get_settings()
-    now = utcnow()
-    recent = store.upload_activity(owner_id, now - timedelta(minutes=1))
     if recent.count >= settings.uploads_per_minute or recent.size >= settings.upload_bytes_per_minute:
         waited = (now - recent.first_at).total_seconds() if recent.first_at else 0.0
         retry = max(1, math.ceil(60 - waited))
@@ -239,9 +248,36 @@ def _upload_room(owner_id: str) -> int:
             code="rate_limited",
             retry_after_s=retry,
         )
-    room = settings.storage_quota_bytes - store.stored_upload_bytes(owner_id)
-    if room <= 0:
+    if size is not None and size > settings.max_upload_bytes:
+        raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.")
+    room = min(settings.storage_quota_bytes - stored, settings.max_upload_bytes)
+    if room <= 0 or (size is not None and size > room):
         raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded")
+    return room
+
+
+def refuse_early(owner_id: str, at_least_bytes: int) -> None:
+    """Before a body is read: refuse when this person is already past a per-minute limit, or a
+    file of `at_least_bytes` cannot fit in their quota. (Not a reservation: `store_upload` checks
+    again, atomically, once the file is here.)"""
+    now = utcnow()
+    recent, stored = store.upload_usage(owner_id, now - timedelta(minutes=1))
+    _room(recent, stored, at_least_bytes, now)
+
+
+def _reserve(upload: Upload, size: int | None) -> int:
+    """Record the upload before its bytes are stored, so that parallel uploads count against each
+    other. Returns the most bytes the file may take."""
+    now = utcnow()
+    room = 0
+
+    def check(recent: store.UploadActivity, stored: int) -> None:
+        nonlocal room
+        room = _room(recent, stored, size, now)
+        # Held against the quota and the per-minute bytes until the real size is known.
+        upload.size = size if size is not None else room
+
+    store.reserve_upload(upload, now - timedelta(minutes=1), check)
     return room
 
 
@@ -269,19 +305,27 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
         content_type = detect_type(head, name)
     except UnsupportedType as exc:
         raise UploadRejected(415, UNSUPPORTED) from exc
-    room = _upload_room(owner_id) if owner_id is not None else settings.max_upload_bytes
     upload = Upload(owner_id=owner_id, filename=name, size=0, sha256="", content_type=content_type)
+    size = _stream_size(stream)
+    if size is not None and size > settings.max_upload_bytes:
+        raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.")
+    room = _reserve(upload, size) if owner_id is not None else settings.max_upload_bytes
     try:
-        stored = get_storage().put_stream(
-            upload.input_ref, chain([head], file_chunks(stream)), max_bytes=min(room, settings.max_upload_bytes)
-        )
-    except TooLarge as exc:
+        stored = get_storage().put_stream(upload.input_ref, chain([head], file_chunks(stream)), max_bytes=room)
+    except BaseException as exc:
+        if owner_id is not None:
+            store.delete_upload(upload.id)
+        if not isinstance(exc, TooLarge):
+            raise
         if room < settings.max_upload_bytes:
             raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded") from exc
         raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.") from exc
     upload.size, upload.sha256 = stored.size, stored.sha256
     metrics.UPLOAD_BYTES.inc(stored.size)
-    return store.save_upload(upload)
+    if owner_id is None:
+        return store.save_upload(upload)
+    store.finish_upload(upload)
+    return upload
 
 
 def cancel(job_id: str) -> Job:
@@ -308,9 +352,8 @@ def delete(job_id: str) -> bool:
         return False
     storage = get_storage()
     storage.delete_tree(f"artifacts/{job_id}")
-    if not store.upload_in_use(job.input_ref):
+    if store.delete_upload(job.input_ref.removeprefix("uploads/"), unused_only=True):
         storage.delete_tree(job.input_ref)
-        store.delete_upload(job.input_ref.removeprefix("uploads/"))
     return True
 
 

@@ -7,12 +7,12 @@ import binascii
 import copy
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, tuple_
+from sqlalchemy import delete, func, literal, text, tuple_, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -239,27 +239,52 @@ class UploadActivity:
     first_at: datetime | None
 
 
-def upload_activity(owner_id: str, since: datetime) -> UploadActivity:
+def reserve_upload(upload: Upload, since: datetime, check: Callable[[UploadActivity, int], None]) -> None:
+    """Insert an upload's row (its `size` the most it may take) unless `check` refuses it.
+
+    `check` sees the owner's other uploads since `since` and all their stored bytes, and raises
+    to refuse; the row is then not kept. One owner's reservations take turns, so parallel
+    uploads cannot all read the same counts and all pass: on PostgreSQL under an advisory lock
+    per owner; on SQLite the insert comes first and holds the database's write lock until the
+    end of the transaction.
+    """
+    owner = upload.owner_id
     with session_scope() as session:
-        count, size, first_at = session.exec(
-            select(func.count(), func.coalesce(func.sum(Upload.size), 0), func.min(Upload.created_at)).where(
-                Upload.owner_id == owner_id, Upload.created_at >= since
-            )
-        ).one()
-    return UploadActivity(int(count), int(size), first_at)
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"upload:{owner}"})
+        session.add(upload)
+        session.flush()
+        check(*_usage(session, owner, since, leave_out=upload.id))
 
 
-def stored_upload_bytes(owner_id: str) -> int:
-    """The bytes of one person's uploads still stored (retention and expiry delete the rows)."""
+def upload_usage(owner_id: str, since: datetime) -> tuple[UploadActivity, int]:
+    """One person's uploads since `since`, and the bytes of all their stored uploads."""
     with session_scope() as session:
-        return int(
-            session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(Upload.owner_id == owner_id)).one()
+        return _usage(session, owner_id, since)
+
+
+def _usage(session: Session, owner: str | None, since: datetime, leave_out: str = "") -> tuple[UploadActivity, int]:
+    others = (col(Upload.owner_id) == owner) & (col(Upload.id) != leave_out)
+    count, size, first_at = session.exec(
+        select(func.count(), func.coalesce(func.sum(Upload.size), 0), func.min(Upload.created_at)).where(
+            others, Upload.created_at >= since
+        )
+    ).one()
+    stored = session.exec(select(func.coalesce(func.sum(Upload.size), 0)).where(others)).one()
+    return UploadActivity(int(count), int(size), first_at), int(stored)
+
+
+def finish_upload(upload: Upload) -> None:
+    """Record a reserved upload's real size and digest once its file is stored."""
+    with session_scope() as session:
+        session.execute(
+            update(Upload).where(col(Upload.id) == upload.id).values(size=upload.size, sha256=upload.sha256)
         )
 
 
-def upload_in_use(input_ref: str) -> bool:
-    with session_scope() as session:
-        return session.exec(select(Job.id).where(Job.input_ref == input_ref).limit(1)).first() is not None
+def used_by_a_job() -> Any:
+    """A condition on Upload: some job names it as its input."""
+    return sa_select(col(Job.id)).where(col(Job.input_ref) == literal("uploads/") + col(Upload.id)).exists()
 
 
 @dataclass(frozen=True)
@@ -317,11 +342,14 @@ def waiting_messages(now: datetime, grace_before: datetime, limit: int = 500) ->
     return [(job_id, message_id) for job_id, message_id in rows]
 
 
-def delete_upload(upload_id: str) -> None:
+def delete_upload(upload_id: str, unused_only: bool = False) -> bool:
+    """Delete an upload's row; with `unused_only`, only while no job names it (checked in the same
+    statement, so a job submitted meanwhile keeps its input). True when the row went."""
+    statement = delete(Upload).where(col(Upload.id) == upload_id)
+    if unused_only:
+        statement = statement.where(~used_by_a_job())
     with session_scope() as session:
-        upload = session.get(Upload, upload_id)
-        if upload is not None:
-            session.delete(upload)
+        return bool(getattr(session.execute(statement), "rowcount", 0))
 
 
 def visible_job(job_id: str, viewer: Principal) -> Job | None:

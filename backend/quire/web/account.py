@@ -13,22 +13,19 @@ from redis.exceptions import RedisError
 from quire.accounts import service as accounts
 from quire.accounts.service import Principal
 from quire.settings import get_settings
-from quire.web.auth import (
-    SESSION_CSRF_KEY,
-    AccountThrottled,
-    browser_session_only,
-    check_account_login,
-    login_rate_limit,
-    record_failed_login,
-    require_session_store,
-    start_session,
-)
+from quire.web.auth import SESSION_CSRF_KEY, browser_session_only, require_session_store, start_session
+from quire.web.limits import AccountThrottled, LoginThrottle, login_rate_limit
 
 AnyRequest = Request[Any, Any, Any]
 UserRequest = Request[Principal, Any, Any]
 UNAVAILABLE = "Signing in is unavailable right now: the session service cannot be reached. Try again in a minute."
-SIGN_IN_NOW = "Now sign in with your email and password."
+SIGN_IN_NOW = "If this email already had an account, sign in with its existing password."
 NEW_TOKEN_KEY = "quire_new_token"  # noqa: S105 (a session key, not a secret)
+
+
+def _throttle(request: AnyRequest) -> LoginThrottle:
+    throttle: LoginThrottle = request.app.state.login_throttle
+    return throttle
 
 
 def safe_next(target: str | None) -> str:
@@ -57,20 +54,21 @@ class AccountController(Controller):
             context = {"next": target, "error": error, "email": email, "notice": None}
             return Template("pages/login.html", context=context, status_code=status, headers=headers)
 
+        throttle = _throttle(request)
         try:
             await require_session_store(request)
-            await check_account_login(request, email)
+            await throttle.attempt(email)
         except RedisError:
             return page(UNAVAILABLE, 503, {"Retry-After": "30"})
         except AccountThrottled as exc:
             return page(str(exc), 429, {"Retry-After": str(exc.retry_after_s)})
         principal = await to_thread.run_sync(accounts.authenticate, email, password)
         if principal is None:
-            try:
-                await record_failed_login(request, email)
-            except RedisError:
-                return page(UNAVAILABLE, 503, {"Retry-After": "30"})
             return page("That email and password do not match an account.", 401)
+        try:
+            await throttle.succeeded(email)
+        except RedisError:
+            return page(UNAVAILABLE, 503, {"Retry-After": "30"})
         stamp = await to_thread.run_sync(accounts.stamp_for, principal.user_id)
         start_session(request, principal.user_id, stamp)
         return Redirect(target, status_code=303)
@@ -98,7 +96,8 @@ class AccountController(Controller):
         except accounts.AccountError as exc:
             return Template("pages/signup.html", context={"error": str(exc), "email": email}, status_code=422)
         # Both cases go on to sign in (signing the new account in straight away would set a
-        # session cookie that a taken email does not get, and so tell them apart).
+        # session cookie that a taken email does not get, and so tell them apart); the sign-in
+        # page's notice reads true for both.
         return Redirect("/login?signed_up=true", status_code=303)
 
     @get("/settings", sync_to_thread=True, guards=[browser_session_only])
@@ -109,7 +108,17 @@ class AccountController(Controller):
     @post("/settings/password", guards=[browser_session_only])
     async def change_password(self, request: UserRequest) -> Template:
         form = await request.form()
-        user_id = request.user.user_id
+        user_id, email = request.user.user_id, request.user.email
+        # The current password is checked here too, so it shares the sign-in budget: a stolen
+        # session cannot be used to guess the password at the speed of the hasher.
+        throttle = _throttle(request)
+        try:
+            await throttle.attempt(email)
+        except RedisError:
+            return await to_thread.run_sync(lambda: _settings(request.user, error=UNAVAILABLE, status=503))
+        except AccountThrottled as exc:
+            refused, retry = str(exc), {"Retry-After": str(exc.retry_after_s)}
+            return await to_thread.run_sync(lambda: _settings(request.user, error=refused, status=429, headers=retry))
         try:
             stamp = await to_thread.run_sync(
                 accounts.change_password,
@@ -118,8 +127,11 @@ class AccountController(Controller):
                 str(form.get("new_password") or ""),
             )
         except accounts.AccountError as exc:
+            if not isinstance(exc, accounts.WrongPassword):
+                await throttle.succeeded(email)
             message = str(exc)
             return await to_thread.run_sync(lambda: _settings(request.user, error=message, status=422))
+        await throttle.succeeded(email)
         notice = "Your password was changed and every other session was signed out."
         if form.get("revoke_tokens"):
             revoked = await to_thread.run_sync(accounts.revoke_all_tokens, user_id)
@@ -156,6 +168,7 @@ def _settings(
     notice: str | None = None,
     new_token: str | None = None,
     status: int = 200,
+    headers: dict[str, str] | None = None,
 ) -> Template:
     context = {
         "user": user,
@@ -164,4 +177,4 @@ def _settings(
         "notice": notice,
         "new_token": new_token,
     }
-    return Template("pages/settings.html", context=context, status_code=status)
+    return Template("pages/settings.html", context=context, status_code=status, headers=headers)

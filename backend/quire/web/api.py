@@ -21,7 +21,7 @@ from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.models import JobStatus, Upload
 from quire.settings import get_settings
-from quire.web.auth import submission_rate_limit
+from quire.web.limits import submission_rate_limit
 from quire.web.problems import problem
 from quire.workflows.registry import WORKFLOWS
 
@@ -64,6 +64,22 @@ def _admit() -> None:
         service.admit()
     except service.Overloaded as exc:
         raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
+
+
+# Boundaries, part headers and the small fields around the file: a body's declared length less
+# this is the least its file can be.
+FORM_OVERHEAD_BYTES = 64 * 1024
+
+
+async def _refuse_early(request: AuthedRequest) -> None:
+    """Before a multipart body is read (so only for requests that do not need it read for their
+    CSRF token): refuse from the declared length when the person is already past a per-minute
+    limit, or the file cannot fit in their storage quota."""
+    length = request.headers.get("content-length", "")
+    if not length.isdigit() or not request.content_type[0].startswith("multipart/"):
+        return
+    declared_file = max(0, int(length) - FORM_OVERHEAD_BYTES)
+    await to_thread.run_sync(_answer_errors, service.refuse_early, request.user.user_id, declared_file)
 
 
 def _answer_errors(call: Callable[..., T], *args: Any) -> T:
@@ -115,7 +131,7 @@ class JobsController(Controller):
     path = ""
     tags = ["jobs"]
 
-    @post("/uploads", status_code=201, sync_to_thread=True, summary="Upload a document")
+    @post("/uploads", status_code=201, sync_to_thread=True, summary="Upload a document", before_request=_refuse_early)
     def create_upload(
         self, request: AuthedRequest, data: Annotated[UploadForm, Body(media_type=RequestEncodingType.MULTI_PART)]
     ) -> dict[str, Any]:
@@ -133,6 +149,7 @@ class JobsController(Controller):
         status_code=202,
         summary="Submit a job (JSON or multipart)",
         middleware=[submission_rate_limit().middleware],
+        before_request=_refuse_early,
     )
     async def create_job(self, request: AuthedRequest, idempotency_key: IdempotencyKey) -> Response[Any]:
         user = request.user

@@ -19,7 +19,7 @@ from quire.jobs import service, store
 from quire.jobs.models import Job, JobStatus
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
-from quire.web.auth import submission_rate_limit
+from quire.web.limits import submission_rate_limit
 from quire.web.polling import next_poll
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS, banner, result_preview
 from quire.web.preview import input_image, page_png, preview_of

@@ -45,6 +45,16 @@ _CODES = {
 }
 
 
+def explain_multipart_limit(request: Request[Any, Any, Any], exc: HTTPException) -> HTTPException:
+    """Litestar answers a multipart part over the parser's limits (a header of about 4 KB, so a
+    file name of thousands of characters, or more than 1,000 parts) with 400 "Request Entity Too
+    Large"; the request is well formed but refused, so this says which part and what to do (422),
+    for the browser's form and the API alike."""
+    if exc.status_code == 400 and exc.detail == MULTIPART_LIMIT and request.content_type[0].startswith("multipart/"):
+        return HTTPException(status_code=422, detail=MULTIPART_LIMIT_ANSWER)
+    return exc
+
+
 def http_exception_to_problem(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     """Framework errors (404 route, 405, 413 body, validation) in the same problem+json shape."""
     status = exc.status_code
@@ -57,11 +67,6 @@ def http_exception_to_problem(request: Request[Any, Any, Any], exc: HTTPExceptio
         if extra:
             converted.extra = {"code": code, "errors": extra}
         return converted.to_response(request)
-    if status == 400 and exc.detail == MULTIPART_LIMIT and request.content_type[0].startswith("multipart/"):
-        # Litestar answers a multipart part over the parser's limits (a header of about 4 KB, so a
-        # file name of thousands of characters, or more than 1,000 parts) with 400 "Request Entity
-        # Too Large"; the request is well formed but refused, so say which part and what to do.
-        return problem(422, "invalid_request", MULTIPART_LIMIT_ANSWER).to_response(request)
     headers = dict(exc.headers or {})
     if status == 429 and "retry-after" not in {k.lower() for k in headers}:
         # Litestar's rate limiter sends RateLimit-Reset (seconds); clients also expect Retry-After.

@@ -1,0 +1,35 @@
+"""Production's secret-key check: random keys of 32 bytes pass, typed or patterned ones do not."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from quire.settings import weak_secret
+
+WEAK = [
+    "",
+    "x",
+    "a" * 64,
+    "change-me-in-production",
+    "password" * 4,
+    "passwordpasswordpassword12345678",
+    "0123456789abcdef0123456789abcdef",
+    "Quire-production-secret-key-2024!",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "Quire-production-secret-key-2024!Quire-production-secret-key-2024!",
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    secrets.token_hex(16),  # 16 random bytes: half the key asked for
+]
+
+
+@pytest.mark.parametrize("key", WEAK)
+def test_weak_keys_are_refused(key: str) -> None:
+    assert weak_secret(key)
+
+
+def test_keys_made_as_the_readme_says_always_pass() -> None:
+    for _ in range(5000):
+        for key in (secrets.token_urlsafe(32), secrets.token_hex(32), secrets.token_urlsafe(48)):
+            assert not weak_secret(key), key
