@@ -96,3 +96,10 @@ def test_a_document_without_prose_still_gets_a_short_summary() -> None:
     result = summarize(doc("id;amount;date\n1;20.00;2024-01-01\n2;30.00;2024-01-02\n"))
     assert 0 < len(result["summary"]) <= 300
     assert not re.search(r"<|\{", result["summary"])
+
+
+def test_a_title_that_wraps_onto_a_references_line_does_not_hide_the_document() -> None:
+    # Given a PDF whose title breaks before its last word, so "References" stands on a line of its own
+    text = "\n".join(["Natural Sciences Citations and", "References", "", *PROSE])
+    # Then the prose after it still reaches the summarizer: sources come after something has been said
+    assert prose_sentences(text) == PROSE

@@ -116,7 +116,9 @@ def prose_paragraphs(text: str) -> list[str]:
             continue
         if in_fence:
             continue
-        if _REFERENCES.match(line):
+        if _REFERENCES.match(line) and any(re.search(r"[.!?]", p) for p in (*paragraphs, *current)):
+            # Sources are listed after at least one sentence: a title that wraps onto a line of
+            # its own ("Natural Sciences Citations and" / "References") is no reference list.
             in_references = True
             close()
             continue
