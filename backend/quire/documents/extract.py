@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 
 from quire.documents.einvoice import HEAD_BYTES, EInvoice, embedded_einvoice, is_einvoice_xml, read_einvoice
+from quire.documents.words import Word as Word  # re-exported: a Document is made of them
 from quire.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -75,22 +76,6 @@ ProgressCallback = Callable[[Progress], None]
 
 def _no_progress(_: Progress) -> None:
     """Extraction without anyone watching (tests, benchmarks)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One word on a page, with its box in points from the page's top-left corner.
-
-    `confidence` is 1.0 for a PDF's text layer and the OCR engine's confidence (0-1) for a scan.
-    """
-
-    text: str
-    page: int
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-    confidence: float = 1.0
 
 
 @dataclass(frozen=True)

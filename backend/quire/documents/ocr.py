@@ -20,7 +20,7 @@ from typing import Any
 
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
-from quire.documents.extract import Word
+from quire.documents.words import Word
 from quire.errors import InvalidInput
 
 # Tesseract works best when capital letters are 20-40 pixels tall: 300 dpi for office documents.

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from quire.documents.extract import Word
+from quire.documents.words import Word
 
 _TEXT_GAP = re.compile(r"\s{2,}|\t|\s\|\s|\|")
 
