@@ -92,12 +92,14 @@ class Bench:
         """
         code = (
             "import sys, io\n"
+            "from quire.bootstrap import bootstrap\n"
             "from quire.jobs import service\n"
+            "dispatcher = bootstrap().dispatcher\n"
             "from quire.accounts.service import user_by_email\n"
             "owner = user_by_email('owner@example.com').user_id\n"
             f"upload = service.store_upload('bench.txt', io.BytesIO({DOC!r}), owner)\n"
             "def one():\n"
-            "    return service.submit('document_summary', upload, service.Limits(), owner).job.id\n"
+            "    return service.submit(dispatcher, 'document_summary', upload, service.Limits(), owner).job.id\n"
             "for line in sys.stdin:\n"
             "    print(' '.join(one() for _ in range(int(line))), flush=True)\n"
         )

@@ -13,6 +13,7 @@ from litestar import Litestar, Request, Response
 from litestar.config.csrf import CSRFConfig
 from litestar.config.response_cache import ResponseCacheConfig
 from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.exceptions import HTTPException
 from litestar.middleware.base import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
@@ -28,6 +29,7 @@ from litestar.template.config import TemplateConfig
 from redis.asyncio import Redis as AsyncRedis
 
 from quire import __version__
+from quire.bootstrap import Quire, bootstrap
 from quire.logs import RequestIdMiddleware, configure_logging
 from quire.queue.broker import DEFAULT_REDIS_URL
 from quire.settings import get_settings
@@ -125,14 +127,11 @@ def _openapi(docs: bool) -> OpenAPIConfig:
     return OpenAPIConfig(title="Quire", version=__version__, path="/schema", render_plugins=[JsonRenderPlugin()])
 
 
-def create_app() -> Litestar:
+def create_app(quire: Quire | None = None) -> Litestar:
+    """The web app on `quire` (by default, one bootstrapped from the settings)."""
     settings = get_settings()
     configure_logging()
-    import quire.metrics
-
-    # Importing the broker here means a web process publishes to the configured Redis.
-    import quire.queue.actors  # noqa: F401
-
+    quire = quire or bootstrap(settings)
     redis_url = settings.redis_url or DEFAULT_REDIS_URL
     redis_client = AsyncRedis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=2)
     stores: dict[str, Store] = {
@@ -167,6 +166,8 @@ def create_app() -> Litestar:
             metrics_endpoint,
             create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
         ],
+        # Handlers reach the dispatcher, admission control, broker and metrics through `quire`.
+        dependencies={"quire": Provide(lambda: quire, sync_to_thread=False)},
         plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig())],
         stores=stores,
         state=State({"login_throttle": login_throttle}),

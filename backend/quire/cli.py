@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -13,10 +14,20 @@ from datetime import timedelta
 from typing import Any
 
 import click
+import uvicorn
 from pydantic import ValidationError
 
+from quire.accounts import service as accounts
+from quire.bootstrap import bootstrap
+from quire.jobs import operations, service
+from quire.jobs.models import JobStatus
+from quire.jobs.store import list_jobs, view_of
 from quire.logs import configure_logging
+from quire.migrations import upgrade
+from quire.queue.embedded_redis import EmbeddedRedis
+from quire.queue.worker import run_worker_process, supervise
 from quire.settings import get_settings
+from quire.web.server import HeaderDeadlineProtocol
 
 DEV_ADMIN = "admin@localhost"
 
@@ -37,8 +48,6 @@ def main() -> None:
 @main.command()
 def migrate() -> None:
     """Create or upgrade the database schema."""
-    from quire.migrations import upgrade
-
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.resolved_database_url)
@@ -50,10 +59,6 @@ def migrate() -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 def web(host: str, port: int) -> None:
     """Serve the web app and JSON API."""
-    import uvicorn
-
-    from quire.web.server import HeaderDeadlineProtocol
-
     settings = get_settings()
     proxies = settings.forwarded_allow_ips.strip()
     uvicorn.run(
@@ -78,8 +83,6 @@ def web(host: str, port: int) -> None:
 @click.option("--child", is_flag=True, hidden=True)
 def worker(processes: int, threads: int | None, child: bool) -> None:
     """Run worker processes that execute jobs (restarted if one dies)."""
-    from quire.queue.worker import run_worker_process, supervise
-
     threads = threads or get_settings().worker_threads
     sys.exit(run_worker_process(threads) if child else supervise(processes, threads))
 
@@ -90,8 +93,6 @@ def worker(processes: int, threads: int | None, child: bool) -> None:
 def dev(host: str, port: int) -> None:
     """Run everything on this machine: Redis (embedded if QUIRE_REDIS_URL is unset), migrations,
     web and one worker."""
-    from quire.queue.embedded_redis import EmbeddedRedis
-
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
@@ -128,10 +129,6 @@ def dev(host: str, port: int) -> None:
 
 def _first_admin() -> None:
     """On a fresh install, make a local admin so a newcomer can sign in straight away."""
-    import secrets
-
-    from quire.accounts import service as accounts
-
     if accounts.count_users() > 0:
         return
     password = secrets.token_urlsafe(12)
@@ -151,8 +148,6 @@ def users() -> None:
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
 def users_create(email: str, admin: bool, password_stdin: bool) -> None:
     """Create an account."""
-    from quire.accounts import service as accounts
-
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -174,8 +169,6 @@ def tokens() -> None:
 @click.option("--name", default="cli", show_default=True)
 def tokens_create(email: str, name: str) -> None:
     """Create an API token for EMAIL and print it (shown once)."""
-    from quire.accounts import service as accounts
-
     principal = accounts.user_by_email(email)
     if principal is None:
         raise click.ClickException(f"no account {email}")
@@ -197,9 +190,6 @@ def _print(data: Any) -> None:
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
 def jobs_list(status: str | None, limit: int) -> None:
     """List jobs, newest first."""
-    from quire.jobs.models import JobStatus
-    from quire.jobs.store import list_jobs
-
     page = list_jobs(None, every_owner=True, status=JobStatus(status) if status else None, limit=limit)
     for row in page.items:
         click.echo(
@@ -212,8 +202,6 @@ def jobs_list(status: str | None, limit: int) -> None:
 @click.argument("job_id")
 def jobs_show(job_id: str) -> None:
     """Print a job's full record as JSON."""
-    from quire.jobs.store import view_of
-
     view = view_of(job_id)
     if view is None:
         raise click.ClickException(f"no job {job_id}")
@@ -227,11 +215,10 @@ def jobs_show(job_id: str) -> None:
 @click.option("--rate", default=1.0, show_default=True, type=click.FloatRange(0.01, 1000), help="Jobs per second.")
 def jobs_replay(job_id: str | None, error_code: str | None, workflow: str | None, rate: float) -> None:
     """Queue a dead-lettered or cancelled job again, or a whole dead-letter group at a rate."""
-    from quire.jobs import operations, service
-
+    dispatcher = bootstrap().dispatcher
     if job_id and not error_code:
         try:
-            job = service.replay(job_id)
+            job = service.replay(dispatcher, job_id)
         except service.NotAllowed as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(f"{job.id} queued again")
@@ -240,7 +227,7 @@ def jobs_replay(job_id: str | None, error_code: str | None, workflow: str | None
         raise click.UsageError("give a JOB_ID, or --error CODE to replay a dead-letter group")
     ids = operations.dead_letter_ids(error_code, workflow)
     click.echo(f"replaying {len(ids)} jobs at {rate:g}/s")
-    replayed = operations.replay_at_rate(ids, rate, on_replayed=lambda i: click.echo(f"{i} queued again"))
+    replayed = operations.replay_at_rate(dispatcher, ids, rate, on_replayed=lambda i: click.echo(f"{i} queued again"))
     click.echo(f"replayed {replayed} jobs")
 
 
@@ -260,16 +247,12 @@ def _age(value: str) -> timedelta:
 @click.option("--older-than", "older_than", required=True, help="Age such as 30d, 12h, 45m.")
 def jobs_purge(older_than: str) -> None:
     """Delete finished jobs (records and files) older than the given age."""
-    from quire.jobs import operations
-
     click.echo(f"purged {operations.purge_older_than(_age(older_than))} jobs")
 
 
 @jobs.command("stats")
 def jobs_stats() -> None:
     """Counts by state and the dead-letter groups, as JSON."""
-    from quire.jobs import operations
-
     _print(operations.stats())
 
 
@@ -277,8 +260,6 @@ def jobs_stats() -> None:
 @click.argument("job_id")
 def jobs_cancel(job_id: str) -> None:
     """Cancel a queued or running job."""
-    from quire.jobs import service
-
     try:
         job = service.cancel(job_id)
     except service.NotAllowed as exc:

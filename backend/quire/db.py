@@ -1,15 +1,18 @@
-"""The database: one engine per process and one way to open a session."""
+"""The database: one engine per process, one way to open a session, and the records' ids and clock."""
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session, create_engine
 
 from quire.settings import get_settings
@@ -22,6 +25,16 @@ _pool_size: int | None = None
 # therefore take turns on this lock, which wakes the next one the moment a session ends; the
 # busy handler is left for the rare contention between processes.
 _sqlite_turn: threading.RLock | None = None
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware in UTC: every timestamp column stores UTC."""
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """An unguessable identifier, safe in URLs and on a command line (it never starts with `-`)."""
+    return secrets.token_hex(16)
 
 
 def configure_pool(size: int) -> None:
@@ -43,6 +56,10 @@ def _build_engine(url: str) -> Engine:
     if _pool_size is not None:
         kwargs.update(pool_size=_pool_size, max_overflow=0, pool_timeout=60)
     engine = create_engine(url, **kwargs)
+    # Transitions build Job snapshots with model_construct, which reads attributes through the ORM's
+    # instrumentation: the mappers must be configured before the first of them, even in a process
+    # that ran no query yet. Done with the engine, not on import, so importing a model does nothing.
+    configure_mappers()
     global _sqlite_turn
     _sqlite_turn = None
     if parsed.get_backend_name() == "sqlite":

@@ -1,4 +1,4 @@
-"""Error codes of DESIGN section 4 and the exceptions that carry them out of a workflow."""
+"""Error codes (docs/architecture.md, "The failure policy") and the exceptions that carry them out of a workflow."""
 
 from __future__ import annotations
 

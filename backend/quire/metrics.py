@@ -1,54 +1,93 @@
 """Prometheus metrics. Workers and web processes write to one multiprocess directory
 (`QUIRE_METRICS_DIR`, default `<data dir>/metrics`) and `/metrics` on the web serves the sum,
-plus figures read from the job record at scrape time. Labels stay low-cardinality: states,
-event types, error codes and workflow names, never job ids or users.
+plus figures read from the job record at scrape time (`quire.web.health`). Labels stay
+low-cardinality: states, event types, error codes and workflow names, never job ids or users.
 
-This module must be imported before anything else imports prometheus_client.
+Nothing here runs on import: the instruments are built by `get_metrics()`, which the bootstrap
+calls first, and which points prometheus_client at the shared directory before it is imported.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from typing import Any, Protocol
 
-from quire.settings import get_settings
+from quire.settings import Settings, get_settings
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+ATTEMPT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900)
 
 
-def _multiprocess_dir() -> str:
-    settings = get_settings()
+class Collector(Protocol):
+    """What `render` takes besides the shared files: anything with prometheus_client's `collect()`."""
+
+    def collect(self) -> Iterable[Any]: ...
+
+
+def multiprocess_dir(settings: Settings) -> str:
     directory = settings.metrics_dir or settings.data_dir / "metrics"
     directory.mkdir(parents=True, exist_ok=True)
     return str(directory.resolve())
 
 
-os.environ["PROMETHEUS_MULTIPROC_DIR"] = _multiprocess_dir()
+class Metrics:
+    """This process's instruments, writing to the shared multiprocess directory."""
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess  # noqa: E402
-from prometheus_client.core import GaugeMetricFamily, Metric  # noqa: E402
-from prometheus_client.registry import Collector  # noqa: E402
+    def __init__(self, settings: Settings) -> None:
+        # prometheus_client chooses where values live (shared files or this process's memory) once,
+        # when it is first imported, from PROMETHEUS_MULTIPROC_DIR: so the variable is set first and
+        # the library imported only then, here rather than at the top of the module.
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = multiprocess_dir(settings)
+        from prometheus_client import Counter, Histogram
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+        # registry=None: the values are read back from the files by `render`, never from a registry.
+        self.transitions = Counter(
+            "quire_transitions_total", "Job state transitions, by the event recorded", ["event"], registry=None
+        )
+        self.retries = Counter(
+            "quire_retries_total", "Retries scheduled after a failed attempt", ["error"], registry=None
+        )
+        self.dead_letters = Counter(
+            "quire_dead_letters_total", "Jobs dead-lettered", ["error", "workflow"], registry=None
+        )
+        self.lease_recoveries = Counter(
+            "quire_lease_recoveries_total", "Running jobs recovered after their lease expired", registry=None
+        )
+        self.upload_bytes = Counter("quire_upload_bytes_total", "Bytes of documents uploaded", registry=None)
+        self.attempt_seconds = Histogram(
+            "quire_attempt_duration_seconds",
+            "How long attempts ran, by workflow and outcome",
+            ["workflow", "outcome"],
+            buckets=ATTEMPT_BUCKETS,
+            registry=None,
+        )
 
-TRANSITIONS = Counter("quire_transitions_total", "Job state transitions, by the event recorded", ["event"])
-RETRIES = Counter("quire_retries_total", "Retries scheduled after a failed attempt", ["error"])
-DEAD_LETTERS = Counter("quire_dead_letters_total", "Jobs dead-lettered", ["error", "workflow"])
-LEASE_RECOVERIES = Counter("quire_lease_recoveries_total", "Running jobs recovered after their lease expired")
-UPLOAD_BYTES = Counter("quire_upload_bytes_total", "Bytes of documents uploaded")
-ATTEMPT_SECONDS = Histogram(
-    "quire_attempt_duration_seconds",
-    "How long attempts ran, by workflow and outcome",
-    ["workflow", "outcome"],
-    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900),
-)
+    def render(self, collectors: Iterable[Collector] = ()) -> bytes:
+        """The exposition of every process sharing the directory, plus `collectors`' figures."""
+        from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        for collector in collectors:
+            registry.register(collector)
+        return generate_latest(registry)
 
 
-class JobRecordCollector(Collector):
-    """Gauges read from the job record when scraped: jobs by state, queue depth, oldest queued age."""
+class JobRecordCollector:
+    """Gauges read from the job record when scraped: jobs by state, queue depth, oldest queued age.
 
-    def collect(self) -> Iterator[Metric]:
-        from quire.jobs.operations import overview
+    `figures` reads them (`jobs.operations.overview`); passed in, as the job record sits above this module.
+    """
 
-        figures = overview(heartbeat_window_s=get_settings().lease_seconds)
+    def __init__(self, figures: Callable[[], dict[str, Any]]) -> None:
+        self.figures = figures
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily  # see Metrics.__init__ for why here
+
+        figures = self.figures()
         jobs = GaugeMetricFamily("quire_jobs", "Jobs by state", labels=["state"])
         for state, count in figures["by_state"].items():
             jobs.add_metric([state], count)
@@ -62,8 +101,7 @@ class JobRecordCollector(Collector):
         )
 
 
-def render() -> bytes:
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    registry.register(JobRecordCollector())
-    return generate_latest(registry)
+@lru_cache(maxsize=1)
+def get_metrics() -> Metrics:
+    """The process's instruments, built on first use (the bootstrap makes that first use)."""
+    return Metrics(get_settings())

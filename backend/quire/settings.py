@@ -5,14 +5,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-
-from quire.jobs.policy import DeadlinePolicy
 
 PLACEHOLDER_SECRET = "change-me-in-production"  # noqa: S105 - the value production refuses
 # 32 random bytes as `secrets.token_urlsafe(32)` writes them; a hex key of 32 bytes is 64 characters.
@@ -57,6 +56,15 @@ def weak_secret(secret: str) -> bool:
 
 # The personal details redacted before a document goes to a third-party model.
 RedactionKind = Literal["email", "phone", "iban", "card"]
+
+
+class DeadlinePolicy(StrEnum):
+    """`QUIRE_DEADLINE_POLICY`: what happens to a running attempt when its job's deadline passes."""
+
+    # The client no longer wants the answer: stop the attempt and dead-letter the job.
+    STOP = "stop"
+    # The work is paid for and nearly done: let the attempt finish, but start no other.
+    FINISH = "finish"
 
 
 class Settings(BaseSettings):
@@ -159,7 +167,7 @@ class Settings(BaseSettings):
     body_min_rate_kb_s: float = Field(default=50.0, gt=0)
     keep_alive_s: int = Field(default=5, ge=1)
 
-    # Adaptive status polling in the browser (DESIGN section 6), decided by the server.
+    # Adaptive status polling in the browser (docs/api.md, "Pages"), decided by the server.
     poll_fast_s: float = Field(default=2.0, gt=0)
     poll_fast_for_s: float = Field(default=10.0, ge=0)
     poll_slow_s: float = Field(default=5.0, gt=0)

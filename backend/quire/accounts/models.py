@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import Column, ForeignKey, String
 from sqlmodel import Field, SQLModel
 
-from quire.jobs.models import new_id, utcnow
+from quire.db import new_id, utcnow
 
 
 class User(SQLModel, table=True):

@@ -13,8 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, func, select
 
 from quire.accounts.models import ApiToken, User
-from quire.db import session_scope
-from quire.jobs.models import utcnow
+from quire.db import session_scope, utcnow
 
 # argon2-cffi's defaults are Argon2id with the RFC 9106 low-memory parameters.
 _hasher = PasswordHasher()

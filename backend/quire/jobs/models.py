@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import JSON, Column, ForeignKey, Index, String
 from sqlmodel import Field, SQLModel
 
-
-def utcnow() -> datetime:
-    """Now, timezone-aware in UTC: every timestamp column stores UTC."""
-    return datetime.now(UTC)
-
-
-def new_id() -> str:
-    """An unguessable identifier, safe in URLs and on a command line (it never starts with `-`)."""
-    return secrets.token_hex(16)
+# Re-exported: the job record's ids and timestamps, named where the records are.
+from quire.db import new_id as new_id
+from quire.db import utcnow as utcnow
 
 
 class JobStatus(StrEnum):

@@ -23,6 +23,7 @@ from quire.jobs import service, store
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, WorkerProcess, utcnow
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import iso
+from quire.queue.dispatch import Dispatcher
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,9 @@ def dead_letter_ids(error: str, workflow: str | None = None, workflow_version: s
         return list(session.exec(stmt.order_by(col(Job.updated_at))).all())
 
 
-def replay_at_rate(job_ids: list[str], rate_per_s: float, on_replayed: Callable[[str], None] | None = None) -> int:
+def replay_at_rate(
+    dispatcher: Dispatcher, job_ids: list[str], rate_per_s: float, on_replayed: Callable[[str], None] | None = None
+) -> int:
     """Replay jobs one by one, `rate_per_s` a second, so a fixed dependency is not flooded."""
     interval = 1.0 / rate_per_s if rate_per_s > 0 else 0.0
     replayed = 0
@@ -141,7 +144,7 @@ def replay_at_rate(job_ids: list[str], rate_per_s: float, on_replayed: Callable[
         if delay > 0:
             time.sleep(delay)
         try:
-            service.replay(job_id)
+            service.replay(dispatcher, job_id)
         except service.NotAllowed:
             continue  # someone else replayed or removed it meanwhile
         replayed += 1

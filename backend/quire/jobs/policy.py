@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 
 from quire.errors import ErrorCode
+from quire.settings import DeadlinePolicy as DeadlinePolicy  # a setting; named here with the rest of the policy
 
 RETRYABLE: frozenset[ErrorCode] = frozenset(
     {
@@ -19,15 +19,6 @@ RETRYABLE: frozenset[ErrorCode] = frozenset(
         ErrorCode.INTERNAL_ERROR,
     }
 )
-
-
-class DeadlinePolicy(StrEnum):
-    """`QUIRE_DEADLINE_POLICY`: what happens to a running attempt when its job's deadline passes."""
-
-    # The client no longer wants the answer: stop the attempt and dead-letter the job.
-    STOP = "stop"
-    # The work is paid for and nearly done: let the attempt finish, but start no other.
-    FINISH = "finish"
 
 
 def backoff_delay(attempt: int, base_s: float, max_s: float, rng: random.Random | None = None) -> float:

@@ -18,13 +18,13 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import IntegrityError
 
-from quire import metrics
 from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
 from quire.documents.storage import TooLarge, file_chunks, get_storage
 from quire.jobs import states, store
 from quire.jobs.models import Job, JobStatus, Upload, utcnow
-from quire.queue.actors import new_message, publish
+from quire.metrics import get_metrics
+from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
 from quire.workflows.registry import get_workflow
 
@@ -85,28 +85,31 @@ class Overloaded(Exception):
 
 
 ADMISSION_RECHECK_S = 1.0
-_last_age: tuple[float, float] | None = None  # (monotonic time read, oldest queued age then)
 
 
-def admit() -> None:
+@dataclass
+class Admission:
     """Admission control: refuse new work while the oldest waiting job is older than the limit.
 
-    The oldest waiting job ages by at most the time that passed since it was last read, so while
-    that bound stays under the limit the answer is known without a query; the age is read again
-    at least once a second, and always before a refusal.
+    One per web process (the bootstrap builds it). The oldest waiting job ages by at most the time
+    that passed since it was last read, so while that bound stays under the limit the answer is
+    known without a query; the age is read again at least once a second, and always before a refusal.
     """
-    global _last_age
-    limit = get_settings().admission_max_queue_age_s
-    now = time.monotonic()
-    if _last_age is not None:
-        read_at, age = _last_age
-        elapsed = now - read_at
-        if elapsed < ADMISSION_RECHECK_S and age + elapsed <= limit:
-            return
-    age = store.oldest_queued_age_s()
-    _last_age = (now, age)
-    if age > limit:
-        raise Overloaded(retry_after_s=max(1, min(300, int(age - limit) + 5)))
+
+    last_age: tuple[float, float] | None = None  # (monotonic time read, oldest queued age then)
+
+    def admit(self) -> None:
+        limit = get_settings().admission_max_queue_age_s
+        now = time.monotonic()
+        if self.last_age is not None:
+            read_at, age = self.last_age
+            elapsed = now - read_at
+            if elapsed < ADMISSION_RECHECK_S and age + elapsed <= limit:
+                return
+        age = store.oldest_queued_age_s()
+        self.last_age = (now, age)
+        if age > limit:
+            raise Overloaded(retry_after_s=max(1, min(300, int(age - limit) + 5)))
 
 
 class IdempotencyConflict(Exception):
@@ -139,6 +142,7 @@ def fingerprint(workflow: str, upload: Upload, limits: Limits, language: str | N
 
 
 def submit(
+    dispatcher: Dispatcher,
     workflow_name: str,
     upload: Upload,
     limits: Limits,
@@ -176,9 +180,8 @@ def submit(
         idempotency_key=scoped_key,
         request_fingerprint=request_fingerprint if scoped_key else None,
     )
-    message = new_message(job.id)
     try:
-        states.accept(job, message.message_id)
+        dispatcher.move(job.id, lambda message_id: states.accept(job, message_id))
     except IntegrityError:
         # A concurrent request with the same Idempotency-Key won the insert.
         if scoped_key is None:
@@ -187,7 +190,6 @@ def submit(
         if existing is None:
             raise
         return Submitted(existing, created=False)
-    publish(message)
     return Submitted(job, created=True)
 
 
@@ -199,6 +201,7 @@ def _existing(scoped_key: str, request_fingerprint: str) -> Job | None:
 
 
 def submit_document(
+    dispatcher: Dispatcher,
     workflow: str,
     filename: str | None,
     stream: BinaryIO,
@@ -209,7 +212,7 @@ def submit_document(
 ) -> Submitted:
     """Store an uploaded document and submit a job on it: a form post with the file attached."""
     upload = store_upload(filename, stream, owner_id)
-    return submit(workflow, upload, limits, owner_id, idempotency_key, language)
+    return submit(dispatcher, workflow, upload, limits, owner_id, idempotency_key, language)
 
 
 class UploadRejected(Exception):
@@ -321,7 +324,7 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
             raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded") from exc
         raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.") from exc
     upload.size, upload.sha256 = stored.size, stored.sha256
-    metrics.UPLOAD_BYTES.inc(stored.size)
+    get_metrics().upload_bytes.inc(stored.size)
     if owner_id is None:
         return store.save_upload(upload)
     store.finish_upload(upload)
@@ -335,12 +338,10 @@ def cancel(job_id: str) -> Job:
     return job
 
 
-def replay(job_id: str) -> Job:
-    message = new_message(job_id)
-    job = states.replay(job_id, message.message_id)
+def replay(dispatcher: Dispatcher, job_id: str) -> Job:
+    job = dispatcher.move(job_id, lambda message_id: states.replay(job_id, message_id)).moved
     if job is None:
         raise NotAllowed("Only a dead-lettered or cancelled job can be replayed.")
-    publish(message)
     return job
 
 

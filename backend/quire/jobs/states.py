@@ -15,19 +15,18 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import BindParameter, ColumnElement, Executable, Table, bindparam, case, insert, update
-from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session, SQLModel, col, select
 
-from quire import metrics
 from quire.db import session_scope
 from quire.errors import ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, utcnow
 from quire.jobs.policy import DeadlinePolicy
+from quire.metrics import get_metrics
 
 log = logging.getLogger(__name__)
 
 S = JobStatus
-# DESIGN section 3: the only moves a job can make.
+# The only moves a job can make (docs/architecture.md, "The state machine").
 ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
     S.QUEUED: frozenset({S.RUNNING, S.CANCELLED, S.DEAD_LETTER}),
     S.RUNNING: frozenset({S.COMPLETED, S.QUEUED, S.DEAD_LETTER, S.CANCELLED}),
@@ -40,9 +39,6 @@ TERMINAL: frozenset[JobStatus] = frozenset({S.COMPLETED, S.DEAD_LETTER, S.CANCEL
 
 JOB: Table = Job.__table__  # type: ignore[attr-defined]
 EVENT: Table = JobEvent.__table__  # type: ignore[attr-defined]
-# Transitions build Job snapshots with model_construct, which reads attributes through the ORM's
-# instrumentation: the mappers must be configured first, even in a process that ran no query yet.
-configure_mappers()
 
 
 class IllegalTransition(Exception):
@@ -115,11 +111,12 @@ def _apply(
     # A snapshot of the row as this transition left it; model_construct skips validation and the
     # ORM's per-attribute instrumentation, which cost more than the UPDATE itself.
     job = Job.model_construct(**row._mapping)
-    metrics.TRANSITIONS.labels(event.value).inc()
+    instruments = get_metrics()
+    instruments.transitions.labels(event.value).inc()
     if target == S.DEAD_LETTER:
-        metrics.DEAD_LETTERS.labels(error or "unknown", job.workflow).inc()
+        instruments.dead_letters.labels(error or "unknown", job.workflow).inc()
     elif target == S.QUEUED and event == EventType.QUEUED and error is not None:
-        metrics.RETRIES.labels(error).inc()
+        instruments.retries.labels(error).inc()
     event_row = {
         "job_id": job_id,
         "type": event,
@@ -226,7 +223,7 @@ def accept(job: Job, message_id: str | None) -> Job:
         session.connection().execute(
             _INSERT_EVENT, {"job_id": job.id, "type": EventType.QUEUED, "at": now, "attempt": 0}
         )
-    metrics.TRANSITIONS.labels(EventType.QUEUED.value).inc()
+    get_metrics().transitions.labels(EventType.QUEUED.value).inc()
     return job
 
 

@@ -1,37 +1,23 @@
-"""The one actor, `process_job(job_id)`, and publishing its messages. Thin on purpose."""
+"""The one actor, `process_job(job_id)`, declared on the broker the bootstrap built. Thin on purpose."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 
 import dramatiq
-import redis
-from dramatiq.errors import BrokerConnectionError
-from dramatiq.message import Message
 
-from quire.queue.broker import QUEUE, broker
-
-log = logging.getLogger(__name__)
+from quire.queue.broker import ACTOR, QUEUE, RedisBroker
 
 
-@dramatiq.actor(queue_name=QUEUE, actor_name="process_job")
-def process_job(job_id: str) -> None:
-    from quire.queue.runner import run_attempt
+def declare_process_job(broker: RedisBroker, run_attempt: Callable[[str], None]) -> dramatiq.Actor[[str], None]:
+    """Declare `process_job` on `broker`: each delivered message runs one attempt of its job.
 
-    run_attempt(job_id)
+    The actor is given its broker explicitly, so no module has to import the broker before the
+    actor is declared (Dramatiq's global-broker ordering rule does not arise).
+    """
 
+    def process_job(job_id: str) -> None:
+        run_attempt(job_id)
 
-def new_message(job_id: str) -> Message[None]:
-    """A message for the next attempt; its id is recorded on the job before it is sent."""
-    message: Message[None] = process_job.message(job_id)
-    return message
-
-
-def publish(message: Message[None], delay_s: float = 0.0) -> bool:
-    """Send a message to Redis. False when Redis is unreachable: the recovery loop sends it later."""
-    try:
-        broker.enqueue(message, delay=int(delay_s * 1000) if delay_s > 0 else None)
-    except (redis.RedisError, BrokerConnectionError, OSError) as exc:
-        log.warning("could not publish job %s, will republish: %s", message.args[0], exc)
-        return False
-    return True
+    actor: dramatiq.Actor[[str], None] = dramatiq.actor(broker=broker, queue_name=QUEUE, actor_name=ACTOR)(process_job)
+    return actor

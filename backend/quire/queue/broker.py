@@ -1,18 +1,23 @@
-"""The Dramatiq broker (Redis). Imported before any module that declares actors."""
+"""The Dramatiq broker (Redis) and the Redis side of the dispatcher. Built by the bootstrap, never on import."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from typing import Any
 
-import dramatiq
 import redis
 from dramatiq.brokers.redis import RedisBroker as DramatiqRedisBroker
 from dramatiq.common import current_millis, dq_name
+from dramatiq.errors import BrokerConnectionError
 from dramatiq.message import Message
 
 from quire.settings import get_settings
 
+log = logging.getLogger(__name__)
+
 QUEUE = "quire"
+ACTOR = "process_job"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
@@ -60,16 +65,35 @@ return present
 
 
 def create_broker(url: str) -> RedisBroker:
+    """A broker on the Redis at `url` with Quire's queue declared. It connects on first use."""
     settings = get_settings()
     pool = redis.ConnectionPool.from_url(url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=15)
-    return RedisBroker(
+    broker = RedisBroker(
         client=redis.Redis(connection_pool=pool),
         middleware=[],
         heartbeat_timeout=settings.broker_heartbeat_timeout_ms,
         maintenance_chance=settings.broker_maintenance_chance,
     )
+    broker.declare_queue(QUEUE)
+    return broker
 
 
-broker = create_broker(get_settings().redis_url or DEFAULT_REDIS_URL)
-broker.declare_queue(QUEUE)
-dramatiq.set_broker(broker)
+class RedisQueue:
+    """The dispatcher's queue on Redis: a `process_job(job_id)` message per attempt."""
+
+    def __init__(self, broker: RedisBroker) -> None:
+        self.broker = broker
+
+    def publish(self, job_id: str, message_id: str, delay_s: float = 0.0) -> bool:
+        message: Message[None] = Message(
+            queue_name=QUEUE, actor_name=ACTOR, args=(job_id,), kwargs={}, options={}, message_id=message_id
+        )
+        try:
+            self.broker.enqueue(message, delay=int(delay_s * 1000) if delay_s > 0 else None)
+        except (redis.RedisError, BrokerConnectionError, OSError) as exc:
+            log.warning("could not publish job %s, will republish: %s", job_id, exc)
+            return False
+        return True
+
+    def held(self, message_ids: Sequence[str]) -> list[bool]:
+        return self.broker.messages_present(list(message_ids))

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
 import redis
 
-from quire import metrics
 from quire.jobs import states
 from quire.jobs.alerts import check_dead_letter_alerts
 from quire.jobs.models import JobStatus, utcnow
 from quire.jobs.operations import apply_retention, expire_unused_uploads
 from quire.jobs.store import expired_leases, overdue_queued, waiting_messages
-from quire.queue.actors import new_message, publish
-from quire.queue.broker import broker
+from quire.metrics import get_metrics
+from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class RecoveryReport:
     republished: int = 0
 
 
-def requeue_expired_leases(report: RecoveryReport) -> None:
+def requeue_expired_leases(dispatcher: Dispatcher, report: RecoveryReport) -> None:
     """Running jobs whose worker stopped renewing the lease go back to the queue (or dead letter).
 
     One whose deadline has passed too ends at once: no attempt could start any more.
@@ -44,35 +45,41 @@ def requeue_expired_leases(report: RecoveryReport) -> None:
             if states.pass_deadline(lease.job_id, get_settings().deadline_policy) is not None:
                 report.dead_lettered += 1
             continue
-        message = new_message(lease.job_id)
-        moved = states.release_expired_lease(lease.job_id, message.message_id, lease.budget_left, refund=lease.isolated)
+        release = partial(
+            states.release_expired_lease, lease.job_id, budget_left=lease.budget_left, refund=lease.isolated
+        )
+        # Out of attempts, the job is dead-lettered instead and no message goes out.
+        moved = dispatcher.move(lease.job_id, release, sends=lambda job: job.status == JobStatus.QUEUED).moved
         if moved is None:
             continue
-        metrics.LEASE_RECOVERIES.inc()
+        get_metrics().lease_recoveries.inc()
         if moved.status == JobStatus.QUEUED:
             report.requeued += 1
-            publish(message)
         else:
             report.dead_lettered += 1
 
 
-def recover_once() -> RecoveryReport:
+def _republish(job_id: str, old_message_id: str | None, message_id: str) -> bool | None:
+    return states.republish(job_id, old_message_id, message_id) or None
+
+
+def recover_once(dispatcher: Dispatcher) -> RecoveryReport:
     """One pass: expired leases, deadlines passed in the queue, messages Redis lost."""
     settings = get_settings()
     report = RecoveryReport()
-    requeue_expired_leases(report)
+    requeue_expired_leases(dispatcher, report)
     now = utcnow()
     for job_id in overdue_queued(now):
         if states.expire_deadline(job_id) is not None:
             report.dead_lettered += 1
     waiting = waiting_messages(now, now - timedelta(seconds=settings.republish_after_seconds))
     if waiting:
-        present = broker.messages_present([message_id or "" for _, message_id in waiting])
+        present = dispatcher.held([message_id or "" for _, message_id in waiting])
         for (job_id, message_id), is_present in zip(waiting, present, strict=True):
             if is_present:
                 continue
-            message = new_message(job_id)
-            if states.republish(job_id, message_id, message.message_id) and publish(message):
+            republished = dispatcher.move(job_id, partial(_republish, job_id, message_id))
+            if republished.sent:
                 report.republished += 1
     if report.requeued or report.dead_lettered or report.republished:
         log.info("recovery: %s", report)
@@ -87,15 +94,19 @@ def housekeeping() -> None:
     check_dead_letter_alerts(settings)
 
 
-def run_recovery_loop(stop: threading.Event) -> None:
+def run_recovery_loop(stop: threading.Event, dispatcher: Dispatcher) -> None:
     """Recover at once, then every interval until `stop` is set. Survives Redis and DB outages."""
     interval = get_settings().recovery_interval_seconds
     while not stop.is_set():
-        for duty in (recover_once, housekeeping):
+        duties: list[tuple[str, Callable[[], object]]] = [
+            ("recover_once", lambda: recover_once(dispatcher)),
+            ("housekeeping", housekeeping),
+        ]
+        for name, duty in duties:
             try:
                 duty()
             except (redis.RedisError, OSError) as exc:
-                log.warning("%s skipped, a service is unreachable: %s", duty.__name__, exc)
+                log.warning("%s skipped, a service is unreachable: %s", name, exc)
             except Exception:
-                log.exception("%s failed; will try again", duty.__name__)
+                log.exception("%s failed; will try again", name)
         stop.wait(interval)

@@ -29,12 +29,12 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 import structlog
 
-from quire import metrics
 from quire.documents.extract import Document, Limits, Progress, ProgressCallback, extract
 from quire.documents.storage import get_storage
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited, WorkerLost
@@ -43,9 +43,10 @@ from quire.jobs.models import Artifact, Job, JobStatus, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
 from quire.jobs.store import get_job
-from quire.queue.actors import new_message, publish
+from quire.metrics import get_metrics
+from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
-from quire.workflows.models import get_provider
+from quire.workflows.models.providers import get_provider
 from quire.workflows.registry import get_workflow
 
 log = structlog.stdlib.get_logger(__name__)
@@ -148,9 +149,6 @@ class ExecutionControl:
             os.kill(os.getpid(), signal.SIGTERM)
 
 
-control = ExecutionControl()
-
-
 class AttemptProgress:
     """The progress callback of one attempt: records progress with the lease, and reports OCR pages
     (to the attempt's limits, or across the pipe from an isolated attempt) so they get their time.
@@ -178,7 +176,7 @@ class AttemptProgress:
         states.report_progress(self.ref, progress.view(), get_settings().lease_seconds)
 
 
-def call_with_timeout(fn: Callable[[], T], limits: AttemptLimits, name: str) -> T:
+def call_with_timeout(fn: Callable[[], T], limits: AttemptLimits, name: str, control: ExecutionControl) -> T:
     """Run `fn` in a fresh thread and wait for it within `limits`; past them, abandon the thread."""
     done = threading.Event()
     outcome: dict[str, object] = {}
@@ -221,7 +219,7 @@ def _isolated_target(fields: dict[str, Any], worker_id: str, conn: Connection) -
     job = Job(**fields)
     progress = AttemptProgress(AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(("ocr_pages", n)))
     try:
-        outcome = execute(job, progress)
+        outcome = execute(job, worker_id, progress)
         conn.send(("ok", [a.model_dump() for a in outcome.artifacts], outcome.provenance))
     except JobFailure as failure:
         retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
@@ -242,13 +240,13 @@ class IsolatedFailure(JobFailure):
         self.retry_after_s = retry_after_s
 
 
-def call_isolated(job: Job, limits: AttemptLimits) -> Outcome:
+def call_isolated(job: Job, limits: AttemptLimits, worker_id: str) -> Outcome:
     """Run one attempt in a fresh process; kill it past `limits`; a dead process is worker_lost."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     fields = {c: getattr(job, c) for c in Job.model_fields}
     process = context.Process(
-        target=_isolated_target, args=(fields, control.worker_id, sender), name=f"isolated-{job.id}", daemon=True
+        target=_isolated_target, args=(fields, worker_id, sender), name=f"isolated-{job.id}", daemon=True
     )
     process.start()
     sender.close()
@@ -278,7 +276,7 @@ def call_isolated(job: Job, limits: AttemptLimits) -> Outcome:
     raise IsolatedFailure(ErrorCode.INTERNAL_ERROR, ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR], message[1], None)
 
 
-def execute(job: Job, progress: ProgressCallback | None = None) -> Outcome:
+def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) -> Outcome:
     """Read the input, run the workflow, and stage its artifacts under this attempt's own keys."""
     settings = get_settings()
     storage = get_storage()
@@ -301,7 +299,7 @@ def execute(job: Job, progress: ProgressCallback | None = None) -> Outcome:
         # Kinds and counts only: the values never leave the attempt.
         provenance["redacted"] = model.redacted
     body = json.dumps({"result": result.model_dump(mode="json"), "provenance": provenance}, indent=2)
-    prefix = f"artifacts/{job.id}/attempt-{job.attempt}-{control.worker_id.replace(':', '_')}"
+    prefix = f"artifacts/{job.id}/attempt-{job.attempt}-{worker_id.replace(':', '_')}"
     files = [
         (f"{workflow.name}.json", body.encode(), "application/json", True),
         (f"{workflow.name}.md", workflow.report(result).encode(), "text/markdown; charset=utf-8", False),
@@ -331,60 +329,6 @@ def execute(job: Job, progress: ProgressCallback | None = None) -> Outcome:
     )
 
 
-def run_attempt(job_id: str) -> None:
-    """Deliver one message: claim the job, run one attempt, record what happened."""
-    settings = get_settings()
-    job = states.claim(
-        job_id, control.worker_id, settings.lease_seconds, settings.deadline_policy is DeadlinePolicy.FINISH
-    )
-    if job is None:
-        _unclaimable(job_id)
-        return
-    ref = AttemptRef(job.id, job.attempt, control.worker_id)
-    with structlog.contextvars.bound_contextvars(
-        job_id=job.id, attempt=job.attempt, worker_id=control.worker_id, workflow=job.workflow
-    ):
-        log.info("attempt started")
-        control.hold(ref)
-        try:
-            _run_claimed(job, ref)
-        finally:
-            control.release(job.id)
-
-
-def _run_claimed(job: Job, ref: AttemptRef) -> None:
-    started = time.monotonic()
-    outcome_label = "failed"
-    limits = AttemptLimits(ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy)
-    try:
-        if job.error_code == ErrorCode.WORKER_LOST:
-            log.info("running this attempt in a process of its own: the last one was lost with its worker")
-            outcome = call_isolated(job, limits)
-        else:
-            progress = AttemptProgress(ref, limits.allow_ocr_pages)
-            outcome = call_with_timeout(lambda: execute(job, progress), limits, f"attempt-{job.id}-{job.attempt}")
-    except DeadlinePassed:
-        log.info("attempt stopped at the job's deadline")
-    except AttemptTimedOut as timed_out:
-        message = f"The attempt did not finish within {round(timed_out.seconds, 1):g} s."
-        _fail(job, ref, ErrorCode.TIMEOUT, message, "AttemptTimedOut")
-    except JobFailure as failure:
-        retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
-        _fail(job, ref, failure.code, failure.message, _operator_detail(failure), retry_after)
-    except Exception as exc:
-        log.exception("attempt raised an unexpected exception")
-        message = ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR]
-        _fail(job, ref, ErrorCode.INTERNAL_ERROR, message, _operator_detail(exc))
-    else:
-        if states.complete(ref, outcome.artifacts, outcome.provenance) is None:
-            log.info("attempt finished after losing the job; result discarded")
-        else:
-            outcome_label = "completed"
-            log.info("attempt completed", seconds=round(time.monotonic() - started, 3))
-    finally:
-        metrics.ATTEMPT_SECONDS.labels(job.workflow, outcome_label).observe(time.monotonic() - started)
-
-
 def _operator_detail(exc: BaseException) -> str:
     """What an operator needs to see: the exception type, its message, the provider's status."""
     if isinstance(exc, IsolatedFailure):
@@ -399,56 +343,119 @@ def _operator_detail(exc: BaseException) -> str:
     return "; ".join(parts)
 
 
-def _fail(
-    job: Job,
-    ref: AttemptRef,
-    code: ErrorCode,
-    message: str,
-    operator_detail: str,
-    retry_after_s: float | None = None,
-) -> None:
-    settings = get_settings()
-    decision = policy.decide(
-        code,
-        attempt=job.attempt - job.attempt_floor,
-        max_attempts=job.max_attempts,
-        now=utcnow(),
-        deadline_at=job.deadline_at,
-        base_s=settings.retry_base_s,
-        max_s=settings.retry_max_s,
-        retry_after_s=retry_after_s,
-    )
-    log.info("attempt failed", error=code.value, retry=isinstance(decision, policy.Retry))
-    if isinstance(decision, policy.Retry):
-        message_out = new_message(job.id)
-        detail = f"{message} Retrying in {decision.delay_s:.1f} s."
-        if states.retry(ref, code, decision.delay_s, message_out.message_id, detail, operator_detail):
-            publish(message_out, decision.delay_s)
-        return
-    if decision.code is not code:
-        # The failure was retryable, but its backoff would end past the deadline: no retry is scheduled.
-        message = f"{ERROR_MESSAGES[decision.code]} A retry after this failure ({code.value}) would start too late."
-    states.dead_letter(ref, decision.code, message, operator_detail)
+@dataclass
+class Runner:
+    """Runs the attempts this worker process is given; built once per process by the bootstrap."""
 
+    dispatcher: Dispatcher
+    control: ExecutionControl = field(default_factory=ExecutionControl)
 
-def release_held_attempts() -> int:
-    """At shutdown: give every attempt this process still holds back to the queue at once."""
-    released = 0
-    for ref in control.held_attempts():
-        message = new_message(ref.job_id)
-        if states.release(ref, message.message_id) is not None:
-            publish(message)
-            released += 1
-        control.release(ref.job_id)
-    return released
+    def run_attempt(self, job_id: str) -> None:
+        """Deliver one message: claim the job, run one attempt, record what happened."""
+        settings = get_settings()
+        job = states.claim(
+            job_id, self.control.worker_id, settings.lease_seconds, settings.deadline_policy is DeadlinePolicy.FINISH
+        )
+        if job is None:
+            self._unclaimable(job_id)
+            return
+        ref = AttemptRef(job.id, job.attempt, self.control.worker_id)
+        with structlog.contextvars.bound_contextvars(
+            job_id=job.id, attempt=job.attempt, worker_id=self.control.worker_id, workflow=job.workflow
+        ):
+            log.info("attempt started")
+            self.control.hold(ref)
+            try:
+                self._run_claimed(job, ref)
+            finally:
+                self.control.release(job.id)
 
+    def _run_claimed(self, job: Job, ref: AttemptRef) -> None:
+        started = time.monotonic()
+        outcome_label = "failed"
+        limits = AttemptLimits(ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy)
+        try:
+            if job.error_code == ErrorCode.WORKER_LOST:
+                log.info("running this attempt in a process of its own: the last one was lost with its worker")
+                outcome = call_isolated(job, limits, self.control.worker_id)
+            else:
+                progress = AttemptProgress(ref, limits.allow_ocr_pages)
+                outcome = call_with_timeout(
+                    lambda: execute(job, ref.worker_id, progress),
+                    limits,
+                    f"attempt-{job.id}-{job.attempt}",
+                    self.control,
+                )
+        except DeadlinePassed:
+            log.info("attempt stopped at the job's deadline")
+        except AttemptTimedOut as timed_out:
+            message = f"The attempt did not finish within {round(timed_out.seconds, 1):g} s."
+            self._fail(job, ref, ErrorCode.TIMEOUT, message, "AttemptTimedOut")
+        except JobFailure as failure:
+            retry_after = failure.retry_after_s if isinstance(failure, RateLimited) else None
+            self._fail(job, ref, failure.code, failure.message, _operator_detail(failure), retry_after)
+        except Exception as exc:
+            log.exception("attempt raised an unexpected exception")
+            message = ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR]
+            self._fail(job, ref, ErrorCode.INTERNAL_ERROR, message, _operator_detail(exc))
+        else:
+            if states.complete(ref, outcome.artifacts, outcome.provenance) is None:
+                log.info("attempt finished after losing the job; result discarded")
+            else:
+                outcome_label = "completed"
+                log.info("attempt completed", seconds=round(time.monotonic() - started, 3))
+        finally:
+            get_metrics().attempt_seconds.labels(job.workflow, outcome_label).observe(time.monotonic() - started)
 
-def _unclaimable(job_id: str) -> None:
-    """A message that could not claim its job: a duplicate, an early retry, or a deadline passed."""
-    job = get_job(job_id)
-    if job is None:
-        log.info("message for unknown job %s dropped", job_id)
-    elif job.status == JobStatus.QUEUED and job.deadline_at <= utcnow():
-        states.expire_deadline(job_id)
-    else:
-        log.info("duplicate message for job %s (status %s) did nothing", job_id, job.status)
+    def _fail(
+        self,
+        job: Job,
+        ref: AttemptRef,
+        code: ErrorCode,
+        message: str,
+        operator_detail: str,
+        retry_after_s: float | None = None,
+    ) -> None:
+        settings = get_settings()
+        decision = policy.decide(
+            code,
+            attempt=job.attempt - job.attempt_floor,
+            max_attempts=job.max_attempts,
+            now=utcnow(),
+            deadline_at=job.deadline_at,
+            base_s=settings.retry_base_s,
+            max_s=settings.retry_max_s,
+            retry_after_s=retry_after_s,
+        )
+        log.info("attempt failed", error=code.value, retry=isinstance(decision, policy.Retry))
+        if isinstance(decision, policy.Retry):
+            detail = f"{message} Retrying in {decision.delay_s:.1f} s."
+            self.dispatcher.move(
+                job.id,
+                lambda message_id: states.retry(ref, code, decision.delay_s, message_id, detail, operator_detail),
+                delay_s=decision.delay_s,
+            )
+            return
+        if decision.code is not code:
+            # The failure was retryable, but its backoff would end past the deadline: no retry is scheduled.
+            message = f"{ERROR_MESSAGES[decision.code]} A retry after this failure ({code.value}) would start too late."
+        states.dead_letter(ref, decision.code, message, operator_detail)
+
+    def release_held_attempts(self) -> int:
+        """At shutdown: give every attempt this process still holds back to the queue at once."""
+        released = 0
+        for ref in self.control.held_attempts():
+            if self.dispatcher.move(ref.job_id, partial(states.release, ref)).moved:
+                released += 1
+            self.control.release(ref.job_id)
+        return released
+
+    def _unclaimable(self, job_id: str) -> None:
+        """A message that could not claim its job: a duplicate, an early retry, or a deadline passed."""
+        job = get_job(job_id)
+        if job is None:
+            log.info("message for unknown job %s dropped", job_id)
+        elif job.status == JobStatus.QUEUED and job.deadline_at <= utcnow():
+            states.expire_deadline(job_id)
+        else:
+            log.info("duplicate message for job %s (status %s) did nothing", job_id, job.status)

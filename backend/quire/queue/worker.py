@@ -13,7 +13,15 @@ import threading
 import time
 from types import FrameType
 
-from quire.db import configure_pool
+import dramatiq
+
+from quire.bootstrap import bootstrap
+from quire.db import configure_pool, session_scope
+from quire.jobs.models import WorkerProcess, utcnow
+from quire.jobs.policy import DeadlinePolicy
+from quire.jobs.states import extend_leases
+from quire.queue.recovery import run_recovery_loop
+from quire.queue.runner import ExecutionControl
 from quire.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -51,9 +59,6 @@ class StopRequest:
 
 def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
     """Upsert this process's row in worker_process: alive, with its last heartbeat."""
-    from quire.db import session_scope
-    from quire.jobs.models import WorkerProcess, utcnow
-
     now = utcnow()
     with session_scope() as session:
         row = session.get(WorkerProcess, worker_id) or WorkerProcess(
@@ -64,11 +69,7 @@ def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
         session.add(row)
 
 
-def _heartbeat_loop(stop: threading.Event, threads: int) -> None:
-    from quire.jobs.policy import DeadlinePolicy
-    from quire.jobs.states import extend_leases
-    from quire.queue.runner import control
-
+def _heartbeat_loop(stop: threading.Event, threads: int, control: ExecutionControl) -> None:
     settings = get_settings()
     # Only the `finish` policy lets a lease outlive the job's deadline.
     past_deadline = settings.deadline_policy is DeadlinePolicy.FINISH
@@ -86,23 +87,21 @@ def run_worker_process(threads: int) -> int:
     # The concurrency limit: each Dramatiq thread holds at most one connection, and the pool has
     # exactly enough for them and the support threads, so nothing waits on or overflows it.
     configure_pool(threads + SUPPORT_CONNECTIONS)
-    import dramatiq
-
-    from quire.queue.broker import broker
-    from quire.queue.recovery import run_recovery_loop
-    from quire.queue.runner import control, release_held_attempts
+    quire = bootstrap(settings)
+    runner = quire.worker_runner()
+    control = runner.control
 
     signals = StopRequest()
     stop = threading.Event()  # set by the main thread only; the support threads wait on it
     supervisor = os.getppid()
 
-    worker = dramatiq.Worker(broker, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms)
+    worker = dramatiq.Worker(quire.broker, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms)
     # Dramatiq's default prefetch (twice the threads) keeps a message ready for each thread as it
     # finishes; with only one per thread, the consumer backs off while all threads are busy and
     # a thread that finishes waits for its next message (measured: 125-160 vs 205-260 jobs/s).
     support = [
-        threading.Thread(target=_heartbeat_loop, args=(stop, threads), name="lease-heartbeat", daemon=True),
-        threading.Thread(target=run_recovery_loop, args=(stop,), name="recovery", daemon=True),
+        threading.Thread(target=_heartbeat_loop, args=(stop, threads, control), name="lease-heartbeat", daemon=True),
+        threading.Thread(target=run_recovery_loop, args=(stop, quire.dispatcher), name="recovery", daemon=True),
     ]
     for thread in support:
         thread.start()
@@ -125,7 +124,7 @@ def run_worker_process(threads: int) -> int:
         "worker %s stopping; waiting up to %.0f s for running attempts", control.worker_id, settings.shutdown_grace_s
     )
     worker.stop(timeout=int(settings.shutdown_grace_s * 1000))
-    released = release_held_attempts()
+    released = runner.release_held_attempts()
     if released:
         log.warning("worker %s released %d unfinished attempts to other workers", control.worker_id, released)
     _record_worker(control.worker_id, threads, stopped=True)

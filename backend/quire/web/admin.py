@@ -19,6 +19,7 @@ from litestar.params import Parameter
 from litestar.response import Redirect, Template
 
 from quire.accounts.service import Principal
+from quire.bootstrap import Quire
 from quire.jobs import operations, service, store
 from quire.jobs.models import JobStatus
 from quire.settings import get_settings
@@ -64,7 +65,7 @@ class AdminController(Controller):
         return Template("admin/dead_letters.html", context={"failures": failures, "rejected": rejected})
 
     @post("/dead-letters/replay", status_code=200)
-    async def replay_group(self, request: AdminRequest) -> Template | Redirect:
+    async def replay_group(self, request: AdminRequest, quire: Quire) -> Template | Redirect:
         form = await _form(request)
         error, workflow, version = form.get("error", ""), form.get("workflow", ""), form.get("workflow_version", "")
         try:
@@ -77,7 +78,9 @@ class AdminController(Controller):
         if form.get("confirm") != "yes":
             context = {"count": len(ids), "error": error, "workflow": workflow, "version": version, "rate": rate}
             return Template("admin/confirm_replay.html", context=context)
-        threading.Thread(target=operations.replay_at_rate, args=(ids, rate), name="replay-group", daemon=True).start()
+        threading.Thread(
+            target=operations.replay_at_rate, args=(quire.dispatcher, ids, rate), name="replay-group", daemon=True
+        ).start()
         return Redirect(f"/admin/jobs?{urlencode({'error': error, 'workflow': workflow})}", status_code=303)
 
     @get("/jobs", sync_to_thread=True)
@@ -119,9 +122,9 @@ class AdminController(Controller):
         return Template("admin/job.html", context=context)
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)
-    def replay(self, job_id: str) -> Redirect:
+    def replay(self, job_id: str, quire: Quire) -> Redirect:
         with contextlib.suppress(service.NotAllowed):  # the page shows where the job is
-            service.replay(job_id)
+            service.replay(quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=303)

@@ -1,4 +1,4 @@
-"""The JSON API of DESIGN section 5: uploads, jobs, artifacts."""
+"""The JSON API (docs/api.md): uploads, jobs, artifacts."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from litestar.response import File
 from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
+from quire.bootstrap import Quire
 from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.models import JobStatus, Upload
@@ -59,9 +60,9 @@ def _store_upload(file: UploadFile, owner: Principal) -> Upload:
     return _answer_errors(service.store_upload, file.filename, file.file, owner.user_id)
 
 
-def _admit() -> None:
+def _admit(admission: service.Admission) -> None:
     try:
-        service.admit()
+        admission.admit()
     except service.Overloaded as exc:
         raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
 
@@ -151,12 +152,12 @@ class JobsController(Controller):
         middleware=[submission_rate_limit().middleware],
         before_request=_refuse_early,
     )
-    async def create_job(self, request: AuthedRequest, idempotency_key: IdempotencyKey) -> Response[Any]:
+    async def create_job(self, request: AuthedRequest, idempotency_key: IdempotencyKey, quire: Quire) -> Response[Any]:
         user = request.user
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
             # Refuse before reading what may be a large body.
-            await to_thread.run_sync(_admit)
+            await to_thread.run_sync(_admit, quire.admission)
             form = await request.form()
             file = form.get("file")
             workflow = str(form.get("workflow") or "")
@@ -173,6 +174,7 @@ class JobsController(Controller):
             submitted = await to_thread.run_sync(
                 lambda: _answer_errors(
                     service.submit_document,
+                    quire.dispatcher,
                     workflow,
                     file.filename,
                     file.file,
@@ -192,12 +194,19 @@ class JobsController(Controller):
             language = _language(payload.language)
 
             def admit_and_submit() -> service.Submitted:
-                _admit()
+                _admit(quire.admission)
                 upload = store.owned_upload(payload.input_ref, user)
                 if upload is None:
                     raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
                 return _answer_errors(
-                    service.submit, payload.workflow, upload, payload.limits, user.user_id, idempotency_key, language
+                    service.submit,
+                    quire.dispatcher,
+                    payload.workflow,
+                    upload,
+                    payload.limits,
+                    user.user_id,
+                    idempotency_key,
+                    language,
                 )
 
             # One trip to a worker thread for the whole submission: each trip costs about as much
@@ -261,10 +270,10 @@ class JobsController(Controller):
         return store.view_of(job_id) or {}
 
     @post("/ai-jobs/{job_id:str}/replay", status_code=202, sync_to_thread=True, summary="Replay a job")
-    def replay_job(self, request: AuthedRequest, job_id: JobId) -> Response[Any]:
+    def replay_job(self, request: AuthedRequest, job_id: JobId, quire: Quire) -> Response[Any]:
         _require(job_id, request.user)
         try:
-            job = service.replay(job_id)
+            job = service.replay(quire.dispatcher, job_id)
         except service.NotAllowed as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
         return _accepted(service.Submitted(job, created=False))

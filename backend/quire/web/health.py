@@ -9,8 +9,12 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotAuthorizedException, NotFoundException
 from sqlalchemy import text
 
+from quire.bootstrap import Quire
 from quire.db import session_scope
 from quire.documents.storage import get_storage
+from quire.jobs.operations import overview
+from quire.metrics import CONTENT_TYPE, JobRecordCollector
+from quire.queue.broker import RedisBroker
 from quire.settings import get_settings
 
 
@@ -23,9 +27,7 @@ def _database_ok() -> bool:
     return True
 
 
-def _redis_ok() -> bool:
-    from quire.queue.broker import broker
-
+def _redis_ok(broker: RedisBroker) -> bool:
     try:
         return bool(broker.client.ping())
     except Exception:
@@ -38,8 +40,8 @@ def healthz() -> dict[str, str]:
 
 
 @get("/readyz", sync_to_thread=True, tags=["health"])
-def readyz() -> Response[dict[str, Any]]:
-    checks = {"database": _database_ok(), "redis": _redis_ok(), "storage": get_storage().writable()}
+def readyz(quire: Quire) -> Response[dict[str, Any]]:
+    checks = {"database": _database_ok(), "redis": _redis_ok(quire.broker), "storage": get_storage().writable()}
     ready = all(checks.values())
     return Response(
         {"status": "ready" if ready else "unavailable", "checks": checks}, status_code=200 if ready else 503
@@ -64,10 +66,10 @@ def _require_metrics_token(request: Request[Any, Any, Any]) -> None:
 
 
 @get("/metrics", sync_to_thread=True, include_in_schema=False)
-def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+def metrics_endpoint(request: Request[Any, Any, Any], quire: Quire) -> Response[bytes]:
     """Prometheus exposition of every Quire process sharing this metrics directory."""
-    from quire import metrics
-
     _require_metrics_token(request)
-
-    return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
+    return Response(
+        quire.metrics.render([JobRecordCollector(lambda: overview(heartbeat_window_s=get_settings().lease_seconds))]),
+        media_type=CONTENT_TYPE,
+    )

@@ -1,4 +1,4 @@
-"""The browser pages (DESIGN section 6): full pages, and the fragments htmx swaps in."""
+"""The browser pages (docs/api.md, "Pages"): full pages, and the fragments htmx swaps in."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from litestar.plugins.htmx import ClientRedirect, HTMXRequest
 from litestar.response import Redirect, Template
 
 from quire.accounts.service import Principal
+from quire.bootstrap import Quire
 from quire.jobs import service, store
 from quire.jobs.models import Job, JobStatus
 from quire.jobs.states import TERMINAL
@@ -99,7 +100,7 @@ class PagesController(Controller):
         return Template("pages/index.html", context={**context, "error": None, **_chosen(request)})
 
     @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
-    async def submit_form(self, request: PageRequest) -> Redirect | Template:
+    async def submit_form(self, request: PageRequest, quire: Quire) -> Redirect | Template:
         """The upload form without JavaScript: store, submit, then redirect to the job page."""
         form = await request.form()
         file = form.get("file")
@@ -118,8 +119,9 @@ class PagesController(Controller):
                 language = service.ocr_language(str(form.get("language") or ""))
 
                 def admit_and_submit() -> service.Submitted:
-                    service.admit()
+                    quire.admission.admit()
                     return service.submit_document(
+                        quire.dispatcher,
                         workflow,
                         file.filename,
                         file.file,  # type: ignore[arg-type]
@@ -196,8 +198,8 @@ class PagesController(Controller):
         return _act(request, job_id, service.cancel)
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
-    def replay(self, request: PageRequest, job_id: str) -> Template | Redirect:
-        return _act(request, job_id, service.replay)
+    def replay(self, request: PageRequest, job_id: str, quire: Quire) -> Template | Redirect:
+        return _act(request, job_id, lambda job_id: service.replay(quire.dispatcher, job_id))
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
     def delete(self, request: PageRequest, job_id: str) -> Redirect | ClientRedirect:

@@ -19,38 +19,38 @@ from quire.settings import get_settings
 def limit_10s(migrated: Database) -> Iterator[None]:
     os.environ["QUIRE_ADMISSION_MAX_QUEUE_AGE_S"] = "10"
     get_settings.cache_clear()
-    service._last_age = None
     yield
     os.environ.pop("QUIRE_ADMISSION_MAX_QUEUE_AGE_S")
     get_settings.cache_clear()
-    service._last_age = None
 
 
 def test_refuses_while_the_oldest_ready_job_waited_too_long(limit_10s: None) -> None:
-    service.admit()  # an empty queue admits
+    admission = service.Admission()
+    admission.admit()  # an empty queue admits
     job = make_job()
     force(job.id, available_at=utcnow() - timedelta(seconds=30))
-    service._last_age = None
+    admission.last_age = None
     with pytest.raises(service.Overloaded) as refused:
-        service.admit()
+        admission.admit()
     assert 1 <= refused.value.retry_after_s <= 300
     # A refusal is never remembered: once the job is gone, the next submission is admitted.
     force(job.id, status="completed")
-    service.admit()
+    admission.admit()
 
 
 def test_a_recent_read_admits_only_while_its_bound_holds(limit_10s: None) -> None:
+    admission = service.Admission()
     job = make_job()
     force(job.id, available_at=utcnow() - timedelta(seconds=30))
     # A read from 0.5 s ago that found the oldest job 2 s old bounds its age now by 2.5 s: admitted
     # without looking again, though the job in the database is older.
-    service._last_age = (service.time.monotonic() - 0.5, 2.0)
-    service.admit()
+    admission.last_age = (service.time.monotonic() - 0.5, 2.0)
+    admission.admit()
     # A read whose bound reaches the limit is checked again, and the database says refuse.
-    service._last_age = (service.time.monotonic() - 0.5, 9.8)
+    admission.last_age = (service.time.monotonic() - 0.5, 9.8)
     with pytest.raises(service.Overloaded):
-        service.admit()
+        admission.admit()
     # So is a read older than the recheck interval.
-    service._last_age = (service.time.monotonic() - service.ADMISSION_RECHECK_S, 0.0)
+    admission.last_age = (service.time.monotonic() - service.ADMISSION_RECHECK_S, 0.0)
     with pytest.raises(service.Overloaded):
-        service.admit()
+        admission.admit()

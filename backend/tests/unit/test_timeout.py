@@ -10,7 +10,7 @@ import pytest
 from quire.jobs.models import utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
-from quire.queue.runner import AttemptLimits, AttemptTimedOut, call_with_timeout
+from quire.queue.runner import AttemptLimits, AttemptTimedOut, ExecutionControl, call_with_timeout
 
 
 def limits(timeout_s: float) -> AttemptLimits:
@@ -28,7 +28,7 @@ def test_an_attempt_granted_more_time_while_it_runs_finishes() -> None:
         return "read"
 
     # Then it is not stopped at 0.3 s
-    assert call_with_timeout(read_scan, given, "test-attempt") == "read"
+    assert call_with_timeout(read_scan, given, "test-attempt", ExecutionControl()) == "read"
 
 
 def test_an_attempt_past_its_allowance_times_out() -> None:
@@ -36,6 +36,6 @@ def test_an_attempt_past_its_allowance_times_out() -> None:
     given.extra_s = 0.3
     started = time.monotonic()
     with pytest.raises(AttemptTimedOut) as raised:
-        call_with_timeout(lambda: time.sleep(3), given, "test-attempt")
+        call_with_timeout(lambda: time.sleep(3), given, "test-attempt", ExecutionControl())
     assert raised.value.seconds == pytest.approx(0.6)
     assert time.monotonic() - started < 1.5

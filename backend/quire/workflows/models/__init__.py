@@ -43,21 +43,3 @@ def ask(model: ModelProvider, task: Task, document: Document, schema: type[T]) -
         raise MalformedOutput(
             f"The model's answer did not match the {schema.__name__} schema ({exc.error_count()} problems)."
         ) from exc
-
-
-def get_provider(name: str, timeout_s: float = 60.0) -> ModelProvider:
-    """The provider named by QUIRE_MODEL_PROVIDER; network calls stay within `timeout_s`."""
-    if name == "openai":
-        from quire.settings import get_settings
-        from quire.workflows.models.openai import OpenAIProvider
-
-        return OpenAIProvider(get_settings(), timeout_s)
-    if name == "local":
-        from quire.workflows.models.local import LocalProvider
-
-        return LocalProvider()
-    if name == "fake":
-        from quire.workflows.models.fake import FakeProvider
-
-        return FakeProvider()
-    raise ValueError(f"model provider {name!r} is not available")

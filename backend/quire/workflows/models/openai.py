@@ -1,10 +1,10 @@
 """The `openai` provider: any OpenAI-compatible chat completions endpoint, with JSON-schema output.
 
 The request builder and the response reader are pure functions; `OpenAIProvider` only moves bytes.
-Failures map to DESIGN's codes: 429 -> rate_limited (Retry-After honoured), 5xx and network errors
--> upstream_unavailable, other 4xx and refusals -> upstream_rejected, unreadable answers ->
-malformed_output, a timeout -> timeout. The API key is sent in a header and never appears in a
-message, a log line or the job record.
+Failures map to Quire's error codes (docs/architecture.md): 429 -> rate_limited (Retry-After
+honoured), 5xx and network errors -> upstream_unavailable, other 4xx and refusals ->
+upstream_rejected, unreadable answers -> malformed_output, a timeout -> timeout. The API key is
+sent in a header and never appears in a message, a log line or the job record.
 
 Before a document is sent, the personal details named by `QUIRE_REDACT` are replaced by
 placeholders (see `redaction`), and the placeholders in the answer are restored before the
@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 from pydantic import BaseModel
 
+from quire.db import utcnow
 from quire.documents.extract import Document
 from quire.errors import ErrorCode, JobFailure, MalformedOutput, RateLimited, UpstreamRejected, UpstreamUnavailable
-from quire.jobs.models import utcnow
 from quire.settings import Settings
 from quire.workflows.models import Task
 from quire.workflows.models.redaction import Redaction
