@@ -3,8 +3,6 @@ purge and retention. Every status change still goes through `states` (via `servi
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import time
 from collections.abc import Callable
@@ -12,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, tuple_, update
+from sqlalchemy import func, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -21,6 +19,7 @@ from quire.db import session_scope
 from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, WorkerProcess, utcnow
+from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import iso
 from quire.queue.dispatch import Dispatcher
@@ -168,12 +167,9 @@ class JobFilter:
     created_to: datetime | None = None
 
 
-def _cursor(job: Job) -> str:
-    return base64.urlsafe_b64encode(f"{job.created_at.isoformat()}|{job.id}".encode()).decode()
-
-
 def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
-    """Every job matching the filter, newest first, keyset-paginated on (created_at, id)."""
+    """Every job matching the filter, newest first, keyset-paginated on (created_at, id); InvalidCursor
+    for a cursor Quire did not make."""
     stmt = select(Job, User.email).join(User, col(User.id) == col(Job.owner_id), isouter=True)
     if flt.job_id:
         stmt = stmt.where(Job.id == flt.job_id)
@@ -190,14 +186,8 @@ def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[
     if flt.created_to:
         stmt = stmt.where(Job.created_at < flt.created_to)
     if cursor:
-        try:
-            created, job_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
-            stmt = stmt.where(
-                tuple_(col(Job.created_at), col(Job.id)) < tuple_(datetime.fromisoformat(created), job_id)
-            )
-        except (ValueError, binascii.Error, UnicodeDecodeError):
-            pass
-    stmt = stmt.order_by(col(Job.created_at).desc(), col(Job.id).desc()).limit(limit + 1)
+        stmt = stmt.where(older_than(cursor))
+    stmt = stmt.order_by(*NEWEST_FIRST).limit(limit + 1)
     with session_scope() as session:
         rows = session.exec(stmt).all()
     more = len(rows) > limit
@@ -217,7 +207,7 @@ def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[
         }
         for job, email in rows
     ]
-    return items, (_cursor(rows[-1][0]) if more and rows else None)
+    return items, (encode_cursor(rows[-1][0]) if more and rows else None)
 
 
 def history(job_id: str) -> list[dict[str, Any]]:

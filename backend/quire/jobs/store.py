@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
 import threading
 from collections import OrderedDict
@@ -12,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, literal, text, tuple_, update
+from sqlalchemy import delete, func, literal, text, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -20,6 +18,7 @@ from quire.accounts.service import Principal
 from quire.db import session_scope
 from quire.errors import ERROR_MESSAGES, ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
+from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 
 
 def iso(value: datetime | None) -> str | None:
@@ -63,18 +62,6 @@ class Page:
     next_cursor: str | None
 
 
-def _encode_cursor(job: Job) -> str:
-    return base64.urlsafe_b64encode(f"{job.created_at.isoformat()}|{job.id}".encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        created, job_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
-        return datetime.fromisoformat(created), job_id
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ValueError("invalid cursor") from exc
-
-
 def list_jobs(
     owner_id: str | None,
     *,
@@ -84,7 +71,8 @@ def list_jobs(
     limit: int = 20,
     cursor: str | None = None,
 ) -> Page:
-    """Newest first, keyset-paginated on (created_at, id) so deep pages stay fast."""
+    """Newest first, keyset-paginated on (created_at, id) so deep pages stay fast; InvalidCursor
+    for a cursor Quire did not make."""
     stmt = select(Job)
     if not every_owner:
         stmt = stmt.where(Job.owner_id == owner_id if owner_id is not None else col(Job.owner_id).is_(None))
@@ -93,15 +81,14 @@ def list_jobs(
     if workflow is not None:
         stmt = stmt.where(Job.workflow == workflow)
     if cursor:
-        created, job_id = _decode_cursor(cursor)
-        stmt = stmt.where(tuple_(col(Job.created_at), col(Job.id)) < tuple_(created, job_id))
-    stmt = stmt.order_by(col(Job.created_at).desc(), col(Job.id).desc()).limit(limit + 1)
+        stmt = stmt.where(older_than(cursor))
+    stmt = stmt.order_by(*NEWEST_FIRST).limit(limit + 1)
     with session_scope() as session:
         jobs = list(session.exec(stmt).all())
         more = len(jobs) > limit
         jobs = jobs[:limit]
         views = [job_view(session, job) for job in jobs]
-    return Page(views, _encode_cursor(jobs[-1]) if more and jobs else None)
+    return Page(views, encode_cursor(jobs[-1]) if more and jobs else None)
 
 
 def artifact_view(artifact: Artifact) -> dict[str, Any]:
@@ -126,7 +113,7 @@ def _event_view(event: JobEvent) -> dict[str, Any]:
 
 
 def job_view(session: Session, job: Job) -> dict[str, Any]:
-    """The stable status shape of DESIGN section 5; every key present even when null."""
+    """The stable status shape (docs/api.md); every key present even when null."""
     events: Sequence[JobEvent] = session.exec(
         select(JobEvent).where(JobEvent.job_id == job.id).order_by(col(JobEvent.id))
     ).all()

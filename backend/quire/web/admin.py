@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from anyio import to_thread
 from litestar import Controller, Request, get, post
 from litestar.connection import ASGIConnection
-from litestar.exceptions import NotFoundException
+from litestar.exceptions import ClientException, NotFoundException
 from litestar.handlers import BaseRouteHandler
 from litestar.params import Parameter
 from litestar.response import Redirect, Template
@@ -22,6 +22,7 @@ from quire.accounts.service import Principal
 from quire.bootstrap import Quire
 from quire.jobs import operations, service, store
 from quire.jobs.models import JobStatus
+from quire.jobs.paging import InvalidCursor
 from quire.settings import get_settings
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS
 
@@ -104,7 +105,10 @@ class AdminController(Controller):
             created_from=_date(created_from),
             created_to=_date(created_to),
         )
-        items, next_cursor = operations.search(flt, cursor=cursor)
+        try:
+            items, next_cursor = operations.search(flt, cursor=cursor)
+        except InvalidCursor as exc:
+            raise ClientException(str(exc)) from exc
         query = {k: v for k, v in {
             "job_id": job_id, "email": email, "workflow": workflow, "status": status, "error": error,
             "created_from": created_from, "created_to": created_to,

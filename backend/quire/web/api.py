@@ -21,6 +21,7 @@ from quire.bootstrap import Quire
 from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.models import JobStatus, Upload
+from quire.jobs.paging import InvalidCursor
 from quire.settings import get_settings
 from quire.web.limits import submission_rate_limit
 from quire.web.problems import problem
@@ -226,8 +227,8 @@ class JobsController(Controller):
     ) -> dict[str, Any]:
         try:
             page = store.list_jobs(request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor)
-        except ValueError as exc:
-            raise problem(422, "invalid_cursor", "The cursor is not valid; start again without it.") from exc
+        except InvalidCursor as exc:
+            raise problem(400, "invalid_cursor", str(exc)) from exc
         return {"items": page.items, "next_cursor": page.next_cursor}
 
     @get("/ai-jobs/{job_id:str}", sync_to_thread=True, summary="A job's status")

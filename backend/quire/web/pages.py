@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from anyio import to_thread
 from litestar import Controller, Response, get, post
 from litestar.datastructures import UploadFile
-from litestar.exceptions import NotFoundException
+from litestar.exceptions import ClientException, NotFoundException
 from litestar.params import Parameter
 from litestar.plugins.htmx import ClientRedirect, HTMXRequest
 from litestar.response import Redirect, Template
@@ -18,6 +18,7 @@ from quire.accounts.service import Principal
 from quire.bootstrap import Quire
 from quire.jobs import service, store
 from quire.jobs.models import Job, JobStatus
+from quire.jobs.paging import InvalidCursor
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
 from quire.web.limits import submission_rate_limit
@@ -72,8 +73,8 @@ def _list_context(
     status = JobStatus(status_text) if status_text in set(JobStatus) else None
     try:
         page = store.list_jobs(viewer.user_id, status=status, limit=limit, cursor=cursor)
-    except ValueError:
-        page = store.list_jobs(viewer.user_id, status=status, limit=limit)
+    except InvalidCursor as exc:
+        raise ClientException(str(exc)) from exc
     active = any(item["status"] not in TERMINAL for item in page.items)
     return {
         **_common(),
