@@ -140,6 +140,16 @@ class JobEvent(SQLModel, table=True):
     operator_detail: str | None = Field(default=None, max_length=2000)
 
 
+def artifacts_prefix(job_id: str) -> str:
+    """Where every file of a job's results is stored: removing this tree removes them all."""
+    return f"artifacts/{job_id}"
+
+
+def attempt_prefix(job_id: str, attempt: int, worker_id: str) -> str:
+    """Where one attempt stages its files: its own keys, so a fenced-out attempt never overwrites another's."""
+    return f"{artifacts_prefix(job_id)}/attempt-{attempt}-{worker_id.replace(':', '_')}"
+
+
 class Artifact(SQLModel, table=True):
     """A result file of a completed job, published by the completing transition."""
 

@@ -18,7 +18,17 @@ from quire.accounts.models import User
 from quire.db import session_scope
 from quire.documents.storage import get_storage
 from quire.jobs import service, store
-from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, WorkerProcess, utcnow
+from quire.jobs.models import (
+    Artifact,
+    EventType,
+    Job,
+    JobEvent,
+    JobStatus,
+    Upload,
+    WorkerProcess,
+    artifacts_prefix,
+    utcnow,
+)
 from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import iso
@@ -270,7 +280,7 @@ def apply_retention(days: float, batch: int = 200) -> int:
                 .execution_options(synchronize_session=False)
             )
             still_needed = _input_still_needed(session, job.input_ref, cutoff)
-        storage.delete_tree(f"artifacts/{job.id}")
+        storage.delete_tree(artifacts_prefix(job.id))
         if not still_needed:
             storage.delete_tree(job.input_ref)
             # The upload's row goes too, so it stops counting against its owner's storage quota.

@@ -22,7 +22,7 @@ from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
 from quire.documents.storage import TooLarge, file_chunks, get_storage
 from quire.jobs import states, store
-from quire.jobs.models import Job, JobStatus, Upload, utcnow
+from quire.jobs.models import Job, JobStatus, Upload, artifacts_prefix, utcnow
 from quire.metrics import get_metrics
 from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
@@ -352,7 +352,7 @@ def delete(job_id: str) -> bool:
     if job is None:
         return False
     storage = get_storage()
-    storage.delete_tree(f"artifacts/{job_id}")
+    storage.delete_tree(artifacts_prefix(job_id))
     if store.delete_upload(job.input_ref.removeprefix("uploads/"), unused_only=True):
         storage.delete_tree(job.input_ref)
     return True

@@ -39,7 +39,7 @@ from quire.documents.extract import Document, Limits, Progress, ProgressCallback
 from quire.documents.storage import get_storage
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, RateLimited, WorkerLost
 from quire.jobs import policy, states
-from quire.jobs.models import Artifact, Job, JobStatus, utcnow
+from quire.jobs.models import Artifact, Job, JobStatus, attempt_prefix, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
 from quire.jobs.store import get_job
@@ -299,7 +299,7 @@ def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) 
         # Kinds and counts only: the values never leave the attempt.
         provenance["redacted"] = model.redacted
     body = json.dumps({"result": result.model_dump(mode="json"), "provenance": provenance}, indent=2)
-    prefix = f"artifacts/{job.id}/attempt-{job.attempt}-{worker_id.replace(':', '_')}"
+    prefix = attempt_prefix(job.id, job.attempt, worker_id)
     files = [
         (f"{workflow.name}.json", body.encode(), "application/json", True),
         (f"{workflow.name}.md", workflow.report(result).encode(), "text/markdown; charset=utf-8", False),
