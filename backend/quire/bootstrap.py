@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from quire.jobs.service import Admission
+from quire.jobs.store import RecentViews
 from quire.metrics import Metrics, get_metrics
 from quire.queue.actors import declare_process_job
 from quire.queue.broker import DEFAULT_REDIS_URL, RedisBroker, RedisQueue, create_broker
@@ -28,6 +29,7 @@ class Quire:
     broker: RedisBroker
     dispatcher: Dispatcher
     admission: Admission
+    recent_views: RecentViews
 
     def worker_runner(self) -> Runner:
         """The runner for a worker process, with `process_job` declared on the broker to call it."""
@@ -47,4 +49,5 @@ def bootstrap(settings: Settings | None = None) -> Quire:
         broker=broker,
         dispatcher=Dispatcher(RedisQueue(broker)),
         admission=Admission(),
+        recent_views=RecentViews(),
     )

@@ -27,6 +27,7 @@ from quire.migrations import upgrade
 from quire.queue.embedded_redis import EmbeddedRedis
 from quire.queue.worker import run_worker_process, supervise
 from quire.settings import get_settings
+from quire.web.links import with_links
 from quire.web.server import HeaderDeadlineProtocol
 
 DEV_ADMIN = "admin@localhost"
@@ -205,7 +206,7 @@ def jobs_show(job_id: str) -> None:
     view = view_of(job_id)
     if view is None:
         raise click.ClickException(f"no job {job_id}")
-    _print(view)
+    _print(with_links(view))
 
 
 @jobs.command("replay")

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import chain
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import IntegrityError
@@ -356,7 +356,3 @@ def delete(job_id: str) -> bool:
     if store.delete_upload(job.input_ref.removeprefix("uploads/"), unused_only=True):
         storage.delete_tree(job.input_ref)
     return True
-
-
-def summary(job: Job) -> dict[str, Any]:
-    return {"job_id": job.id, "status": job.status, "status_url": f"/ai-jobs/{job.id}"}

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from sqlalchemy import delete, func, literal, text, update
 from sqlalchemy import select as sa_select
@@ -56,9 +56,73 @@ def get_artifact(job_id: str, name: str) -> Artifact | None:
         return session.get(Artifact, (job_id, name))
 
 
+class InputView(TypedDict):
+    filename: str
+    size: int
+    sha256: str
+
+
+class ArtifactView(TypedDict):
+    """A result file as the record knows it; the web layer adds where to download it."""
+
+    name: str
+    size: int
+    sha256: str
+    content_type: str
+    # Set once retention has deleted the file; the record keeps its size and checksum.
+    deleted_at: str | None
+
+
+class JobError(TypedDict):
+    code: str
+    message: str
+
+
+class AttemptError(TypedDict):
+    attempt: int
+    code: str | None
+    at: str | None
+
+
+class EventView(TypedDict):
+    type: str
+    at: str | None
+    attempt: int
+    error: NotRequired[str]
+    detail: NotRequired[str]
+
+
+class JobViewBase(TypedDict):
+    """The keys of a job's view that are the same in the domain and on the wire."""
+
+    job_id: str
+    workflow: str
+    workflow_version: str
+    status: str
+    attempt: int
+    max_attempts: int
+    input: InputView
+    error: JobError | None
+    errors: list[AttemptError]
+    events: list[EventView]
+    created_at: str | None
+    updated_at: str | None
+    deadline_at: str | None
+    next_attempt_at: str | None
+    # How far the running attempt has read: {"done", "total", "unit", "message"}; None otherwise.
+    progress: dict[str, Any] | None
+
+
+class JobView(JobViewBase):
+    """The stable status shape (docs/api.md), without URLs; every key present even when null."""
+
+    artifact: ArtifactView | None
+    artifacts: list[ArtifactView]
+
+
 @dataclass(frozen=True)
 class Page:
-    items: list[dict[str, Any]]
+    items: list[JobView]
     next_cursor: str | None
 
 
@@ -91,20 +155,18 @@ def list_jobs(
     return Page(views, encode_cursor(jobs[-1]) if more and jobs else None)
 
 
-def artifact_view(artifact: Artifact) -> dict[str, Any]:
+def artifact_view(artifact: Artifact) -> ArtifactView:
     return {
         "name": artifact.name,
-        "url": f"/ai-jobs/{artifact.job_id}/artifacts/{artifact.name}",
         "size": artifact.size,
         "sha256": artifact.sha256,
         "content_type": artifact.content_type,
-        # Set once retention has deleted the file; the record keeps its size and checksum.
         "deleted_at": iso(artifact.deleted_at),
     }
 
 
-def _event_view(event: JobEvent) -> dict[str, Any]:
-    view: dict[str, Any] = {"type": event.type, "at": iso(event.at), "attempt": event.attempt}
+def _event_view(event: JobEvent) -> EventView:
+    view: EventView = {"type": event.type, "at": iso(event.at), "attempt": event.attempt}
     if event.error:
         view["error"] = event.error
     if event.detail:
@@ -112,7 +174,7 @@ def _event_view(event: JobEvent) -> dict[str, Any]:
     return view
 
 
-def job_view(session: Session, job: Job) -> dict[str, Any]:
+def job_view(session: Session, job: Job) -> JobView:
     """The stable status shape (docs/api.md); every key present even when null."""
     events: Sequence[JobEvent] = session.exec(
         select(JobEvent).where(JobEvent.job_id == job.id).order_by(col(JobEvent.id))
@@ -121,7 +183,7 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
         select(Artifact).where(Artifact.job_id == job.id).order_by(col(Artifact.name))
     ).all()
     failures = [e for e in events if e.error and e.error != ErrorCode.CANCELLED]
-    error = None
+    error: JobError | None = None
     if job.status != JobStatus.COMPLETED:
         # The error that explains where the job is now: the latest one since the last replay.
         since_replay = [e for e in events if e.type == EventType.REPLAYED]
@@ -151,7 +213,7 @@ def job_view(session: Session, job: Job) -> dict[str, Any]:
     }
 
 
-class _RecentViews:
+class RecentViews:
     """Views built lately, reused while their job's row is unchanged.
 
     Polling asks for the same few jobs every few seconds, and most polls find nothing new. Every
@@ -161,11 +223,11 @@ class _RecentViews:
     """
 
     def __init__(self, size: int = 2048) -> None:
-        self._views: OrderedDict[str, tuple[tuple[Any, ...], dict[str, Any]]] = OrderedDict()
+        self._views: OrderedDict[str, tuple[tuple[Any, ...], JobView]] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
 
-    def get(self, job_id: str, version: tuple[Any, ...]) -> dict[str, Any] | None:
+    def get(self, job_id: str, version: tuple[Any, ...]) -> JobView | None:
         with self._lock:
             found = self._views.get(job_id)
             if found is None or found[0] != version:
@@ -174,7 +236,7 @@ class _RecentViews:
             view = found[1]
         return copy.deepcopy(view)
 
-    def put(self, job_id: str, version: tuple[Any, ...], view: dict[str, Any]) -> None:
+    def put(self, job_id: str, version: tuple[Any, ...], view: JobView) -> None:
         with self._lock:
             self._views[job_id] = (version, copy.deepcopy(view))
             self._views.move_to_end(job_id)
@@ -182,17 +244,15 @@ class _RecentViews:
                 self._views.popitem(last=False)
 
 
-_recent_views = _RecentViews()
-
-
-def view_of(job_id: str, viewer: Principal | None = None) -> dict[str, Any] | None:
+def view_of(job_id: str, viewer: Principal | None = None, recent: RecentViews | None = None) -> JobView | None:
     """The job's public view; None when it does not exist or, given a viewer, when that viewer
-    may not see it."""
+    may not see it. With `recent` (one per web process, from the bootstrap), an unchanged job's
+    view is reused."""
     with session_scope() as session:
         head = session.exec(select(Job.owner_id, Job.updated_at, Job.files_deleted_at).where(Job.id == job_id)).first()
         if head is None or (viewer is not None and not _may_see(head[0], viewer)):
             return None
-        cached = _recent_views.get(job_id, (head[1], head[2]))
+        cached = recent.get(job_id, (head[1], head[2])) if recent is not None else None
         if cached is not None:
             return cached
         job = session.get(Job, job_id)
@@ -201,7 +261,8 @@ def view_of(job_id: str, viewer: Principal | None = None) -> dict[str, Any] | No
         view = job_view(session, job)
     # Filed under the version of the row it was built from: the events and artifacts read after it
     # are at least as new, and a newer row version makes the next read rebuild.
-    _recent_views.put(job_id, (job.updated_at, job.files_deleted_at), view)
+    if recent is not None:
+        recent.put(job_id, (job.updated_at, job.files_deleted_at), view)
     return view
 
 

@@ -19,11 +19,12 @@ from litestar.params import Parameter
 from litestar.response import Redirect, Template
 
 from quire.accounts.service import Principal
-from quire.bootstrap import Quire
 from quire.jobs import operations, service, store
 from quire.jobs.models import JobStatus
 from quire.jobs.paging import InvalidCursor
 from quire.settings import get_settings
+from quire.web.deps import QuireDep
+from quire.web.links import with_links
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS
 
 AdminRequest = Request[Principal, Any, Any]
@@ -66,7 +67,7 @@ class AdminController(Controller):
         return Template("admin/dead_letters.html", context={"failures": failures, "rejected": rejected})
 
     @post("/dead-letters/replay", status_code=200)
-    async def replay_group(self, request: AdminRequest, quire: Quire) -> Template | Redirect:
+    async def replay_group(self, request: AdminRequest, quire: QuireDep) -> Template | Redirect:
         form = await _form(request)
         error, workflow, version = form.get("error", ""), form.get("workflow", ""), form.get("workflow_version", "")
         try:
@@ -117,16 +118,21 @@ class AdminController(Controller):
         return Template("admin/jobs.html", context=context)
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
-    def job(self, job_id: str) -> Template:
-        view = store.view_of(job_id)
+    def job(self, job_id: str, quire: QuireDep) -> Template:
+        view = store.view_of(job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")
         history = operations.history(job_id)
-        context = {"job": view, "history": history, "event_labels": EVENT_LABELS, "status_labels": STATUS_LABELS}
+        context = {
+            "job": with_links(view),
+            "history": history,
+            "event_labels": EVENT_LABELS,
+            "status_labels": STATUS_LABELS,
+        }
         return Template("admin/job.html", context=context)
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)
-    def replay(self, job_id: str, quire: Quire) -> Redirect:
+    def replay(self, job_id: str, quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):  # the page shows where the job is
             service.replay(quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)

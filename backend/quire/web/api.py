@@ -17,13 +17,14 @@ from litestar.response import File
 from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
-from quire.bootstrap import Quire
 from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.models import JobStatus, Upload
 from quire.jobs.paging import InvalidCursor
 from quire.settings import get_settings
+from quire.web.deps import QuireDep
 from quire.web.limits import submission_rate_limit
+from quire.web.links import Accepted, JobList, JobOut, UploadOut, accepted, upload_out, with_links
 from quire.web.problems import problem
 from quire.workflows.registry import WORKFLOWS
 
@@ -45,16 +46,6 @@ class JobRequest(BaseModel):
     limits: service.Limits = service.Limits()
     # The document's language for OCR of scans (ISO 639-1 such as `de`); none: the configured set.
     language: str | None = Field(default=None, max_length=16)
-
-
-def upload_view(upload: Upload) -> dict[str, Any]:
-    return {
-        "input_ref": upload.input_ref,
-        "filename": upload.filename,
-        "size": upload.size,
-        "sha256": upload.sha256,
-        "content_type": upload.content_type,
-    }
 
 
 def _store_upload(file: UploadFile, owner: Principal) -> Upload:
@@ -110,8 +101,8 @@ def _unknown_workflow(name: str) -> Exception:
     return problem(422, "unknown_workflow", f"Unknown workflow {name!r}. Choose one of: {known}.")
 
 
-def _accepted(submitted: service.Submitted) -> Response[dict[str, Any]]:
-    body = service.summary(submitted.job)
+def _accepted(submitted: service.Submitted) -> Response[Accepted]:
+    body = accepted(submitted.job.id, submitted.job.status)
     return Response(body, status_code=202, headers={"Location": body["status_url"]})
 
 
@@ -136,15 +127,15 @@ class JobsController(Controller):
     @post("/uploads", status_code=201, sync_to_thread=True, summary="Upload a document", before_request=_refuse_early)
     def create_upload(
         self, request: AuthedRequest, data: Annotated[UploadForm, Body(media_type=RequestEncodingType.MULTI_PART)]
-    ) -> dict[str, Any]:
-        return upload_view(_store_upload(data.file, request.user))
+    ) -> UploadOut:
+        return upload_out(_store_upload(data.file, request.user))
 
     @get("/uploads/{upload_id:str}", sync_to_thread=True, summary="An upload's metadata")
-    def get_upload(self, request: AuthedRequest, upload_id: Annotated[str, Parameter(max_length=64)]) -> dict[str, Any]:
+    def get_upload(self, request: AuthedRequest, upload_id: Annotated[str, Parameter(max_length=64)]) -> UploadOut:
         upload = store.owned_upload(f"uploads/{upload_id}", request.user)
         if upload is None:
             raise problem(404, "not_found", "No such upload.")
-        return upload_view(upload)
+        return upload_out(upload)
 
     @post(
         "/ai-jobs",
@@ -153,7 +144,9 @@ class JobsController(Controller):
         middleware=[submission_rate_limit().middleware],
         before_request=_refuse_early,
     )
-    async def create_job(self, request: AuthedRequest, idempotency_key: IdempotencyKey, quire: Quire) -> Response[Any]:
+    async def create_job(
+        self, request: AuthedRequest, idempotency_key: IdempotencyKey, quire: QuireDep
+    ) -> Response[Accepted]:
         user = request.user
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
@@ -224,19 +217,19 @@ class JobsController(Controller):
         workflow: Annotated[str | None, Parameter(required=False, max_length=64)] = None,
         limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
         cursor: Annotated[str | None, Parameter(required=False, max_length=200)] = None,
-    ) -> dict[str, Any]:
+    ) -> JobList:
         try:
             page = store.list_jobs(request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor)
         except InvalidCursor as exc:
             raise problem(400, "invalid_cursor", str(exc)) from exc
-        return {"items": page.items, "next_cursor": page.next_cursor}
+        return {"items": [with_links(view) for view in page.items], "next_cursor": page.next_cursor}
 
     @get("/ai-jobs/{job_id:str}", sync_to_thread=True, summary="A job's status")
-    def get_job(self, request: AuthedRequest, job_id: JobId) -> dict[str, Any]:
-        view = store.view_of(job_id, request.user)
+    def get_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> JobOut:
+        view = store.view_of(job_id, request.user, quire.recent_views)
         if view is None:
             raise _not_found()
-        return view
+        return with_links(view)
 
     @get("/ai-jobs/{job_id:str}/artifacts/{name:str}", sync_to_thread=True, summary="Download an artifact")
     def download_artifact(
@@ -262,16 +255,19 @@ class JobsController(Controller):
         )
 
     @post("/ai-jobs/{job_id:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel a job")
-    def cancel_job(self, request: AuthedRequest, job_id: JobId) -> dict[str, Any]:
+    def cancel_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> JobOut:
         _require(job_id, request.user)
         try:
             service.cancel(job_id)
         except service.NotAllowed as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
-        return store.view_of(job_id) or {}
+        view = store.view_of(job_id, recent=quire.recent_views)
+        if view is None:  # deleted in the meantime
+            raise _not_found()
+        return with_links(view)
 
     @post("/ai-jobs/{job_id:str}/replay", status_code=202, sync_to_thread=True, summary="Replay a job")
-    def replay_job(self, request: AuthedRequest, job_id: JobId, quire: Quire) -> Response[Any]:
+    def replay_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> Response[Accepted]:
         _require(job_id, request.user)
         try:
             job = service.replay(quire.dispatcher, job_id)

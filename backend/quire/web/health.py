@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, TypedDict
 
 from litestar import Request, Response, get
 from litestar.exceptions import NotAuthorizedException, NotFoundException
 from sqlalchemy import text
 
-from quire.bootstrap import Quire
 from quire.db import session_scope
 from quire.documents.storage import get_storage
 from quire.jobs.operations import overview
 from quire.metrics import CONTENT_TYPE, JobRecordCollector
 from quire.queue.broker import RedisBroker
 from quire.settings import get_settings
+from quire.web.deps import QuireDep
 
 
 def _database_ok() -> bool:
@@ -34,13 +34,22 @@ def _redis_ok(broker: RedisBroker) -> bool:
         return False
 
 
+class Health(TypedDict):
+    status: str
+
+
+class Readiness(TypedDict):
+    status: str
+    checks: dict[str, bool]
+
+
 @get("/healthz", sync_to_thread=False, include_in_schema=True, tags=["health"])
-def healthz() -> dict[str, str]:
+def healthz() -> Health:
     return {"status": "ok"}
 
 
 @get("/readyz", sync_to_thread=True, tags=["health"])
-def readyz(quire: Quire) -> Response[dict[str, Any]]:
+def readyz(quire: QuireDep) -> Response[Readiness]:
     checks = {"database": _database_ok(), "redis": _redis_ok(quire.broker), "storage": get_storage().writable()}
     ready = all(checks.values())
     return Response(
@@ -66,7 +75,7 @@ def _require_metrics_token(request: Request[Any, Any, Any]) -> None:
 
 
 @get("/metrics", sync_to_thread=True, include_in_schema=False)
-def metrics_endpoint(request: Request[Any, Any, Any], quire: Quire) -> Response[bytes]:
+def metrics_endpoint(request: Request[Any, Any, Any], quire: QuireDep) -> Response[bytes]:
     """Prometheus exposition of every Quire process sharing this metrics directory."""
     _require_metrics_token(request)
     return Response(

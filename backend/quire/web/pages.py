@@ -15,13 +15,14 @@ from litestar.plugins.htmx import ClientRedirect, HTMXRequest
 from litestar.response import Redirect, Template
 
 from quire.accounts.service import Principal
-from quire.bootstrap import Quire
 from quire.jobs import service, store
 from quire.jobs.models import Job, JobStatus
 from quire.jobs.paging import InvalidCursor
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
+from quire.web.deps import QuireDep
 from quire.web.limits import submission_rate_limit
+from quire.web.links import JobOut, with_links
 from quire.web.polling import next_poll
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS, banner, result_preview
 from quire.web.preview import input_image, page_png, preview_of
@@ -53,7 +54,7 @@ def _common() -> dict[str, Any]:
     }
 
 
-def _job_context(view: dict[str, Any], since: int | None) -> dict[str, Any]:
+def _job_context(view: JobOut, since: int | None) -> dict[str, Any]:
     terminal = view["status"] in TERMINAL
     result = result_preview(view)
     job = store.get_job(view["job_id"]) if result is not None else None
@@ -101,7 +102,7 @@ class PagesController(Controller):
         return Template("pages/index.html", context={**context, "error": None, **_chosen(request)})
 
     @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
-    async def submit_form(self, request: PageRequest, quire: Quire) -> Redirect | Template:
+    async def submit_form(self, request: PageRequest, quire: QuireDep) -> Redirect | Template:
         """The upload form without JavaScript: store, submit, then redirect to the job page."""
         form = await request.form()
         file = form.get("file")
@@ -168,13 +169,14 @@ class PagesController(Controller):
         return _fragment("partials/recent_jobs.html", _list_context(request.user, None, None, since, 5))
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
-    def job_page(self, request: PageRequest, job_id: str) -> Template:
-        view = _require(job_id, request.user)
+    def job_page(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template:
+        view = _require(job_id, request.user, quire.recent_views)
         return Template("pages/job.html", context=_job_context(view, None))
 
     @get("/jobs/{job_id:str}/status", sync_to_thread=True)
-    def job_status(self, request: PageRequest, job_id: str, since: Since) -> Template:
-        return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), since))
+    def job_status(self, request: PageRequest, job_id: str, since: Since, quire: QuireDep) -> Template:
+        view = _require(job_id, request.user, quire.recent_views)
+        return _fragment("partials/job_card.html", _job_context(view, since))
 
     @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
     def preview_page(self, request: PageRequest, job_id: str, page: int) -> Response[bytes]:
@@ -195,16 +197,16 @@ class PagesController(Controller):
         return Response(data, media_type=media_type, headers=PRIVATE_CACHE)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
-    def cancel(self, request: PageRequest, job_id: str) -> Template | Redirect:
-        return _act(request, job_id, service.cancel)
+    def cancel(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
+        return _act(request, quire, job_id, service.cancel)
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
-    def replay(self, request: PageRequest, job_id: str, quire: Quire) -> Template | Redirect:
-        return _act(request, job_id, lambda job_id: service.replay(quire.dispatcher, job_id))
+    def replay(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
+        return _act(request, quire, job_id, lambda job_id: service.replay(quire.dispatcher, job_id))
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
-    def delete(self, request: PageRequest, job_id: str) -> Redirect | ClientRedirect:
-        view = _require(job_id, request.user)
+    def delete(self, request: PageRequest, job_id: str, quire: QuireDep) -> Redirect | ClientRedirect:
+        view = _require(job_id, request.user, quire.recent_views)
         service.delete(job_id)
         request.session[FLASH_KEY] = f"Deleted {view['input']['filename']} and its results."
         if request.htmx:
@@ -212,14 +214,15 @@ class PagesController(Controller):
         return Redirect("/jobs", status_code=303)
 
 
-def _act(request: PageRequest, job_id: str, action: Callable[[str], object]) -> Template | Redirect:
+def _act(request: PageRequest, quire: QuireDep, job_id: str, action: Callable[[str], object]) -> Template | Redirect:
     """Cancel or replay from the job page, then show the refreshed card (htmx) or the page."""
     _require_visible(job_id, request.user)
     # A job no longer in a state that allows the action is left as it is; the card shows where it is.
     with contextlib.suppress(service.NotAllowed):
         action(job_id)
     if request.htmx:
-        return _fragment("partials/job_card.html", _job_context(_require(job_id, request.user), None))
+        view = _require(job_id, request.user, quire.recent_views)
+        return _fragment("partials/job_card.html", _job_context(view, None))
     return Redirect(f"/jobs/{job_id}", status_code=303)
 
 
@@ -236,9 +239,9 @@ def _require_visible(job_id: str, viewer: Principal) -> Job:
     return job
 
 
-def _require(job_id: str, viewer: Principal) -> dict[str, Any]:
+def _require(job_id: str, viewer: Principal, recent: store.RecentViews) -> JobOut:
     """The job's view if the viewer may see it; otherwise 404, exactly as for a job that never existed."""
-    view = store.view_of(job_id, viewer)
+    view = store.view_of(job_id, viewer, recent)
     if view is None:
         raise NotFoundException("No such job.")
-    return view
+    return with_links(view)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,7 +126,7 @@ def workflow_title(name: str) -> str:
     return workflow.title if workflow else name.replace("_", " ").capitalize()
 
 
-def banner(view: dict[str, Any]) -> Banner | None:
+def banner(view: Mapping[str, Any]) -> Banner | None:
     """The banner for where the job is now, or None when there is nothing to explain."""
     error = view["error"]
     status = view["status"]
@@ -146,7 +147,7 @@ def banner(view: dict[str, Any]) -> Banner | None:
     return Banner("bad", title, text, actions)
 
 
-def result_preview(view: dict[str, Any]) -> dict[str, Any] | None:
+def result_preview(view: Mapping[str, Any]) -> dict[str, Any] | None:
     """The validated JSON result of a completed job, for rendering on its page."""
     if view["status"] != "completed" or view["artifact"] is None:
         return None

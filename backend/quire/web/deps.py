@@ -1,0 +1,11 @@
+"""What handlers are given by Litestar's dependency injection: the process's `Quire` application object."""
+
+from __future__ import annotations
+
+from litestar.di import NamedDependency
+
+from quire.bootstrap import Quire
+
+# `quire: QuireDep` in a handler's signature: the dispatcher, admission control, recent views,
+# broker and metrics that the bootstrap built for this web process.
+QuireDep = NamedDependency[Quire]
