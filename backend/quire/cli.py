@@ -262,7 +262,7 @@ def jobs_stats() -> None:
 def jobs_cancel(job_id: str) -> None:
     """Cancel a queued or running job."""
     try:
-        job = service.cancel(job_id)
+        job = service.cancel(bootstrap().dispatcher, job_id)
     except service.NotAllowed as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"{job.id} cancelled")

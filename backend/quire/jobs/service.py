@@ -12,6 +12,7 @@ import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from itertools import chain
 from typing import BinaryIO
 
@@ -331,8 +332,8 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
     return upload
 
 
-def cancel(job_id: str) -> Job:
-    job = states.cancel(job_id)
+def cancel(dispatcher: Dispatcher, job_id: str) -> Job:
+    job = dispatcher.record(job_id, partial(states.cancel, job_id))
     if job is None:
         raise NotAllowed("Only a queued or running job can be cancelled.")
     return job

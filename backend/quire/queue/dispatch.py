@@ -56,13 +56,14 @@ def _always(_moved: object) -> bool:
 
 @dataclass
 class Dispatcher:
-    """Runs transitions that hand a job to the queue, and tells listeners after each commit."""
+    """Runs the transitions of a job's life, publishes the messages they record, and tells
+    listeners after each commit."""
 
     queue: MessageQueue
     after_commit: list[AfterCommit] = field(default_factory=list)
 
     def on_commit(self, hook: AfterCommit) -> None:
-        """Call `hook(job_id, moved)` after every transition this dispatcher runs commits.
+        """Call `hook(job_id, moved)` after every transition run through `move` or `record` commits.
 
         The hook point for anything that reacts to a state change (live updates, say): it runs
         after the message is published, and a failing hook is logged, never undoes the move.
@@ -85,6 +86,14 @@ class Dispatcher:
         sent = sends(moved) and self.queue.publish(job_id, message_id, delay_s)
         self.committed(job_id, moved)
         return Dispatched(moved, sent)
+
+    def record(self, job_id: str, transition: Callable[[], T | None]) -> T | None:
+        """Run a transition that sends no message (claim, complete, dead-letter, cancel, ...) and
+        tell the after-commit hooks when it moved the job, so they hear of every state change."""
+        moved = transition()
+        if moved is not None:
+            self.committed(job_id, moved)
+        return moved
 
     def committed(self, job_id: str, moved: object) -> None:
         """Tell the after-commit hooks about a transition that committed."""

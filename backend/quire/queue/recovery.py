@@ -42,7 +42,8 @@ def requeue_expired_leases(dispatcher: Dispatcher, report: RecoveryReport) -> No
     """
     for lease in expired_leases(utcnow()):
         if lease.past_deadline:
-            if states.pass_deadline(lease.job_id, get_settings().deadline_policy) is not None:
+            passed = partial(states.pass_deadline, lease.job_id, get_settings().deadline_policy)
+            if dispatcher.record(lease.job_id, passed) is not None:
                 report.dead_lettered += 1
             continue
         release = partial(
@@ -70,7 +71,7 @@ def recover_once(dispatcher: Dispatcher) -> RecoveryReport:
     requeue_expired_leases(dispatcher, report)
     now = utcnow()
     for job_id in overdue_queued(now):
-        if states.expire_deadline(job_id) is not None:
+        if dispatcher.record(job_id, partial(states.expire_deadline, job_id)) is not None:
             report.dead_lettered += 1
     waiting = waiting_messages(now, now - timedelta(seconds=settings.republish_after_seconds))
     if waiting:

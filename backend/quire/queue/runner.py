@@ -77,6 +77,7 @@ class AttemptLimits:
     extra_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
     deadline_recorded: bool = False
+    dispatcher: Dispatcher | None = None  # told of the deadline's passing, when given
 
     @property
     def given_s(self) -> float:
@@ -103,7 +104,11 @@ class AttemptLimits:
             if not self.deadline_recorded:
                 to_deadline = (self.deadline_at - utcnow()).total_seconds()
                 if to_deadline <= 0:
-                    states.pass_deadline(self.ref.job_id, self.policy, self.ref)
+                    passed = partial(states.pass_deadline, self.ref.job_id, self.policy, self.ref)
+                    if self.dispatcher is not None:
+                        self.dispatcher.record(self.ref.job_id, passed)
+                    else:
+                        passed()
                     self.deadline_recorded = True
                     if self.policy is DeadlinePolicy.STOP:
                         raise DeadlinePassed
@@ -353,8 +358,15 @@ class Runner:
     def run_attempt(self, job_id: str) -> None:
         """Deliver one message: claim the job, run one attempt, record what happened."""
         settings = get_settings()
-        job = states.claim(
-            job_id, self.control.worker_id, settings.lease_seconds, settings.deadline_policy is DeadlinePolicy.FINISH
+        job = self.dispatcher.record(
+            job_id,
+            partial(
+                states.claim,
+                job_id,
+                self.control.worker_id,
+                settings.lease_seconds,
+                settings.deadline_policy is DeadlinePolicy.FINISH,
+            ),
         )
         if job is None:
             self._unclaimable(job_id)
@@ -373,7 +385,9 @@ class Runner:
     def _run_claimed(self, job: Job, ref: AttemptRef) -> None:
         started = time.monotonic()
         outcome_label = "failed"
-        limits = AttemptLimits(ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy)
+        limits = AttemptLimits(
+            ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy, dispatcher=self.dispatcher
+        )
         try:
             if job.error_code == ErrorCode.WORKER_LOST:
                 log.info("running this attempt in a process of its own: the last one was lost with its worker")
@@ -399,7 +413,8 @@ class Runner:
             message = ERROR_MESSAGES[ErrorCode.INTERNAL_ERROR]
             self._fail(job, ref, ErrorCode.INTERNAL_ERROR, message, _operator_detail(exc))
         else:
-            if states.complete(ref, outcome.artifacts, outcome.provenance) is None:
+            completed = partial(states.complete, ref, outcome.artifacts, outcome.provenance)
+            if self.dispatcher.record(job.id, completed) is None:
                 log.info("attempt finished after losing the job; result discarded")
             else:
                 outcome_label = "completed"
@@ -439,7 +454,7 @@ class Runner:
         if decision.code is not code:
             # The failure was retryable, but its backoff would end past the deadline: no retry is scheduled.
             message = f"{ERROR_MESSAGES[decision.code]} A retry after this failure ({code.value}) would start too late."
-        states.dead_letter(ref, decision.code, message, operator_detail)
+        self.dispatcher.record(job.id, partial(states.dead_letter, ref, decision.code, message, operator_detail))
 
     def release_held_attempts(self) -> int:
         """At shutdown: give every attempt this process still holds back to the queue at once."""
@@ -456,6 +471,6 @@ class Runner:
         if job is None:
             log.info("message for unknown job %s dropped", job_id)
         elif job.status == JobStatus.QUEUED and job.deadline_at <= utcnow():
-            states.expire_deadline(job_id)
+            self.dispatcher.record(job_id, partial(states.expire_deadline, job_id))
         else:
             log.info("duplicate message for job %s (status %s) did nothing", job_id, job.status)

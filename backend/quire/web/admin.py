@@ -138,9 +138,9 @@ class AdminController(Controller):
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=303)
-    def cancel(self, job_id: str) -> Redirect:
+    def cancel(self, job_id: str, quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):
-            service.cancel(job_id)
+            service.cancel(quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/purge", status_code=200)

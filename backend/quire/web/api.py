@@ -258,7 +258,7 @@ class JobsController(Controller):
     def cancel_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> JobOut:
         _require(job_id, request.user)
         try:
-            service.cancel(job_id)
+            service.cancel(quire.dispatcher, job_id)
         except service.NotAllowed as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
         view = store.view_of(job_id, recent=quire.recent_views)

@@ -198,7 +198,7 @@ class PagesController(Controller):
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
     def cancel(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
-        return _act(request, quire, job_id, service.cancel)
+        return _act(request, quire, job_id, lambda job_id: service.cancel(quire.dispatcher, job_id))
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
     def replay(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template | Redirect:

@@ -151,3 +151,18 @@ def test_a_transition_that_moves_nothing_publishes_nothing(queue: InMemoryQueue)
     assert dispatched.moved is None
     assert not dispatched.sent
     assert queue.messages == []
+
+
+def test_hooks_also_hear_of_moves_that_send_nothing(queue: InMemoryQueue) -> None:
+    dispatcher = Dispatcher(queue)
+    seen: list[str] = []
+    dispatcher.on_commit(lambda job_id, moved: seen.append(moved.status))  # type: ignore[attr-defined]
+    job_id, ref = _running(attempt=3)
+    runner = Runner(dispatcher, ExecutionControl(worker_id=WORKER))
+    runner._fail(current(job_id), ref, ErrorCode.UPSTREAM_UNAVAILABLE, "The provider is down.", "detail")
+    queued = make_job(JobStatus.QUEUED)
+    service.cancel(dispatcher, queued.id)
+    with pytest.raises(service.NotAllowed):
+        service.cancel(dispatcher, queued.id)
+    assert seen == [JobStatus.DEAD_LETTER, JobStatus.CANCELLED]
+    assert queue.messages == []
