@@ -163,10 +163,18 @@ class AttemptProgress:
 
     MIN_INTERVAL_S = 0.25
 
-    def __init__(self, ref: AttemptRef, on_ocr_pages: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        ref: AttemptRef,
+        on_ocr_pages: Callable[[int], None] | None = None,
+        on_written: Callable[[str, object], None] | None = None,
+    ) -> None:
         self.ref = ref
         self.ocr_pages = 0
         self._on_ocr_pages = on_ocr_pages
+        # The dispatcher's after-commit hooks, told of each progress write that landed (in a
+        # worker thread; an isolated attempt's process has no dispatcher and writes silently).
+        self._on_written = on_written
         self._written_at = 0.0
 
     def __call__(self, progress: Progress) -> None:
@@ -178,7 +186,9 @@ class AttemptProgress:
         if progress.done < progress.total and now - self._written_at < self.MIN_INTERVAL_S:
             return
         self._written_at = now
-        states.report_progress(self.ref, progress.view(), get_settings().lease_seconds)
+        view = progress.view()
+        if states.report_progress(self.ref, view, get_settings().lease_seconds) and self._on_written is not None:
+            self._on_written(self.ref.job_id, view)
 
 
 def call_with_timeout(fn: Callable[[], T], limits: AttemptLimits, name: str, control: ExecutionControl) -> T:
@@ -393,7 +403,7 @@ class Runner:
                 log.info("running this attempt in a process of its own: the last one was lost with its worker")
                 outcome = call_isolated(job, limits, self.control.worker_id)
             else:
-                progress = AttemptProgress(ref, limits.allow_ocr_pages)
+                progress = AttemptProgress(ref, limits.allow_ocr_pages, self.dispatcher.committed)
                 outcome = call_with_timeout(
                     lambda: execute(job, ref.worker_id, progress),
                     limits,

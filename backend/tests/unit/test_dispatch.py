@@ -15,13 +15,14 @@ import pytest
 
 from backend.tests.conftest import Database
 from backend.tests.unit.test_states import WORKER, current, force, make_job
+from quire.documents.extract import Progress
 from quire.errors import ErrorCode
 from quire.jobs import service, states
 from quire.jobs.models import JobStatus, Upload, utcnow
 from quire.jobs.states import AttemptRef
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
 from quire.queue.recovery import recover_once
-from quire.queue.runner import ExecutionControl, Runner
+from quire.queue.runner import AttemptProgress, ExecutionControl, Runner
 from quire.settings import get_settings
 
 
@@ -166,3 +167,16 @@ def test_hooks_also_hear_of_moves_that_send_nothing(queue: InMemoryQueue) -> Non
         service.cancel(dispatcher, queued.id)
     assert seen == [JobStatus.DEAD_LETTER, JobStatus.CANCELLED]
     assert queue.messages == []
+
+
+def test_hooks_hear_of_progress_written_with_the_lease(queue: InMemoryQueue) -> None:
+    dispatcher = Dispatcher(queue)
+    seen: list[tuple[str, object]] = []
+    dispatcher.on_commit(lambda job_id, moved: seen.append((job_id, moved)))
+    job_id, ref = _running()
+    AttemptProgress(ref, on_written=dispatcher.committed)(Progress(2, 3, "Reading page 2 of 3"))
+    assert seen == [(job_id, {"done": 2, "total": 3, "unit": "pages", "message": "Reading page 2 of 3"})]
+    assert current(job_id).progress == seen[0][1]
+    # A fenced-out attempt writes nothing and tells nobody.
+    AttemptProgress(AttemptRef(job_id, 9, WORKER), on_written=dispatcher.committed)(Progress(3, 3, "Done"))
+    assert len(seen) == 1
