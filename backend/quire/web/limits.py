@@ -115,23 +115,22 @@ async def _posts_only(request: Any) -> bool:
     return bool(request.method == "POST")
 
 
-def login_rate_limit() -> RateLimitConfig:
-    """Login attempts per client address."""
+def _per_minute(rate: int, key: Any) -> RateLimitConfig:
+    """POSTs per minute per key, failing open when the store is unreachable."""
     return RateLimitConfig(
-        rate_limit=("minute", get_settings().login_attempts_per_minute),
+        rate_limit=("minute", rate),
         store="rate_limit",
-        identifier_for_request=_login_key,
+        identifier_for_request=key,
         check_throttle_handler=_posts_only,
         middleware_class=FailOpenRateLimit,
     )
+
+
+def login_rate_limit() -> RateLimitConfig:
+    """Login attempts per client address."""
+    return _per_minute(get_settings().login_attempts_per_minute, _login_key)
 
 
 def submission_rate_limit() -> RateLimitConfig:
     """Job submissions per person."""
-    return RateLimitConfig(
-        rate_limit=("minute", get_settings().submissions_per_minute),
-        store="rate_limit",
-        identifier_for_request=_submitter_key,
-        check_throttle_handler=_posts_only,
-        middleware_class=FailOpenRateLimit,
-    )
+    return _per_minute(get_settings().submissions_per_minute, _submitter_key)

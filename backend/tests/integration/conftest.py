@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -31,21 +32,30 @@ def fresh_redis_url(server: EmbeddedRedis) -> str:
     return url
 
 
+@contextmanager
+def running_stack(
+    backend: str, redis_server: EmbeddedRedis, root: Path, *, worker: bool = True, **env: str
+) -> Iterator[Stack]:
+    """A web (and a worker) on a fresh database and Redis database, stopped and dropped afterwards."""
+    database: Database = make_database(backend, root)
+    stack = Stack(root, database, fresh_redis_url(redis_server), **env)
+    try:
+        stack.start_web()
+        if worker:
+            stack.start_worker()
+        yield stack
+    finally:
+        stack.stop()
+        database.drop()
+
+
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def shared_stack(
     request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
     """One web and one worker per backend, shared by the tests that do not disturb processes."""
-    root = tmp_path_factory.mktemp(f"stack-{request.param}")
-    database: Database = make_database(request.param, root)
-    stack = Stack(root, database, fresh_redis_url(redis_server))
-    try:
-        stack.start_web()
-        stack.start_worker()
+    with running_stack(request.param, redis_server, tmp_path_factory.mktemp(f"stack-{request.param}")) as stack:
         yield stack
-    finally:
-        stack.stop()
-        database.drop()
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from backend.tests.conftest import Database, make_database
-from backend.tests.integration.conftest import fresh_redis_url
+from backend.tests.integration.conftest import running_stack
 from backend.tests.integration.stack import Stack, document, event_types
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -30,16 +29,9 @@ def policy_stack(
     """A web and a worker under one deadline policy, on each database."""
     backend, policy = request.param
     root = tmp_path_factory.mktemp(f"deadline-{backend}-{policy}")
-    database: Database = make_database(backend, root)
     env = {} if policy == "stop" else {"QUIRE_DEADLINE_POLICY": policy}  # `stop` is the default
-    stack = Stack(root, database, fresh_redis_url(redis_server), **env)
-    try:
-        stack.start_web()
-        stack.start_worker()
+    with running_stack(backend, redis_server, root, **env) as stack:
         yield stack, policy
-    finally:
-        stack.stop()
-        database.drop()
 
 
 def _at(value: str) -> datetime:

@@ -16,8 +16,7 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader
 
-from backend.tests.conftest import make_database
-from backend.tests.integration.conftest import fresh_redis_url
+from backend.tests.integration.conftest import running_stack
 from backend.tests.integration.stack import Stack
 from backend.tests.scans import degrade, encode, page_images
 from quire.queue.embedded_redis import EmbeddedRedis
@@ -32,17 +31,9 @@ def ocr_stack(
 ) -> Iterator[Stack]:
     """A web and a worker with the offline `local` provider; OCR tries English and German only, for speed."""
     root = tmp_path_factory.mktemp(f"ocr-{request.param}")
-    database = make_database(request.param, root)
-    stack = Stack(
-        root, database, fresh_redis_url(redis_server), QUIRE_MODEL_PROVIDER="local", QUIRE_OCR_LANGUAGES="eng+deu"
-    )
-    try:
-        stack.start_web()
-        stack.start_worker()
+    env = {"QUIRE_MODEL_PROVIDER": "local", "QUIRE_OCR_LANGUAGES": "eng+deu"}
+    with running_stack(request.param, redis_server, root, **env) as stack:
         yield stack
-    finally:
-        stack.stop()
-        database.drop()
 
 
 def _submit(stack: Stack, filename: str, data: bytes, **form: str) -> str:

@@ -21,7 +21,7 @@ import redis
 
 from backend.tests.conftest import make_database
 from backend.tests.documents import docx_bytes
-from backend.tests.integration.conftest import fresh_redis_url
+from backend.tests.integration.conftest import fresh_redis_url, running_stack
 from backend.tests.integration.stack import PASSWORD, Stack, document, event_types, memory_kb
 from quire.queue.embedded_redis import EmbeddedRedis, free_port
 
@@ -542,21 +542,18 @@ def quota_stack(
 ) -> Iterator[Stack]:
     """Low upload limits; each test uploads as people of its own."""
     root = tmp_path_factory.mktemp(f"quota-{request.param}")
-    database = make_database(request.param, root)
-    stack = Stack(
+    with running_stack(
+        request.param,
+        redis_server,
         root,
-        database,
-        fresh_redis_url(redis_server),
+        worker=False,
         QUIRE_MAX_UPLOAD_MB="1",
         QUIRE_UPLOADS_PER_MINUTE="4",
         QUIRE_UPLOAD_MB_PER_MINUTE="1",
         QUIRE_STORAGE_QUOTA_MB="1.2",
         QUIRE_LOGIN_ATTEMPTS_PER_MINUTE="1000",  # each test signs people up and in
-    )
-    stack.start_web()
-    yield stack
-    stack.stop()
-    database.drop()
+    ) as stack:
+        yield stack
 
 
 def _person(stack: Stack, name: str) -> httpx.Client:

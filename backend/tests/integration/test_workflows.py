@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 
 from backend.tests.conftest import Database, make_database
 from backend.tests.documents import make_invoices, render
-from backend.tests.integration.conftest import fresh_redis_url
+from backend.tests.integration.conftest import fresh_redis_url, running_stack
 from backend.tests.integration.fake_openai import API_KEY, FakeOpenAI
 from backend.tests.integration.stack import Stack, document, event_types
 from quire.queue.embedded_redis import EmbeddedRedis
@@ -178,15 +178,8 @@ def local_stack(
 ) -> Iterator[Stack]:
     """A web and a worker with the offline `local` provider, on each database."""
     root = tmp_path_factory.mktemp(f"local-{request.param}")
-    database = make_database(request.param, root)
-    stack = Stack(root, database, fresh_redis_url(redis_server), QUIRE_MODEL_PROVIDER="local")
-    try:
-        stack.start_web()
-        stack.start_worker()
+    with running_stack(request.param, redis_server, root, QUIRE_MODEL_PROVIDER="local") as stack:
         yield stack
-    finally:
-        stack.stop()
-        database.drop()
 
 
 def _invoice_job(stack: Stack, filename: str, data: bytes, content_type: str) -> dict[str, Any]:
