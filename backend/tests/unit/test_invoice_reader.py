@@ -53,9 +53,59 @@ def test_identifiers_phone_numbers_and_bare_numbers_are_not_amounts(text: str) -
 
 
 def test_the_payable_total_beats_a_tax_total_printed_above_it() -> None:
-    result = text_invoice("Total HT  625,00 €\nTotal taxes  46,25 €\nTotal TTC  671,15 €")
+    result = text_invoice("Total HT  624,90 €\nTotal taxes  46,25 €\nTotal TTC  671,15 €")
     assert result["total"] == Decimal("671.15")
     assert result["tax"] == Decimal("46.25")
+    assert result["currency"] == "EUR"
+
+
+def test_a_total_the_printed_subtotal_and_tax_disagree_with_is_left_for_review() -> None:
+    # Given a receipt whose total was misread (36.30 for 30.30): 28.58 + 1.72 does not make it
+    result = text_invoice("Total (Excluding GST):  28.58\nGST payable (6%):  1.72\nTotal (Inclusive of GST):  36.30")
+    # Then no total is given, and a person is asked to look
+    assert result["total"] is None
+    assert "total" in result["needs_review"]
+
+
+def test_a_total_printed_differently_on_another_page_is_left_for_review() -> None:
+    # Given a bill that restates an earlier bill on its second page under the same label
+    words = [Word("TOTAL", 1, 50, 100, 80, 110), Word("46,61", 1, 300, 100, 330, 110),
+             Word("TOTAL", 2, 50, 100, 80, 110), Word("46,76", 2, 300, 100, 330, 110)]  # fmt: skip
+    document = Document(text="TOTAL 46,61\n\nTOTAL 46,76", filename="i.pdf", content_type="application/pdf",
+                        sha256="0", words=tuple(words))  # fmt: skip
+    result = read_invoice(document)
+    # Then neither is given as the total
+    assert result["total"] is None
+    assert "total" in result["needs_review"]
+
+
+def test_the_total_after_cash_rounding_is_the_one_paid() -> None:
+    result = text_invoice("Total :  16.31\nRounding Adj :  -0.01\nBalance Due:  16.30\nPayment (Cash) :  17.00")
+    assert result["total"] == Decimal("16.30")
+
+
+def test_a_rounding_line_without_a_total_below_it_is_added_to_the_total() -> None:
+    result = text_invoice("Grand Total :  87.08\nRounding Adjustment:  0.02\nCash :  100.00")
+    assert result["total"] == Decimal("87.10")
+
+
+def test_a_total_no_page_prints_is_only_offered_for_review() -> None:
+    result = text_invoice("Sub-total  74.04\nGST  4.04\nCash  80.00")
+    assert result["total"] is None
+    assert "total" in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    ("text", "currency"),
+    [("Total RM 71.90", "MYR"), ("TOTAL  RMO.55", "MYR"), ("Total  Rs. 1,250.00", "INR"), ("Total  S$ 12.00", "SGD")],
+)
+def test_currency_symbols_made_of_letters_are_read(text: str, currency: str) -> None:
+    assert text_invoice(text)["currency"] == currency
+
+
+def test_letters_inside_a_word_are_not_a_currency_symbol() -> None:
+    # "RM" in FORMAT and "Rs" in Hours are parts of words
+    result = text_invoice("FORMAT A4  Hours 3\nTotal  12.00 €")
     assert result["currency"] == "EUR"
 
 
@@ -314,3 +364,220 @@ def test_a_german_credit_note_with_the_tax_rate_before_the_tax_word() -> None:
         Decimal("-22.80"),
         Decimal("-142.80"),
     )
+
+
+def test_the_one_date_a_receipt_prints_is_its_date_of_issue() -> None:
+    # Given a photographed receipt, read by OCR without much confidence, whose only date follows a bare "Date"
+    rows = ["KFA SUPPLY SDN BHD", "Date : 27/05/2018 8:07 PM", "Total RM 11.60", "27/05/2018"]
+    words = [
+        Word(token, 1, 20 + 40 * column, 20 * row, 55 + 40 * column, 20 * row + 10, 0.75)
+        for row, text in enumerate(rows)
+        for column, token in enumerate(text.split())
+    ]
+    document = Document(text="\n".join(rows), filename="r.jpg", content_type="image/jpeg", sha256="0",
+                        words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    # Then that date is the date of issue: there is no other date to mistake it for
+    assert read_invoice(document)["issue_date"] == "2018-05-27"
+
+
+def test_a_malaysian_company_form_names_the_vendor_and_a_receipt_title_does_not() -> None:
+    result = text_invoice("SIMPLIFIED TAX INVOICE\nSubang Healthcare Sdn Bhd\nTotal RM 78.10")
+    assert result["vendor"] == "Subang Healthcare Sdn Bhd"
+
+
+@pytest.mark.parametrize(
+    ("text", "currency"),
+    [
+        ("Tax Invoice\nABN : 16 084 165 328\nTotal Inc GST :  $3.00", "AUD"),
+        ("Invoice\nGST/HST Registration 123456789\nTotal  $45.00", "CAD"),
+        ("Invoice\nToronto, Canada\nTotal  $3.99 USD", "USD"),
+        ("Invoice\nToronto, Canada\nTotal  $3.99", "USD"),
+    ],
+)
+def test_a_bare_dollar_sign_is_the_dollar_of_the_country_whose_tax_number_the_page_prints(
+    text: str, currency: str
+) -> None:
+    assert text_invoice(text)["currency"] == currency
+
+
+def test_a_currency_sign_ocr_is_unsure_of_weighs_less_than_one_read_clearly() -> None:
+    # Given a receipt where OCR turned smudges into "¥" twice, and read "RM" clearly once
+    rows = [("¥ 1", 0.3), ("¥ 2", 0.3), ("Total RM 12.00", 0.95)]
+    words = [
+        Word(token, 1, 20 + 60 * column, 20 * row, 70 + 60 * column, 20 * row + 10, confidence)
+        for row, (text, confidence) in enumerate(rows)
+        for column, token in enumerate(text.split())
+    ]
+    document = Document(text="\n".join(t for t, _ in rows), filename="r.jpg", content_type="image/jpeg",
+                        sha256="0", words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    assert read_invoice(document)["currency"] == "MYR"
+
+
+def test_a_label_wrapped_over_two_lines_of_a_narrow_box_reads_the_value_beside_its_first_line() -> None:
+    # Given a grid invoice whose boxes print "SUB" over "TOTAL" and "INVOICE" over "TOTAL"
+    result = page(
+        (400, 500, "SUB"), (480, 500, "830.17"), (400, 512, "TOTAL"),
+        (400, 540, "INVOICE"), (480, 540, "830.17"), (400, 552, "TOTAL"),
+    )  # fmt: skip
+    assert (result["subtotal"], result["total"]) == (Decimal("830.17"), Decimal("830.17"))
+
+
+def test_income_tax_withheld_is_taken_off_the_total_and_the_taxed_base_is_not_a_tax() -> None:
+    # Given a Spanish freelancer's invoice: 92,00 + IGIC 6,44 - IRPF 13,80 withheld = 84,64 to be paid
+    result = text_invoice(
+        "Base imponible  92,00\nI.G.I.C. - Base  92,00\nI.G.I.C. - Cuota  6,44\nI.R.P.F. - Cuota  13,80\n"
+        "Importe líquido  84,64"
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("92.00"), Decimal("6.44"), Decimal("84.64"))
+    assert result["checks"]["totals_add_up"] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "currency"),
+    [
+        ("Kedai Contoh Sdn Bhd\nNo 5, Jalan Maju\n43000 Kajang, Malaysia\nTotal 12.50", "MYR"),
+        ("Bright Paper Pty Ltd\nTotal 30.00", "AUD"),
+        ("Harbour Supply Co.\n12 Dock Road\nMedford, OR 97501\nInvoice Total 140.84", "USD"),
+        ("Beispiel Werkzeuge\n12345 Musterstadt\nDeutschland / Germany\nGesamtbetrag 571,04", "EUR"),
+    ],
+)
+def test_without_a_currency_sign_the_currency_of_the_country_the_page_names_is_offered_for_review(
+    text: str, currency: str
+) -> None:
+    result = text_invoice(text)
+    assert result["currency"] == currency
+    assert "currency" in result["needs_review"]
+
+
+def test_countries_that_disagree_name_no_currency_and_a_country_in_a_sentence_is_no_address() -> None:
+    both = "Harbour Supply\nMedford, OR 97501\nBilled to: Acme, London SW1A 1AA\nTotal 10.00"
+    assert text_invoice(both)["currency"] is None
+    assert text_invoice("Mugs made in China\nTotal 10.00")["currency"] is None
+
+
+def test_the_country_the_page_names_decides_day_first() -> None:
+    # Given a Malaysian receipt with 11/08/2017, which only the country tells apart from 8 November
+    result = text_invoice("Subang Pharmacy Sdn Bhd\n47500 Subang Jaya, Malaysia\nDate: 11/08/2017\nTotal 78.10")
+    assert result["issue_date"] == "2017-08-11"
+
+
+def test_ocr_misreadings_of_a_company_form_are_spelled_as_the_form() -> None:
+    assert text_invoice("FOUR QUARTERS SUN BHD\nTotal RM 43.90")["vendor"] == "FOUR QUARTERS SDN BHD"
+    assert text_invoice("SUBANG HEALTHCARE SDM BHD\nTotal RM 78.10")["vendor"] == "SUBANG HEALTHCARE SDN BHD"
+    assert text_invoice("LEE & SON BHD\nTotal RM 5.00")["vendor"] == "LEE & SON BHD"
+
+
+def test_a_receipt_that_prints_one_date_at_its_foot_is_dated_by_it() -> None:
+    lines = ["KEDAI RUNCIT MAJU", "Item A   2.00", "Item B   3.00", "TOTAL   5.00", "Cash   10.00", "Change   5.00",
+             "Thank you", "Please come again", "Goods are not returnable", "Rabu, 25-05-2017 Time 21:51"]  # fmt: skip
+    assert text_invoice("\n".join(lines))["issue_date"] == "2017-05-25"
+
+
+def test_tax_printed_per_rate_is_added_up_and_one_rates_gross_is_not_the_total() -> None:
+    # Given a German invoice with a net/tax/gross block per rate and no tax total
+    result = text_invoice(
+        "Rechnung Nr. 2024-17\nNettobetrag 7%:  275,00\nUSt 7%:  19,25\nBruttobetrag 7%:  294,25\n"
+        "Nettobetrag 19%:  200,00\nUSt 19%:  38,00\nBruttobetrag 19%:  238,00\nNettobetrag gesamt:  475,00\n"
+        "Zahlbetrag:  532,25"
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("475.00"),
+        Decimal("57.25"),
+        Decimal("532.25"),
+    )
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_the_amount_a_tax_rate_is_levied_on_is_not_the_tax() -> None:
+    result = text_invoice(
+        "Rechnung Nr. 88\nNettobetrag:  475,00 EUR\nMwSt 7% auf 275,00:  19,25 EUR\nMwSt 19% auf 200,00:  38,00 EUR\n"
+        "Gesamtbetrag:  532,25 EUR"
+    )
+    assert (result["tax"], result["total"]) == (Decimal("57.25"), Decimal("532.25"))
+
+
+def test_one_rates_tax_line_alone_is_left_for_review() -> None:
+    # Given a bill that prints two tax lines, no tax total and no net amount: neither line is the tax
+    result = text_invoice("Factura 88\nIGIC reducido  1,34 €\nIGIC normal  0,05 €\nTotal importe factura  46,61 €")
+    assert result["tax"] is None
+    assert "tax" in result["needs_review"]
+    assert result["total"] == Decimal("46.61")
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        ("Tax Invoice No. TI-00045\nTotal 10.00", "invoice_number", "TI-00045"),
+        ("Importe bruto  92,00\nIGIC 7%  6,44\nTotal factura  98,44", "subtotal", Decimal("92.00")),
+    ],
+)
+def test_more_label_synonyms(text: str, field: str, expected: object) -> None:
+    assert text_invoice(text)[field] == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "number"),
+    [
+        ("Rg.-Nr.: 2024-0815", "2024-0815"),
+        ("Re.-Nr. 4711", "4711"),
+        ("Rechn.-Nr.: 12345", "12345"),
+        ("Dokumentnummer: 55501", "55501"),
+        ("Inv. No. 4410", "4410"),
+        ("Fact. n° 2024-88", "2024-88"),
+        ("Nr. faktury: 12/2024", "12/2024"),
+    ],
+)
+def test_abbreviated_invoice_number_labels(line: str, number: str) -> None:
+    assert (
+        text_invoice(f"Beispiel GmbH\n{line}\nDatum: 12.03.2024\nGesamtbetrag: 100,00 EUR")["invoice_number"] == number
+    )
+
+
+def ocr_receipt(*rows: tuple[str, float]) -> dict[str, Any]:
+    """A receipt read by OCR: one phrase a row, each word with the row's confidence."""
+    words = [
+        Word(token, 1, 20 + 60 * column, 20 * row, 70 + 60 * column, 20 * row + 10, confidence)
+        for row, (text, confidence) in enumerate(rows)
+        for column, token in enumerate(text.split())
+    ]
+    document = Document(text="\n".join(t for t, _ in rows), filename="r.jpg", content_type="image/jpeg",
+                        sha256="0", words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    return read_invoice(document)
+
+
+def test_a_label_ocr_misread_one_letter_of_is_still_the_label() -> None:
+    result = ocr_receipt(("SUB-TOTAL 11.32", 0.9), ("GST 0.68", 0.9), ("TATAL 12.00", 0.9))
+    assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("11.32"), Decimal("0.68"), Decimal("12.00"))
+
+
+def test_a_word_one_letter_added_to_a_label_and_a_text_layer_are_not_repaired() -> None:
+    # "Totals" is a word of its own; a PDF's text layer prints what it means
+    assert ocr_receipt(("Totals 12.00", 0.9))["total"] is None
+    assert text_invoice("TATAL 12.00")["total"] is None
+
+
+def test_sums_that_add_up_for_one_part_of_a_bill_do_not_vouch_for_a_total_a_larger_amount_due_follows() -> None:
+    # Given a bill whose current period adds up to 119,00 while the amount due below it also settles last year
+    result = text_invoice(
+        "Rechnung Nr. 4711\nNettobetrag  100,00 EUR\nUSt 19%  19,00 EUR\nBruttobetrag  119,00 EUR\n"
+        "Nachzahlung Vorjahr  131,00 EUR\nZahlbetrag  250,00 EUR"
+    )
+    assert result["total"] is None
+    assert "total" in result["needs_review"]
+
+
+def test_the_copyright_holder_in_the_footer_is_the_issuer() -> None:
+    result = page(
+        (40, 60, "Invoice"), (40, 80, "Invoice number 4411"), (300, 60, "Bill to"), (300, 73, "Customer Works"),
+        (40, 300, "Amount due $20.00"), (40, 760, "© 2024 Skyfarer Video Communications, Inc. All rights reserved."),
+    )  # fmt: skip
+    assert result["vendor"] == "Skyfarer Video Communications, Inc."
+
+
+def test_the_buyer_block_ends_where_its_lines_stop_so_a_footer_below_it_can_name_the_issuer() -> None:
+    # Given a bill-to block at the top and, far below in the same column, the issuer's legal footer
+    result = page(
+        (40, 60, "INVOICE"), (300, 60, "Bill to"), (300, 73, "Jane Doe"), (40, 300, "Total £20.00"),
+        (40, 760, "Brightwater Energy Ltd, Registered in England and Wales No. 01234567"),
+    )  # fmt: skip
+    assert result["vendor"] == "Brightwater Energy Ltd"

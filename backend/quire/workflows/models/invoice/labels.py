@@ -17,16 +17,17 @@ from quire.workflows.models.invoice.values import fold
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
 _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
-        ("en", r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\s*(?:no\.?|#)|invoice|bill\s*(?:no\.?|number)|"
+        ("en", r"(?:tax\s+|vat\s+|gst\s+|commercial\s+|pro\s*-?\s*forma\s+)invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|"
+                    r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\.?\s*(?:no\.?|#|number)|invoice|bill\s*(?:no\.?|number)|"
                     r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?"),
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
-                    r"gutschrift\s*(?:nr\.?|nummer)?"),
-        ("fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|avoir\s*(?:n[°ºo]\.?)?"),
+                    r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)"),
+        ("fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|fact\.\s*n[°ºo]\.?|avoir\s*(?:n[°ºo]\.?)?"),
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?"),
         ("es", r"(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)?"),
         ("it", r"(?:n[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?"),
-        ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\s+faktury"),
+        ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury"),
         ("pt", r"(?:n[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?fatura|fatura\s*(?:n[°ºo]\.?|n[uú]mero)?|nota\s+fiscal\s*(?:n[°ºo]\.?)?|nf-?e\s*n[°ºo]\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
@@ -60,13 +61,13 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"erapaiva|maksettava\s+viimeistaan"),
     ],
     "subtotal": [
-        ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total\s+(?:excl\.?|excluding|before|ex\.?)\s*(?:vat|tax|gst)?|"
+        ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|taxable\s+amount|total\s+(?:ht|h\.t\.)"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
         ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
         ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw"),
-        ("es", r"base\s+imponible|subtotal|importe\s+neto|total\s+neto|suma"),
+        ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|suma"),
         ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
         ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
         ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo"),
@@ -81,7 +82,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:zzgl\.?\s+|zuz[uü]glich\s+|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer"),
         ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?"),
         ("nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
-        ("es", r"(?:total\s+|cuota\s+)?(?:iva|igic)|impuestos?"),
+        ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?"),
         ("it", r"(?:totale\s+)?(?:iva|imposta)"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|vat"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
@@ -91,13 +92,15 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
                     r"due\s+payable|payable\s+amount|invoice\s+amount|balance\s+due|grand\s+total|"
-                    r"total\s+(?:incl\.?|including)\s*(?:vat|tax|gst)?|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total"),
+                    r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
+                    r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total"),
         ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
         ("fr", r"total\s+t\.?t\.?c\.?|montant\s+t\.?t\.?c\.?|net\s+[aà]\s+payer|total\s+[aà]\s+payer|montant\s+total|"
                     r"total\s+g[eé]n[eé]ral|total"),
         ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen)|te\s+betalen|totaalbedrag|totaal"),
-        ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+total|total"),
+        ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+total|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
+                    r"total\s+l[ií]quido|total"),
         ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+totale|totale"),
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem"),
         ("pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
@@ -106,7 +109,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
-        ("en", r"freight|shipping(?:\s+(?:and|&)\s+handling)?|delivery(?:\s+charge)?|handling|postage|surcharge"),
+        ("en", r"freight|shipping(?:\s+(?:and|&)\s+handling)?|delivery(?:\s+charge)?|handling|postage|surcharge|"
+                    r"service\s+(?:charge|chg)\.?|tips?|gratuity"),
         ("de", r"versand(?:kosten)?|fracht(?:kosten)?|porto|verpackung(?:skosten)?|lieferkosten"),
         ("fr", r"frais\s+de\s+(?:port|livraison|transport)|port|livraison"),
         ("nl", r"verzend(?:kosten)?|bezorg(?:kosten)?|verzending"),
@@ -114,6 +118,37 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"(?:spese\s+di\s+)?(?:spedizione|trasporto)"),
         ("pl", r"(?:koszt\s+)?(?:dostawy|wysy[lł]ki)"),
         ("pt", r"frete|portes"),
+    ],
+    # Amounts taken off between the subtotal and the total.
+    "discount": [
+        ("en", r"(?:less\s+)?discount|rebate"),
+        ("de", r"rabatt|skonto|nachlass"),
+        ("fr", r"remise|rabais|escompte"),
+        ("nl", r"korting"),
+        ("es", r"descuento"),
+        ("it", r"sconto"),
+        ("pl", r"rabat|upust"),
+        ("pt", r"desconto"),
+    ],
+    # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
+    "withholding": [
+        ("es", r"(?:retenci[oó]n\s+)?i\.?r\.?p\.?f\.?(?:\s*-?\s*cuota)?|retenci[oó]n"),
+        ("it", r"ritenuta(?:\s+d['\u2019]\s*acconto)?"),
+        ("pt", r"reten[cç][aã]o(?:\s+na\s+fonte)?|irrf"),
+        ("en", r"withholding(?:\s+tax)?|tax\s+withheld"),
+    ],
+    # Cash rounding (to 0.05, or to a whole krona): the amount paid is the total after it.
+    "rounding": [
+        ("en", r"rounding(?:\s+(?:adj\.?|adjustment|amount|diff\.?|difference))?|round(?:ing)?\s*off"),
+        ("de", r"rundung(?:sdifferenz|sbetrag)?"),
+        ("fr", r"arrondi"),
+        ("nl", r"afronding(?:sverschil)?"),
+        ("es", r"redondeo"),
+        ("it", r"arrotondamento"),
+        ("pl", r"zaokr[aą]glenie"),
+        ("pt", r"arredondamento"),
+        ("sv", r"(?:ore)?s?avrundning|afrunding|avrunding"),
+        ("fi", r"pyoristys"),
     ],
     "vendor": [
         ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
@@ -170,6 +205,7 @@ PAYABLE = re.compile(
     r"te\s+betalen|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota|"
     r"att\s+betala|at\s+betale|a\s+betale|maksettava"
 )
+_BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 _OF = re.compile(r"(?:der|des|of|de|del|della|van|du)\s+[a-z]")
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 
@@ -195,7 +231,8 @@ def _compile() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
 
 _TABLE = _compile()
 # Fields tried in this order: more specific fields first where their labels share words.
-ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "total", "charge", "vendor", "buyer")
+ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "rounding", "total", "charge", "discount",
+         "withholding", "vendor", "buyer")  # fmt: skip
 
 
 @lru_cache(maxsize=8192)
@@ -223,6 +260,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
             if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
+            if field in ("tax", "withholding") and _BASE.match(folded[match.end() :]):
+                weight = 0.3  # "I.G.I.C. - Base 92,00", "IVA base imponible": the amount taxed, not the tax
             best = LabelMatch(
                 field,
                 language,
@@ -233,3 +272,32 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
         if best is not None:
             found.append(best)
     return tuple(sorted(found, key=lambda m: -len(m.label)))
+
+
+# The first words of amount and date labels, which OCR misreads by one letter ("TATAL", "ROUNRING", "Tota2").
+_OCR_HEADS = ("total", "subtotal", "rounding", "amount", "balance", "invoice", "receipt", "netto", "brutto", "summe",
+              "gesamt", "betrag", "rechnung", "datum", "importe", "factura", "fattura", "facture", "montant",
+              "totaal", "bedrag")  # fmt: skip
+
+
+def _one_letter_off(a: str, b: str) -> bool:
+    """True when `a` is `b` with one character read as another; a letter added or dropped is not counted,
+    since that makes other words ("Totals", "Summer")."""
+    return len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) == 1
+
+
+def ocr_repaired(text: str) -> str | None:
+    """The phrase with its first word spelled as the label word OCR misread one letter of, or None when the
+    first word is no such misreading. Only words of five letters or more: shorter ones are too often words."""
+    first, _, rest = text.partition(" ")
+    head = re.match(r"[^\W_]+", first)
+    if head is None or len(head.group(0)) < 5:
+        return None
+    word = fold(head.group(0))
+    if word in _OCR_HEADS:
+        return None
+    for label in _OCR_HEADS:
+        if _one_letter_off(word, label):
+            spelled = label.upper() if head.group(0).isupper() else label
+            return f"{spelled}{first[head.end() :]} {rest}".rstrip()
+    return None

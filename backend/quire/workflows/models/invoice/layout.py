@@ -85,10 +85,17 @@ def _phrases(row: list[Word], line: int) -> list[Phrase]:
             x1=max(w.x1 for w in group),
             y1=max(w.y1 for w in group),
             line=line,
-            confidence=min(w.confidence for w in group),
+            confidence=_confidence(group),
         )
         for group in groups
     ]
+
+
+def _confidence(group: list[Word]) -> float:
+    """How sure OCR is of a phrase: its least certain word, leaving out marks with no letter or digit
+    (`=`, `:`, `|`), which OCR reads unsurely and which change no value."""
+    telling = [w.confidence for w in group if any(ch.isalnum() for ch in w.text)]
+    return min(telling or [w.confidence for w in group])
 
 
 def lines_from_words(words: Iterable[Word]) -> list[Line]:

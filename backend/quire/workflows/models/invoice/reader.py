@@ -12,19 +12,23 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.labels import LabelMatch, match_labels
+from quire.workflows.models.invoice.labels import LabelMatch, match_labels, ocr_repaired
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
+    Amount,
     amounts_in,
     bank_currency,
+    country_currency,
     currencies_in,
     dates_in,
     day_first_votes,
     decimal_mark_of,
+    dollar_currency,
     fold,
     is_identifier_context,
 )
@@ -33,10 +37,23 @@ from quire.workflows.models.invoice.vendor import find_vendor
 ABSTAIN_BELOW = 0.5
 REVIEW_BELOW = 0.75
 AMOUNT_FIELDS = ("subtotal", "tax", "total")
+ADJUSTMENTS = ("charge", "discount", "withholding", "rounding")
+# Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
+_MAX_ROUNDING = Decimal("0.5")
 DATE_FIELDS = ("issue_date", "due_date")
 _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 _CENT = Decimal("0.01")
+# A tax label that names the sum of the tax lines rather than the tax at one rate.
+# A tax rate and the amount it is levied on: "19% auf 200,00", "7% of 275.00", "3 % s/ 37,42", "21% sobre 100".
+_RATE_BASE = re.compile(
+    r"\d{1,2}(?:[.,]\d{1,2})?\s*%\s*(?:auf|von|on|of|over|sur|s/|su|sobre|op|over|de|od|na|z)\s+"
+    r"(?:[A-Z]{3}\s?|[€$£]\s?)?-?\d[\d.,'\u00a0 ]*\d(?:\s?(?:[A-Z]{3}|[€$£]))?(?![\d.,]*\s*%)",
+    re.I,
+)
+# Per-rate tax lines further apart than this belong to different blocks (a VAT table and a footer).
+_TAX_BLOCK_LINES = 8
+_TAX_SUM = re.compile(r"total|summe|gesamt|betrag|totaal|totale|razem|yhteensa|\bi\s+alt\b|insgesamt|sum\b")
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
@@ -115,7 +132,9 @@ def _invoice_number(text: str, numbered: bool = False) -> str | None:
 
 
 def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = False) -> Any:
-    if field in AMOUNT_FIELDS or field == "charge":
+    if field == "tax":
+        text = _RATE_BASE.sub(" ", text)  # "MwSt 19% auf 200,00": the amount taxed, not the tax
+    if field in AMOUNT_FIELDS or field in ADJUSTMENTS:
         found = amounts_in(text, mark)
         return found[-1] if found else None
     if field in DATE_FIELDS:
@@ -130,13 +149,39 @@ Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
 
 
 def _labelled(lines: list[Line]) -> Labelled:
-    """Every phrase that starts with a label, with its line index and its labels, the longest first."""
-    return [
-        (index, phrase, matches)
-        for index, line in enumerate(lines)
-        for phrase in line.phrases
-        if (matches := match_labels(phrase.text))
-    ]
+    """Every phrase that starts with a label, with its line index and its labels, the longest first; a label
+    wrapped over two lines of a narrow box ("SUB" over "TOTAL") counts as one."""
+    found: Labelled = []
+    for index, line in enumerate(lines):
+        for phrase in line.phrases:
+            matches = match_labels(phrase.text)
+            if not matches and phrase.confidence < 1.0 and (repaired := ocr_repaired(phrase.text)) is not None:
+                matches = match_labels(repaired)  # OCR read "TATAL 78.10": the label as printed, the value as read
+            wrapped = _wrapped_label(lines, index, phrase)
+            if wrapped is not None and len(wrapped[1][0].label) > max((len(m.label) for m in matches), default=0):
+                found.append((index, *wrapped))
+            elif matches:
+                found.append((index, phrase, matches))
+    return found
+
+
+def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phrase, tuple[LabelMatch, ...]] | None:
+    """A one-word phrase and the word left-aligned just under it, when together they are a whole label and
+    nothing else: the label of the value to the right of the first line."""
+    if index + 1 >= len(lines) or not re.fullmatch(r"[^\W\d_]{2,12}", phrase.text):
+        return None
+    below = lines[index + 1]
+    if below.page != phrase.page or below.y0 - phrase.y1 > phrase.height:
+        return None
+    for other in below.phrases:
+        if abs(other.x0 - phrase.x0) <= 2 and re.fullmatch(r"[^\W\d_]{2,12}:?", other.text):
+            joined = f"{phrase.text} {other.text}"
+            matches = match_labels(joined)
+            if matches and not matches[0].rest and matches[0].field in (*AMOUNT_FIELDS, *DATE_FIELDS):
+                box = Phrase(joined, phrase.page, min(phrase.x0, other.x0), phrase.y0, max(phrase.x1, other.x1),
+                             other.y1, phrase.line, min(phrase.confidence, other.confidence))  # fmt: skip
+                return box, matches
+    return None
 
 
 def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: bool) -> dict[str, list[Candidate]]:
@@ -207,8 +252,38 @@ def _amount_value(candidate: Candidate | None) -> Decimal | None:
 
 
 def _charges(found: dict[str, list[Candidate]]) -> Decimal:
-    """Freight, shipping and the like, each printed amount counted once: what lies between subtotal + tax and total."""
-    return sum({c.value.value for c in found.get("charge", []) if c.score >= ABSTAIN_BELOW}, Decimal(0))
+    """Freight, shipping and the like less discounts and withheld income tax, each printed amount counted once:
+    what lies between subtotal + tax and total."""
+    added = {c.value.value for c in found.get("charge", []) if c.score >= ABSTAIN_BELOW}
+    taken = {
+        abs(c.value.value) for f in ("discount", "withholding") for c in found.get(f, []) if c.score >= ABSTAIN_BELOW
+    }
+    return sum(added, Decimal(0)) - sum(taken, Decimal(0))
+
+
+def _after_rounding(
+    lines: list[Line], labelled: Labelled, found: dict[str, list[Candidate]], total: Candidate | None
+) -> tuple[Candidate, str] | None:
+    """The total as paid when a cash-rounding line follows it ("Total 16.31 / Rounding Adj -0.01 / Balance Due
+    16.30"): the total-class amount on the lines just below the rounding line, or the total plus the rounding."""
+    if total is None:
+        return None
+    rounding_lines = [i for i, _, matches in labelled if matches[0].field == "rounding" and i > total.line]
+    for index in rounding_lines:
+        if index - total.line > 3 or lines[index].page != lines[total.line].page:
+            continue
+        below = [
+            c for field in ("total", "subtotal") for c in found.get(field, [])
+            if index < c.line <= index + 3 and lines[c.line].page == lines[index].page
+        ]  # fmt: skip
+        for candidate in sorted(below, key=lambda c: c.line):
+            if 0 < abs(candidate.value.value - total.value.value) <= _MAX_ROUNDING:
+                return candidate, candidate.source.text
+        for rounding in (c for c in found.get("rounding", []) if c.line == index):
+            if 0 < abs(rounding.value.value) <= _MAX_ROUNDING:
+                paid = Amount(total.value.value + rounding.value.value, total.value.currency)
+                return Candidate("total", paid, total.score, total.label, rounding.source, index), "total + rounding"
+    return None
 
 
 def _adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal) -> bool:
@@ -216,7 +291,7 @@ def _adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal) -> bo
 
 
 def _choose_amounts(
-    found: dict[str, list[Candidate]], line_count: int, charges: Decimal
+    found: dict[str, list[Candidate]], line_count: int, charges: Decimal, tax_sums: list[Candidate]
 ) -> dict[str, tuple[Candidate | None, float]]:
     """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up."""
     options: dict[str, list[tuple[Candidate | None, float]]] = {}
@@ -224,7 +299,7 @@ def _choose_amounts(
     largest = max((c.value.value for c in totals), default=None)
     for field in AMOUNT_FIELDS:
         ranked: dict[Decimal, tuple[Candidate, float]] = {}
-        for candidate in found.get(field, []):
+        for candidate in found.get(field, []) + (tax_sums if field == "tax" else []):
             rank = candidate.score
             if field == "total":
                 rank += 0.1 * candidate.line / max(line_count, 1)
@@ -254,6 +329,63 @@ def _choose_amounts(
     return dict(zip(AMOUNT_FIELDS, chosen, strict=True))
 
 
+TaxSum = tuple[Candidate, frozenset[int]]
+
+
+def _tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
+    """Tax printed per rate on lines near each other ("USt 7%: 19,25" ... "USt 19%: 38,00") added up, each
+    with the lines it sums: a candidate for the tax when the page prints no tax total."""
+    per_line: dict[int, Candidate] = {}
+    for candidate in found.get("tax", []):
+        if candidate.score < ABSTAIN_BELOW or _TAX_SUM.search(fold(candidate.label.text)):
+            continue
+        if candidate.line not in per_line or per_line[candidate.line].score < candidate.score:
+            per_line[candidate.line] = candidate
+    clusters: list[list[Candidate]] = []
+    for line in sorted(per_line):
+        candidate = per_line[line]
+        last = clusters[-1][-1] if clusters else None
+        if last is not None and last.label.page == candidate.label.page and line - last.line <= _TAX_BLOCK_LINES:
+            clusters[-1].append(candidate)
+        else:
+            clusters.append([candidate])
+    sums: list[TaxSum] = []
+    for cluster in clusters:
+        distinct = {c.value.value: c for c in cluster}  # the same tax printed twice counts once
+        if len(distinct) < 2:
+            continue
+        first, last = cluster[0], cluster[-1]
+        summed = sum(distinct, Decimal(0))
+        score = 0.95 * min(c.score for c in cluster)
+        whole = Candidate("tax", Amount(summed, first.value.currency), score, first.label, last.source, last.line)
+        sums.append((whole, frozenset(c.line for c in cluster)))
+    return sums
+
+
+def _per_rate_tax(
+    chosen: dict[str, tuple[Candidate | None, float]], sums: list[TaxSum], charges: Decimal
+) -> tuple[Candidate | None, float]:
+    """One rate's tax line chosen as the tax while the page prints others beside it is only part of the tax:
+    unless subtotal + that line = total, it is left for review."""
+    tax, confidence = chosen["tax"]
+    if tax is None or not any(tax.line in lines and tax is not whole for whole, lines in sums):
+        return tax, confidence
+    sub, total = (_amount_value(chosen[f][0]) for f in ("subtotal", "total"))
+    if sub is not None and total is not None and _adds_up(sub, tax.value.value, total, charges):
+        return tax, confidence
+    return tax, min(confidence, ABSTAIN_BELOW - 0.05)
+
+
+def _currency_sightings(lines: list[Line]) -> dict[str, float]:
+    """Each currency printed, counted by how sure the reading was: a `¥` OCR found in a smudge weighs little
+    beside the `RM` printed with every amount."""
+    seen: dict[str, float] = {}
+    for phrase in (p for line in lines for p in line.phrases):
+        for code in currencies_in(phrase.text):
+            seen[code] = seen.get(code, 0.0) + phrase.confidence
+    return seen
+
+
 def _decide_day_first(lines: list[Line], language: str, currency: str | None) -> bool:
     texts = [line.text for line in lines]
     day, month = day_first_votes(texts)
@@ -268,21 +400,38 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     """Fields, evidence, checks and the fields to review, from the lines of an invoice."""
     text = "\n".join(line.text for line in lines)
     mark = decimal_mark_of(text) or "."
-    currencies = Counter(currencies_in(text))
-    currency = currencies.most_common(1)[0][0] if currencies else None
+    currencies = _currency_sightings(lines)
+    currency = max(currencies, key=lambda code: currencies[code]) if currencies else None
+    country = country_currency(p.text for line in lines for p in line.phrases)
+    if currency is not None and country is not None and currency != country and currencies[currency] < 1.0:
+        currency = None  # one unsure sighting (OCR's `€` in a smudge) against the country the page names
     labelled = _labelled(lines)
     languages = Counter(matches[0].language for _, _, matches in labelled)
     language = languages.most_common(1)[0][0] if languages else "en"
-    day_first = _decide_day_first(lines, language, currency)
+    day_first = _decide_day_first(lines, language, currency or country)
     found = _candidates(lines, labelled, mark, day_first)
 
     chosen: dict[str, tuple[Candidate | None, float]] = {
         field: _best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
     }
     charges = _charges(found)
-    chosen.update(_choose_amounts(found, len(lines), charges))
+    sums = _tax_sums(found)
+    chosen.update(_choose_amounts(found, len(lines), charges, [whole for whole, _ in sums]))
+    rounded = _after_rounding(lines, labelled, found, chosen["total"][0])
+    if rounded is not None:
+        before = chosen["total"][0]
+        assert before is not None
+        charges += rounded[0].value.value - before.value.value
+        chosen["total"] = (rounded[0], chosen["total"][1])
+    chosen["tax"] = _per_rate_tax(chosen, sums, charges)
     if chosen["issue_date"][0] is None:
         chosen["issue_date"] = _first_date(lines, day_first)
+    if chosen["issue_date"][0] is None:
+        chosen["issue_date"] = _lone_date(lines, day_first)
+    issue, confidence = chosen["issue_date"]
+    if issue is not None and chosen["due_date"][0] is None and _only_date(lines, day_first) == issue.value:
+        # A receipt prints one date, perhaps twice: with no other date to mistake it for, it is the date of issue.
+        chosen["issue_date"] = (issue, max(confidence, 0.65))
 
     values: dict[str, Any] = {}
     fields: dict[str, dict[str, Any]] = {}
@@ -294,15 +443,31 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         fields[field] = candidate.evidence(min(confidence, 1.0), has_layout)
 
     checks = _check_and_derive(values, fields, charges)
+    doubtful = checks["totals_add_up"] is False or _contradicted(found, chosen, charges)
+    confirmed = checks["totals_add_up"] and all(chosen[f][0] is not None for f in AMOUNT_FIELDS)
+    if not confirmed and _rivalled(found, chosen["total"][0]):
+        doubtful = True
+    if _outranked(found, chosen["total"][0], rounded is not None):
+        doubtful = True
+    if "total" in fields and doubtful:
+        # A wrong total is the worst answer this reader can give: when the amounts disagree, a person decides.
+        fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
     total_candidate = chosen["total"][0]
     if total_candidate is not None and total_candidate.value.currency:
         currency = total_candidate.value.currency
+    if currency == "USD":
+        currency = dollar_currency(text) or currency
     if currency:
         values["currency"] = currency
-        fields["currency"] = evidence(0.9 if currencies[currency] > 1 else 0.7, currency)
+        seen = currencies.get(currency, 1.0)  # 1.0: the total's own sign, or a bare "$" read as its country's dollar
+        fields["currency"] = evidence(0.9 if seen > 1.5 else 0.7 if seen >= 0.3 else 0.45, currency)
     elif banked := bank_currency(text):
         values["currency"] = banked
         fields["currency"] = evidence(0.6, f"IBAN {banked}")
+    elif country is not None:
+        # No currency printed: the one of the country the addresses and company forms name, for review.
+        values["currency"] = country
+        fields["currency"] = evidence(0.55, f"country {country}")
     vendor = find_vendor(lines)
     if vendor is not None:
         name, confidence, phrase = vendor
@@ -310,6 +475,61 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         where = (phrase.page, list(phrase.bbox)) if has_layout else (None, None)
         fields["vendor"] = evidence(confidence, phrase.text, *where)
     return {"values": values, "fields": fields, "checks": checks, "language": language}
+
+
+def _contradicted(
+    found: dict[str, list[Candidate]], chosen: dict[str, tuple[Candidate | None, float]], charges: Decimal
+) -> bool:
+    """True when the best printed subtotal and tax, left out of the choice, do not add up to the chosen total
+    ("Total (excl. GST) 28.58 / GST 1.72 / Total 36.30": one of them was misread)."""
+    total = chosen["total"][0]
+    if total is None or (chosen["subtotal"][0] is not None and chosen["tax"][0] is not None):
+        return False
+    best = {  # the phrase the total was read from is not also its subtotal ("Net Total" after a rounding line)
+        field: max(
+            (c for c in found.get(field, []) if c.score >= 0.3 and c.source is not total.source),
+            key=lambda c: c.score,
+            default=None,
+        )
+        for field in ("subtotal", "tax")
+    }
+    sub, tax = (chosen[f][0] or best[f] for f in ("subtotal", "tax"))
+    if sub is None or tax is None:
+        return False
+    return not _adds_up(sub.value.value, tax.value.value, total.value.value, charges)
+
+
+def _rivalled(found: dict[str, list[Candidate]], total: Candidate | None) -> bool:
+    """True when another page prints a different amount under as strong a total label (a bill that restates
+    earlier bills, a bundle of invoices): without sums that add up, nothing tells which one is owed."""
+    if total is None:
+        return False
+    return any(
+        c.value.value != total.value.value and c.label.page != total.label.page and c.score >= total.score - 0.05
+        for c in found.get("total", [])
+    )
+
+
+def _outranked(found: dict[str, list[Candidate]], total: Candidate | None, rounded: bool) -> bool:
+    """True when a larger amount follows the chosen total on its page under as strong a total label: sums
+    that add up may belong to one part of the bill (a rate, a period), while the amount due comes last."""
+    if total is None or rounded:
+        return False
+    return any(
+        c.value.value > total.value.value
+        and c.line > total.line
+        and c.label.page == total.label.page
+        and c.score >= total.score
+        and c.label.text != total.label.text
+        for c in found.get("total", [])
+    )
+
+
+def _only_date(lines: list[Line], day_first: bool) -> date | None:
+    """The one date a document prints, or None when it prints none or several."""
+    phrases = [p.text for line in lines for p in line.phrases if not is_identifier_context(p.text)]
+    printed = {d.value for text in phrases for d in dates_in(text, day_first)}
+    return printed.pop() if len(printed) == 1 else None
 
 
 def _first_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, float]:
@@ -321,6 +541,20 @@ def _first_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, f
             dates = dates_in(phrase.text, day_first)
             if dates and not is_identifier_context(phrase.text):
                 return Candidate("issue_date", dates[0].value, 0.5, phrase, phrase, index), 0.5
+    return None, 0.0
+
+
+def _lone_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, float]:
+    """The one date a document prints, wherever it stands (a receipt prints it at the foot, beside the time):
+    with no other date to mistake it for, it is the date of issue."""
+    only = _only_date(lines, day_first)
+    if only is None:
+        return None, 0.0
+    for index, line in enumerate(lines):
+        for phrase in line.phrases:
+            printed = dates_in(phrase.text, day_first)
+            if not is_identifier_context(phrase.text) and any(d.value == only for d in printed):
+                return Candidate("issue_date", only, 0.65, phrase, phrase, index), 0.65
     return None, 0.0
 
 
@@ -338,7 +572,8 @@ def _check_and_derive(
         fields["tax"] = evidence(0.6, "total - subtotal" + (" - charges" if charges else ""))
     elif total is None and sub is not None and tax is not None:
         values["total"] = total = sub + tax + charges
-        fields["total"] = evidence(0.55, "subtotal + tax" + (" + charges" if charges else ""))
+        # A total the page does not print is offered for review only: rounding, fees or a deposit may lie between.
+        fields["total"] = evidence(0.45, "subtotal + tax" + (" + charges" if charges else ""))
     elif sub is None and total is not None and tax is not None and abs(tax) < abs(total):
         values["subtotal"] = sub = total - charges - tax
         fields["subtotal"] = evidence(0.45, "total - tax" + (" - charges" if charges else ""))

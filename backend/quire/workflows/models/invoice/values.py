@@ -15,6 +15,7 @@ from datetime import date
 from decimal import Decimal
 from functools import cache
 
+from babel import Locale
 from babel.dates import get_month_names
 from babel.numbers import NumberFormatError, get_territory_currencies, parse_decimal
 
@@ -22,16 +23,23 @@ LANGUAGES = ("en", "de", "fr", "nl", "es", "it", "pl", "pt", "sv", "da", "nb", "
 _SPACES = "\u00a0\u202f\u2009 "
 
 CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "R$": "BRL", "zł": "PLN", "A$": "AUD",
-                    "C$": "CAD", "₹": "INR"}  # fmt: skip
+                    "C$": "CAD", "₹": "INR", "RM": "MYR", "S$": "SGD", "NZ$": "NZD", "HK$": "HKD", "Rs": "INR",
+                    "Rs.": "INR", "Kč": "CZK"}  # fmt: skip
 CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
                             "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
                             "RON", "BGN"])  # fmt: skip
+# A symbol with letters in it ("RM", "Rs", "R$") is a symbol only where it does not touch other letters:
+# "RM" in "FORMAT" or "Rs" in "Hours" is part of a word. `€`, `$`, `£` need no such care.
 _CURRENCY = re.compile(
-    r"(?<![A-Za-z])(?:"
+    r"(?<![^\W\d_])(?:"
     + "|".join(sorted(CURRENCY_CODES, key=len, reverse=True))
-    + r")(?![A-Za-z])|"
-    + "|".join(re.escape(symbol) for symbol in sorted(CURRENCY_SYMBOLS, key=len, reverse=True))
+    + "|"
+    + "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True) if re.search(r"[^\W\d_]", s))
+    + r")(?![^\W\d_])|"
+    + "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True) if not re.search(r"[^\W\d_]", s))
 )
+# OCR reads a zero as the letter O in amounts ("RMO.55", "O.25"): a lone O before a decimal part is a zero.
+_OCR_ZERO = re.compile(r"(?:(?<![^\W\d_])|(?<=RM))[Oo](?=\d*[.,]\d{2}(?!\d))")
 
 # A money amount: optional sign, thousands groups, and a decimal part of two digits; or a whole
 # number that a currency sign or code sits right next to. Nothing glued to letters or other digits.
@@ -67,6 +75,15 @@ def fold(text: str) -> str:
 def _fold_char(ch: str) -> str:
     plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
     return (plain[:1] or ch).lower()
+
+
+# OCR misreads the D and N of the Malaysian form "Sdn Bhd" (private limited) as O, U, 0 or M: "SON BHD".
+_OCR_SDN = re.compile(r"(?<!&\s)(?<![\w&])S[OU0][NM]\b\.?(?=\s*BHD\b)|(?<![\w&])SD[M]\b\.?(?=\s*BHD\b)")
+
+
+def repair_company_form(name: str) -> str:
+    """A company form as it is spelled, where OCR misread a letter of it that no other form has."""
+    return _OCR_SDN.sub("SDN", name)
 
 
 def is_identifier_context(text: str) -> bool:
@@ -113,7 +130,7 @@ def _to_decimal(number: str, decimal_mark: str) -> Decimal | None:
 def amounts_in(text: str, decimal_mark: str = ".") -> list[Amount]:
     """Every money amount in the text, left to right, identifiers and percentages excluded."""
     found: list[Amount] = []
-    for match in _AMOUNT.finditer(strip_identifiers(text)):
+    for match in _AMOUNT.finditer(_OCR_ZERO.sub("0", strip_identifiers(text))):
         number = match.group("num")
         currency_text = match.group("pre") or match.group("post")
         has_decimals = bool(re.search(r"[.,]\d{2}$", number))
@@ -132,13 +149,34 @@ def amounts_in(text: str, decimal_mark: str = ".") -> list[Amount]:
 
 def currency_of(text: str) -> str | None:
     text = text.strip()
-    if text.upper() in CURRENCY_CODES:
-        return text.upper()
+    if text in CURRENCY_CODES:
+        return text
     return CURRENCY_SYMBOLS.get(text)
 
 
 def currencies_in(text: str) -> list[str]:
-    return [code for code in (currency_of(m.group(0)) for m in _CURRENCY.finditer(text)) if code]
+    return [code for code in (currency_of(m.group(0)) for m in _CURRENCY.finditer(_OCR_ZERO.sub("0", text))) if code]
+
+
+# Countries besides the United States that write their currency as a bare "$", by the tax or business number
+# their invoices must print (the Australian ABN, Canada's GST/HST and QST numbers, the NZBN, Singapore's UEN,
+# Mexico's RFC). A country's name is no such sign: a Toronto company may well bill in US dollars.
+_DOLLAR_COUNTRIES = {
+    "AUD": re.compile(r"\bA\.?B\.?N\b"),
+    "CAD": re.compile(r"\bGST\s*/\s*HST\b|\bHST\b|\bQST\b|\bTPS\b|\bTVQ\b"),
+    "NZD": re.compile(r"\bNZBN\b"),
+    "SGD": re.compile(r"\bUEN\b"),
+    "MXN": re.compile(r"\bRFC\b"),
+}
+
+
+def dollar_currency(text: str) -> str | None:
+    """The dollar a page means by a bare "$": US dollars unless the page names itself as from one (and only
+    one) of the other countries that write "$"; None when it prints a dollar code or names no such country."""
+    if re.search(r"\bUSD\b|US\$", text):
+        return None
+    found = [code for code, sign in _DOLLAR_COUNTRIES.items() if sign.search(text)]
+    return found[0] if len(found) == 1 else None
 
 
 def bank_currency(text: str) -> str | None:
@@ -151,6 +189,83 @@ def bank_currency(text: str) -> str | None:
         if currencies:
             return str(currencies[0])
     return None
+
+
+# Company forms that exist in one country only, so a name that carries one says where its company is.
+_COUNTRY_FORMS = {
+    "MY": re.compile(r"\bs[dou0][nm]\.?\s*bhd\b|\bberhad\b", re.I),  # with OCR's SON, SDM, SUN for SDN
+    "AU": re.compile(r"\bpty\.?\s*ltd\b", re.I),
+    "IN": re.compile(r"\bpvt\.?\s*ltd\b|\bprivate\s+limited\b", re.I),
+    "SG": re.compile(r"\bpte\.?\s*ltd\b", re.I),
+    "PL": re.compile(r"\bsp\.\s?z\s?o\.?\s?o\b", re.I),
+    "BR": re.compile(r"\bltda\b", re.I),
+}
+# Postal addresses whose shape names their country: a US state and ZIP code ("Medford, OR 97501"),
+# a Canadian province and postal code ("ON M5V 2T6"), a British postcode ("SW1A 1AA").
+_COUNTRY_ADDRESSES = {
+    "US": re.compile(
+        r"\b(?:A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]|T[NX]|UT|"
+        r"V[TA]|W[AVIY])\s+\d{5}(?:-\d{4})?\b"
+    ),
+    "CA": re.compile(r"\b(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)\s+[A-Z]\d[A-Z]\s?\d[A-Z]\d\b"),
+    "GB": re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b"),
+}
+_POSTCODE = re.compile(r"\b\d{4,6}\b")
+
+
+@cache
+def _country_names() -> dict[str, str]:
+    """Folded country name -> ISO territory, for the countries whose currency the reader knows, in the
+    reader's languages and Malay; names shorter than five letters are left out (too often part of a word)."""
+    names: dict[str, str] = {}
+    for language in (*LANGUAGES, "ms"):
+        for code, name in Locale.parse(language).territories.items():
+            if len(code) != 2 or len(name) < 5 or not _territory_currency(code):
+                continue
+            names.setdefault(fold(name), code)
+    return names
+
+
+@cache
+def _territory_currency(territory: str) -> str | None:
+    try:
+        currencies = get_territory_currencies(territory)
+    except ValueError:
+        return None
+    return str(currencies[0]) if currencies and currencies[0] in CURRENCY_CODES else None
+
+
+@cache
+def _country_at_end() -> re.Pattern[str]:
+    """A country name ending a folded phrase, as a whole word."""
+    names = sorted((re.escape(name) for name in _country_names()), key=len, reverse=True)
+    return re.compile(r"(?<![a-z])(" + "|".join(names) + r")$")
+
+
+def _named_country(phrase: str) -> str | None:
+    """The country a phrase names as the last part of an address ("51200 Kuala Lumpur, Malaysia") or alone
+    ("Deutschland / Germany"); a country in a sentence ("Made in China") is no address."""
+    folded = fold(phrase).strip(" .,;")
+    ending = _country_at_end().search(folded)
+    if ending is None:
+        return None
+    parts = [part.strip(" .,;()") for part in re.split(r"\s*[/,]\s*", folded)]
+    if all(part in _country_names() for part in parts if part):
+        codes = {_country_names()[part] for part in parts if part}
+        return codes.pop() if len(codes) == 1 else None
+    return _country_names()[ending.group(1)] if _POSTCODE.search(folded) else None
+
+
+def country_currency(phrases: Iterable[str]) -> str | None:
+    """The currency of the country a document names by its addresses and company forms, when every such
+    sign points to one currency; None when none does or they disagree (a US seller billing a UK buyer)."""
+    phrases = list(phrases)
+    text = " | ".join(phrases)  # one search per sign; the bars keep phrases apart
+    countries = [code for code, form in _COUNTRY_FORMS.items() if form.search(text)]
+    countries += [code for code, shape in _COUNTRY_ADDRESSES.items() if shape.search(text)]
+    countries += [code for code in map(_named_country, phrases) if code]
+    found = {currency for currency in map(_territory_currency, countries) if currency}
+    return found.pop() if len(found) == 1 else None
 
 
 @cache

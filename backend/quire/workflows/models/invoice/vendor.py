@@ -15,18 +15,26 @@ from collections import Counter
 
 from quire.workflows.models.invoice.labels import match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase
-from quire.workflows.models.invoice.values import EMAIL_OR_URL, VAT_ID, amounts_in, dates_in, fold
+from quire.workflows.models.invoice.values import (
+    EMAIL_OR_URL,
+    VAT_ID,
+    amounts_in,
+    dates_in,
+    fold,
+    repair_company_form,
+)
 
 _FORMS = (
     r"gmbh(?:\s*&\s*co\.?\s*kg)?|ag|kg|ug(?:\s*\(haftungsbeschr[aä]nkt\))?|e\.\s?k\.|ohg|gbr|inc\.?|incorporated|llc|l\.l\.c\.|"
     r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|co\.|pty\.?\s*ltd\.?|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
     r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.?c\.?|ltda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
-    r"kgaa|(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
+    r"kgaa|sdn\.?\s*bhd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
+    r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
 _FORM = re.compile(rf"(?<![\w.])(?:{_FORMS})(?![\w])", re.I)
 _NOT_A_NAME = re.compile(
-    r"^(?:tax\s+)?invoice|^rechnung|^facture|^factura|^fattura|^factuur|^faktura|^fatura|^receipt|^quittung|^page|^seite|"
+    r"^(?:(?:simplified|full)\s+)?(?:tax\s+)?invoice|^cash\s+(?:sale|bill)|^official\s+receipt|^sales\s+receipt|^rechnung|^facture|^factura|^fattura|^factuur|^faktura|^fatura|^receipt|^quittung|^page|^seite|"
     r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate",
     re.I,
 )
@@ -35,6 +43,8 @@ _SENTENCE = re.compile(
 )
 
 
+# "© 2024 Example, Inc. All rights reserved": the holder of a document's copyright is its issuer.
+_COPYRIGHT = re.compile(r"^\s*(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-\u2013]\s*\d{4})?\s*)?,?\s*", re.I)
 # A letter's return-address line: name, street and town in one small line, split by dots or bars.
 _RETURN_ADDRESS = re.compile(r"^([^·|•]{3,60}?)\s*[·|•]\s*[^·|•]+[·|•]\s*.*\b\d{4,5}\b")
 _HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?<=@)[a-z0-9.-]+\.[a-z]{2,6}")
@@ -64,16 +74,20 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
                 block.update(p for p in line.phrases if p.x0 >= phrase.x0)
             elif not _RETURN_ADDRESS.match(phrase.text):
                 continue
+            above = line
             for below in lines[index + 1 : index + 6]:
-                if below.page != line.page:
-                    break
+                if below.page != line.page or below.y0 - above.y1 > 3 * max(phrase.height, 8.0):
+                    break  # an address block is printed line under line: what stands far below is not in it
                 block.update(p for p in below.phrases if p.x0 < phrase.x0 + 120 and p.x1 > phrase.x0 - 5)
+                above = below
     return block
 
 
 def _name_of(text: str) -> str:
-    """The company name in a phrase: up to and including its company form, labels and bullets removed."""
+    """The company name in a phrase: up to and including its company form, labels, bullets and a copyright
+    sign with its years removed."""
     text = re.sub(r"^[^:]{0,25}:\s*", "", text) if ":" in text[:26] and match_labels(text) else text
+    text = _COPYRIGHT.sub("", text)
     text = re.split(r"\s[•●·|\u2013-]\s|,\s(?=\d)|\s{2,}", text)[0]
     forms = list(_FORM.finditer(text))
     if forms:
@@ -185,4 +199,4 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     if not scored:
         return None
     score, name, phrase = max(scored, key=lambda item: item[0])
-    return name, min(score, 0.95), phrase
+    return repair_company_form(name), min(score, 0.95), phrase
