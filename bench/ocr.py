@@ -9,6 +9,12 @@ slightly skewed JPEG; a PNG turned a quarter; an image-only PDF; a multi-page TI
 difference is what OCR costs. `--receipts DIR` adds the photographed receipts of a folder whose
 `truth.json` marks them `"scanned": true`: vendor, date and total, reported on their own.
 Scoring and the held-out split are bench/invoices.py's.
+
+`--languages-check` compares, on every scan, how the languages are chosen, side by side: all the
+languages on every page (the reference), the languages narrowed after the first page only (the
+previous way), and narrowed from the first page on by a quick reading (documents/ocr.py,
+`guess_languages`). It prints Tesseract CPU seconds per page of single-page and multi-page scans for
+each, and the share of the reference's words each one reads too.
 """
 
 from __future__ import annotations
@@ -16,10 +22,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from backend.tests.scans import degrade, encode, page_images  # noqa: E402
 from bench.invoices import FIELDS, Tally, held_out, same  # noqa: E402
+from quire.documents import ocr as ocr_module  # noqa: E402
 from quire.documents.extract import extract  # noqa: E402
 from quire.errors import InvalidInput  # noqa: E402
 from quire.settings import get_settings  # noqa: E402
@@ -70,6 +78,64 @@ def scan_of(pdf: bytes, index: int, dpi: int) -> tuple[str, bytes, str]:
         label, fmt, damage = VARIANTS[2]  # a PNG or JPEG holds one page: a longer invoice is scanned to a PDF
     pages = [degrade(page, seed=index, **damage) for page in images]
     return label, encode(pages, fmt, dpi=dpi), f"scan.{fmt.lower()}"
+
+
+# How the languages of a scan's pages are chosen, compared by --languages-check: (name, narrow the
+# first page by a quick reading, narrow the next pages by the page read before).
+STRATEGIES = [("all languages", False, False), ("narrowed after page 1", False, True), ("quick guess", True, True)]
+
+
+def _keep(page: Any, languages: str) -> str:
+    return languages
+
+
+def read_words(data: bytes, name: str, languages: str, guess: bool, narrow: bool) -> tuple[Counter[str], float, int]:
+    """The words a scan is read as (a multiset), Tesseract CPU seconds and pages, with the way of
+    choosing languages switched as asked."""
+    saved = ocr_module.guess_languages, ocr_module.languages_after
+    if not guess:
+        ocr_module.guess_languages = lambda image, dpi, languages: languages  # type: ignore[assignment]
+    if not narrow:
+        ocr_module.languages_after = _keep  # type: ignore[assignment]
+    try:
+        cpu = tesseract_cpu_s()
+        document = extract(data, name, hashlib.sha256(data).hexdigest(), languages=languages)
+        return Counter(w.text for w in document.words), tesseract_cpu_s() - cpu, len(document.ocr_pages)
+    except InvalidInput:
+        return Counter(), tesseract_cpu_s() - cpu, 0
+    finally:
+        ocr_module.guess_languages, ocr_module.languages_after = saved
+
+
+def languages_check(folders: list[Path], languages: str, dpi: int) -> None:
+    # per (strategy, "single"/"multi"): cpu seconds, pages, words agreeing with the reference, reference words
+    sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    for folder in folders:
+        truth: dict[str, Any] = json.loads((folder / "truth.json").read_text())
+        for index, name in enumerate(sorted(truth)):
+            path = folder / name
+            if not name.endswith(".pdf") or not path.exists():
+                continue
+            _, scan, scan_name = scan_of(path.read_bytes(), index, dpi)
+            reference: Counter[str] = Counter()
+            for label, guess, narrow in STRATEGIES:
+                found, cpu, pages = read_words(scan, scan_name, languages, guess, narrow)
+                if not pages:
+                    break
+                reference = reference or found
+                row = sums[(label, "single" if pages == 1 else "multi")]
+                row[0] += cpu
+                row[1] += pages
+                row[2] += sum((found & reference).values())
+                row[3] += sum(reference.values())
+    print(f"languages {languages}, scans at {dpi} dpi; load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print("| languages chosen | scans | pages | Tesseract CPU s/page | words of the all-languages read kept |")
+    print("|---|---|---:|---:|---:|")
+    for label, _, _ in STRATEGIES:
+        for kind in ("single", "multi"):
+            cpu, pages, kept, total = sums[(label, kind)]
+            if pages:
+                print(f"| {label} | {kind}-page | {int(pages)} | {cpu / pages:.2f} | {kept / max(total, 1):.1%} |")
 
 
 def invoices(folder: Path, languages: str, dpi: int, tallies: dict[str, Tally], ocr: dict[str, float]) -> None:
@@ -116,7 +182,11 @@ def main() -> None:
     parser.add_argument("--receipts", type=Path, help="a folder of photographed receipts with a truth.json")
     parser.add_argument("--languages", default=get_settings().ocr_languages, help="Tesseract languages tried")
     parser.add_argument("--dpi", type=int, default=200, help="resolution of the scans made from the PDFs")
+    parser.add_argument("--languages-check", action="store_true", help="compare the ways of choosing languages")
     args = parser.parse_args()
+    if args.languages_check:
+        languages_check(args.sets or [CORPUS], args.languages, args.dpi)
+        return
     tallies: dict[str, Tally] = defaultdict(Tally)
     ocr: dict[str, float] = defaultdict(float)
     for folder in args.sets or [CORPUS]:

@@ -5,16 +5,26 @@ image with an invisible text layer). Boxes are converted from pixels to points f
 top-left corner, the units a PDF's text layer gives, so the invoice reader treats both alike.
 A page read upside down or sideways gives few confident words, or words taller than wide; only
 then is Tesseract's orientation detection asked how to turn it, which keeps upright pages at one run.
+Every language tried costs time on every unsure word: once a page has shown which of the languages a
+document is written in, its next pages are read in that one and English, which invoices mix in (or, for
+an English page, English and the runner-up, since Tesseract reads names and capitals as English).
+The first page is narrowed the same way before it is read: a quick English-only reading of the page at
+150 dpi is enough for a language identifier (py3langid, restricted to the languages tried)
+to tell which language the page is in; when it is sure, the page is read in that language and English,
+else in all of them.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +49,22 @@ NO_TEXT_IN_IMAGE = (
     "We found no text in this image: is it a photo of a document? Upload a sharper, well-lit photo or scan."
 )
 A4_LONG_SIDE_IN = 11.69
+# A page decides its document's language when it has this many words and this share of them is in one language.
+LANGUAGE_WORDS = 12
+LANGUAGE_SHARE = 0.5
+_HOCR_LANG = re.compile(r"class='(ocr_par|ocrx_word)'(?:[^>]*?lang='(\w+)')?[^>]*>(?:<[^>]+>)*([^<]*)")
+# Only words of four letters or more tell a language: numbers, codes and short words are read in any.
+_TELLING_WORD = re.compile(r"[^\W\d_]{4,}")
+# The quick reading that tells a page's language: at this resolution, and believed when it has this many
+# telling words and the identifier gives the language at least this probability.
+GUESS_DPI = 150
+GUESS_WORDS = 12
+GUESS_PROBABILITY = 0.9
+# Tesseract's language names and the ISO 639-1 codes of the identifier, for the languages it knows.
+_ISO_639_1 = {
+    "eng": "en", "deu": "de", "fra": "fr", "nld": "nl", "spa": "es", "ita": "it", "por": "pt", "pol": "pl",
+    "ces": "cs", "dan": "da", "swe": "sv", "nor": "no", "fin": "fi", "hun": "hu", "ron": "ro", "tur": "tr",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -48,6 +74,55 @@ class OcrPage:
     words: tuple[Word, ...]
     text: str
     pdf: bytes = field(repr=False)
+    # The languages its words were read in, most words first, when one of them stands out; else empty.
+    languages: tuple[str, ...] = ()
+
+
+def languages_after(page: OcrPage, languages: str) -> str:
+    """The languages to read the next pages of a document with, once `page` was read with `languages`:
+    the page's own language with English, or English with the runner-up; all of them when none stood out."""
+    tried = languages.split("+")
+    seen = [language for language in page.languages if language in tried]
+    if len(tried) <= 2 or not seen:
+        return languages
+    kept = [seen[0], "eng"] if seen[0] != "eng" else seen[:2]
+    return "+".join(language for language in dict.fromkeys(kept) if language in tried)
+
+
+def guess_languages(image: Image.Image, dpi: float, languages: str) -> str:
+    """The languages to read a page with: its own language and English when a quick English reading of
+    it at GUESS_DPI says clearly which of `languages` it is in (English and the runner-up for an
+    English page, as `languages_after` keeps); `languages` unchanged otherwise."""
+    tried = languages.split("+")
+    if len(tried) <= 2 or "eng" not in tried or any(language not in _ISO_639_1 for language in tried):
+        return languages  # a language the identifier does not know could be the page's
+    import pytesseract
+
+    _tesseract_env()
+    if dpi > GUESS_DPI:
+        scale = GUESS_DPI / dpi
+        image, dpi = image.resize((round(image.width * scale), round(image.height * scale))), GUESS_DPI
+    with _as_png(image, dpi) as path:
+        text = pytesseract.image_to_string(str(path), lang="eng")
+    telling = _TELLING_WORD.findall(text)
+    if len(telling) < GUESS_WORDS:
+        return languages
+    ranked = _identifier(tuple(_ISO_639_1[language] for language in tried)).rank(" ".join(telling))
+    (best, probability), (runner_up, _) = ranked[0], ranked[1]
+    if probability < GUESS_PROBABILITY:
+        return languages
+    names = {code: language for language, code in _ISO_639_1.items()}
+    return f"{names[best]}+eng" if best != "en" else f"eng+{names[runner_up]}"
+
+
+@cache
+def _identifier(codes: tuple[str, ...]) -> Any:
+    """py3langid's identifier, restricted to the languages tried (loading it takes a tenth of a second)."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(codes))
+    return identifier
 
 
 def ocr_available() -> bool:
@@ -174,6 +249,7 @@ def _scan_dpi(page: Any, width_pt: float) -> float | None:
 def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> OcrPage:
     """Recognise one upright-or-turned page; words carry confidence 0-1 and boxes in points."""
     _tesseract_env()
+    languages = guess_languages(image, dpi, languages)
     result = _recognise(image, dpi, page, languages)
     if _needs_turning(result.words):
         angle = _orientation(image, dpi)
@@ -227,7 +303,9 @@ def _recognise(image: Image.Image, dpi: float, page: int, languages: str) -> Ocr
     import pytesseract
 
     with _as_png(image, dpi) as path:
-        tsv, pdf = pytesseract.run_and_get_multiple_output(str(path), extensions=["tsv", "pdf"], lang=languages)
+        tsv, pdf, hocr = pytesseract.run_and_get_multiple_output(
+            str(path), extensions=["tsv", "pdf", "hocr"], lang=languages
+        )
     points = 72 / dpi
     words: list[Word] = []
     lines: dict[tuple[str, str, str], list[str]] = {}
@@ -249,4 +327,20 @@ def _recognise(image: Image.Image, dpi: float, page: int, languages: str) -> Ocr
         )
         lines.setdefault((cells[2], cells[3], cells[4]), []).append(cells[11].strip())
     text = "\n".join(" ".join(line) for line in lines.values())
-    return OcrPage(tuple(words), text, pdf)
+    return OcrPage(tuple(words), text, pdf, _page_languages(hocr.decode("utf-8", "replace")))
+
+
+def _page_languages(hocr: str) -> tuple[str, ...]:
+    """The languages a page's words were recognised in, most words first, from hOCR (a word names its language
+    where it differs from its paragraph's); empty when the page is short or no language stands out."""
+    counts: Counter[str] = Counter()
+    paragraph: str | None = None
+    for kind, language, text in _HOCR_LANG.findall(hocr):
+        if kind == "ocr_par":
+            paragraph = language or None
+        elif (language or paragraph) and _TELLING_WORD.fullmatch(text.strip(".,:;()")):
+            counts[language or paragraph or ""] += 1
+    ranked = counts.most_common()
+    if not ranked or ranked[0][1] < LANGUAGE_WORDS or ranked[0][1] < LANGUAGE_SHARE * sum(counts.values()):
+        return ()
+    return tuple(language for language, _ in ranked)

@@ -143,3 +143,55 @@ def test_a_long_text_pdf_reports_its_progress_page_by_page() -> None:
     assert [p.total for p in seen] == [4] * len(seen)
     assert [p.done for p in seen] == sorted(p.done for p in seen)
     assert seen[-1].view() == {"done": 4, "total": 4, "unit": "pages", "message": "Read 4 of 4 pages"}
+
+
+def _hocr(*paragraphs: tuple[str, list[str]]) -> str:
+    """hOCR as Tesseract writes it: each paragraph names its language, a word only where it differs."""
+    out = []
+    for language, words in paragraphs:
+        spans = "".join(
+            f"<span class='ocrx_word' title='x'{f' lang={chr(39)}{w[1:]}{chr(39)}' if w.startswith('@') else ''}>"
+            f"{'Xxxx' if w.startswith('@') else w}</span>"
+            for w in words
+        )
+        out.append(f"<p class='ocr_par' lang='{language}' title='x'>{spans}</p>")
+    return "".join(out)
+
+
+def test_the_language_a_page_was_read_in_narrows_the_languages_of_the_next_pages() -> None:
+    from quire.documents.ocr import OcrPage, _page_languages, languages_after
+
+    all_six = "eng+deu+fra+nld+spa+ita"
+    german = _page_languages(_hocr(("deu", ["Rechnung", "Datum", "Betrag"] * 6), ("eng", ["Total", "@fra"])))
+    assert german[0] == "deu"
+    assert languages_after(OcrPage((), "", b"", german), all_six) == "deu+eng"
+    # An English page keeps the runner-up: Tesseract reads names and capitals of any language as English
+    english = _page_languages(_hocr(("eng", ["Invoice", "Amount", "Payment"] * 6), ("deu", ["Rechnung"] * 3)))
+    assert languages_after(OcrPage((), "", b"", english), all_six) == "eng+deu"
+    # Numbers and short words tell nothing; a short or mixed page keeps every language
+    mixed = _page_languages(_hocr(("deu", ["Rechnung"] * 8 + ["12,00", "Nr"] * 20), ("fra", ["Facture"] * 8)))
+    assert mixed == ()
+    assert languages_after(OcrPage((), "", b"", mixed), all_six) == all_six
+    assert languages_after(OcrPage((), "", b"", german), "deu") == "deu"
+
+
+def test_a_quick_reading_tells_the_first_pages_language(invoice_page: Image.Image) -> None:
+    from quire.documents.ocr import guess_languages
+
+    all_six = "eng+deu+fra+nld+spa+ita"
+    # A German invoice is read in German and English
+    assert guess_languages(invoice_page, 150, all_six) == "deu+eng"
+    # An English letter in English and the identifier's runner-up
+    letter = [
+        "Thank you for your order of the replacement parts for the heating system.",
+        "The delivery will arrive within three working days after the payment is received.",
+        "Please contact our customer service if anything is missing or damaged on arrival.",
+    ]
+    english = page_images(pdf_bytes(letter * 3), dpi=300, pages=1)[0]
+    assert guess_languages(english, 300, all_six).startswith("eng+")
+    # A page with too few words to tell keeps every language; so do two languages, or one the identifier
+    # does not know (it could be the page's)
+    short = page_images(pdf_bytes(["Total 12,00"]), dpi=300, pages=1)[0]
+    assert guess_languages(short, 300, all_six) == all_six
+    assert guess_languages(invoice_page, 150, "eng+fra") == "eng+fra"
+    assert guess_languages(invoice_page, 150, "eng+deu+fra+heb") == "eng+deu+fra+heb"
