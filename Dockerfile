@@ -17,7 +17,8 @@ COPY pyproject.toml requirements.lock README.md ./
 COPY backend ./backend
 COPY templates ./templates
 COPY --from=frontend /app/static ./static
-RUN pip install --no-cache-dir -c requirements.lock -e . && useradd --create-home quire
+RUN pip install --no-cache-dir -c requirements.lock -e . && useradd --create-home quire \
+    && mkdir /data && chown quire /data
 USER quire
 ENV QUIRE_DATA_DIR=/data
 EXPOSE 8000

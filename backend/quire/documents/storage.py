@@ -1,95 +1,95 @@
-"""File storage for uploads and artifacts: server-chosen keys, atomic writes, sha256 checksums."""
+"""File storage for uploads and artifacts: one interface, a local directory or an S3-compatible bucket.
+
+Keys are chosen by the server (`uploads/<id>`, and the layout of `jobs.models.artifacts_prefix`).
+Every object is written once, whole or not at all, and its sha256 is computed as it is written.
+`QUIRE_STORAGE_URL` chooses the backend: `file:///path` (`LocalStorage`) or `s3://bucket/prefix`
+(`documents.s3.S3Storage`).
+"""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO, Protocol
+from urllib.parse import unquote, urlsplit
 
-CHUNK = 1024 * 1024
-_KEY = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
+from quire.documents.objects import CHUNK, PendingObject, Stored, TooLarge, Writes, check_key
+from quire.errors import StorageUnavailable
 
-
-class TooLarge(Exception):
-    """The stream was longer than the limit; nothing was stored."""
-
-
-@dataclass(frozen=True)
-class Stored:
-    key: str
-    size: int
-    sha256: str
+__all__ = [
+    "CHUNK", "LocalStorage", "PendingObject", "Storage", "StorageUnavailable", "Stored", "TooLarge", "get_storage",
+]  # fmt: skip
 
 
 class Storage(Protocol):
-    """What Quire needs from a place to keep files. Another backend (S3-compatible) implements this."""
+    """What Quire needs from a place to keep files.
 
-    def put_stream(self, key: str, chunks: Iterable[bytes], max_bytes: int | None = None) -> Stored: ...
+    A key that does not exist raises `FileNotFoundError`; a store that cannot be reached raises
+    `StorageUnavailable` (transient: the caller retries later or answers 503).
+    """
+
+    def begin(self, key: str, max_bytes: int | None = None) -> PendingObject:
+        """Start writing `key`: write chunks to the returned object, then commit or abort it."""
+        ...
+
+    def put_stream(self, key: str, chunks: Iterable[bytes], max_bytes: int | None = None) -> Stored:
+        """Store the chunks under `key`, all or nothing; past `max_bytes` raise `TooLarge` and store nothing."""
+        ...
 
     def put_bytes(self, key: str, data: bytes) -> Stored: ...
 
     def read_bytes(self, key: str) -> bytes: ...
 
-    def open(self, key: str) -> BinaryIO: ...
-
-    def path(self, key: str) -> Path: ...
+    def iter_bytes(self, key: str) -> Iterator[bytes]:
+        """The object in chunks; opened (and a missing key raised) before the first is asked for."""
+        ...
 
     def exists(self, key: str) -> bool: ...
 
-    def delete_tree(self, prefix: str) -> None: ...
+    def delete_tree(self, prefix: str) -> None:
+        """Delete the object `prefix` and every object under `prefix/`; nothing there is not an error."""
+        ...
 
-    def writable(self) -> bool: ...
+    def reachable(self) -> bool:
+        """Whether objects can be written now (for `/readyz`)."""
+        ...
+
+    def download_url(self, key: str, filename: str, content_type: str) -> str | None:
+        """A short-lived URL that serves the object as an attachment, or None when this store has none."""
+        ...
 
 
-class LocalStorage:
+class LocalStorage(Writes):
     """Files under one root directory, written to a temporary name and renamed into place."""
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
 
     def path(self, key: str) -> Path:
-        # Keys are built by the server from generated ids; this refuses anything else.
-        if not _KEY.match(key) or ".." in key.split("/"):
-            raise ValueError(f"invalid storage key {key!r}")
-        return self.root / key
+        return self.root / check_key(key)
 
-    def put_stream(self, key: str, chunks: Iterable[bytes], max_bytes: int | None = None) -> Stored:
+    def begin(self, key: str, max_bytes: int | None = None) -> PendingObject:
         target = self.path(key)
         target.parent.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
-        size = 0
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as tmp:
-                for chunk in chunks:
-                    size += len(chunk)
-                    if max_bytes is not None and size > max_bytes:
-                        raise TooLarge(f"larger than {max_bytes} bytes")
-                    digest.update(chunk)
-                    tmp.write(chunk)
-                tmp.flush()
-                os.fsync(tmp.fileno())
-            os.replace(tmp_name, target)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
-        return Stored(key=key, size=size, sha256=digest.hexdigest())
 
-    def put_bytes(self, key: str, data: bytes) -> Stored:
-        return self.put_stream(key, [data])
+        def publish(pending: PendingObject) -> None:
+            pending.file.flush()
+            os.fsync(pending.file.fileno())
+            os.replace(tmp_name, target)
+
+        return PendingObject(key, os.fdopen(fd, "wb"), max_bytes, publish, partial(_unlink, tmp_name))
 
     def read_bytes(self, key: str) -> bytes:
         return self.path(key).read_bytes()
 
-    def open(self, key: str) -> BinaryIO:
-        return self.path(key).open("rb")
+    def iter_bytes(self, key: str) -> Iterator[bytes]:
+        return file_chunks(self.path(key).open("rb"), close=True)
 
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
@@ -101,7 +101,7 @@ class LocalStorage:
         else:
             target.unlink(missing_ok=True)
 
-    def writable(self) -> bool:
+    def reachable(self) -> bool:
         self.root.mkdir(parents=True, exist_ok=True)
         probe = self.root / f".probe-{os.getpid()}"
         try:
@@ -111,19 +111,47 @@ class LocalStorage:
             return False
         return True
 
+    def download_url(self, key: str, filename: str, content_type: str) -> str | None:
+        return None
 
-def file_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
-    while chunk := stream.read(size):
-        yield chunk
+
+def _unlink(name: str) -> None:
+    Path(name).unlink(missing_ok=True)
+
+
+def file_chunks(stream: BinaryIO, size: int = CHUNK, close: bool = False) -> Iterator[bytes]:
+    try:
+        while chunk := stream.read(size):
+            yield chunk
+    finally:
+        if close:
+            stream.close()
+
+
+def open_storage(url: str, spool_dir: Path, endpoint_url: str | None = None, presign_s: int = 60) -> Storage:
+    """The store a `QUIRE_STORAGE_URL` names. `spool_dir` is local scratch space (an S3 upload is
+    spooled there while it arrives, so that only a whole, checked file reaches the bucket);
+    `endpoint_url` names an S3 server that is not AWS; presigned URLs last `presign_s` seconds."""
+    parts = urlsplit(url)
+    if parts.scheme == "file":
+        return LocalStorage(Path(unquote(parts.path)))
+    if parts.scheme == "s3" and parts.netloc:
+        from quire.documents.s3 import S3Storage
+
+        return S3Storage(parts.netloc, parts.path.strip("/"), spool_dir, endpoint_url, presign_s)
+    raise ValueError(f"QUIRE_STORAGE_URL must be file:///path or s3://bucket/prefix, not {url!r}")
 
 
 def get_storage() -> Storage:
-    """The configured storage: local files under the data directory."""
+    """The configured storage, built once per process (a forked child builds its own client)."""
     from quire.settings import get_settings
 
-    return _local_storage(get_settings().data_dir / "files")
+    s = get_settings()
+    return _storage(
+        s.resolved_storage_url, s.data_dir.resolve() / "spool", s.s3_endpoint_url, s.s3_presigned_expiry_s, os.getpid()
+    )
 
 
 @functools.lru_cache(maxsize=8)
-def _local_storage(root: Path) -> LocalStorage:
-    return LocalStorage(root)
+def _storage(url: str, spool_dir: Path, endpoint_url: str | None, presign_s: int, pid: int) -> Storage:
+    return open_storage(url, spool_dir, endpoint_url, presign_s)

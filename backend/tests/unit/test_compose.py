@@ -28,7 +28,7 @@ def test_compose_validates_with_docker_compose_where_available() -> None:
         )
         assert result.returncode == 0, result.stderr
     # The structure is checked in every case.
-    assert {"postgres", "redis", "migrate", "web", "worker"} <= set(_compose()["services"])
+    assert {"postgres", "redis", "minio", "bucket", "migrate", "web", "worker"} <= set(_compose()["services"])
 
 
 def test_services_are_wired_for_production() -> None:
@@ -39,15 +39,20 @@ def test_services_are_wired_for_production() -> None:
     assert services["migrate"]["command"] == ["quire", "migrate"]
     assert services["web"]["command"][:2] == ["quire", "web"]
     assert services["worker"]["command"][:2] == ["quire", "worker"]
-    for name in ("postgres", "redis", "web", "worker"):
+    for name in ("postgres", "redis", "minio", "web", "worker"):
         assert services[name]["healthcheck"]["test"], name
+    assert "mc mb --ignore-existing store/quire" in " ".join(services["bucket"]["command"])
     for name in ("web", "worker"):
-        # Migrations finish before web and worker start; both need the same data volume.
+        # Migrations and the bucket are ready before web and worker start.
         assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
-        assert "quire-data:/data" in services[name]["volumes"]
+        assert services[name]["depends_on"]["bucket"]["condition"] == "service_completed_successfully"
+        # They share PostgreSQL, Redis and the bucket, and no volume: any container can run anywhere.
+        assert "volumes" not in services[name]
         env = services[name]["environment"]
         assert env["QUIRE_ENV"] == "production"
         assert env["QUIRE_DATABASE_URL"].startswith("postgresql+psycopg://")
         assert env["QUIRE_REDIS_URL"].startswith("redis://redis:")
+        assert env["QUIRE_STORAGE_URL"] == "s3://quire/files"
+        assert env["QUIRE_S3_ENDPOINT_URL"] == "http://minio:9000"
     assert "ports" not in services["worker"], "workers scale, so they publish no port"
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
