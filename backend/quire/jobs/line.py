@@ -1,0 +1,144 @@
+"""Where a queued job stands in line, and about how long until its result: the view's `queue`.
+
+The line is every queued job, in the order attempts become due: (available_at, created_at, id).
+A job's `position` is 1 + the queued jobs before it. Its `eta_s` is the estimated time until it
+finishes: the work ahead (what the running attempts have left, plus each queued job before it)
+spread over the worker threads alive, then its own run, each job costed at the mean of its
+workflow's recent attempt durations. With no live worker, or no recent attempt of a workflow the
+estimate needs, there is no basis and `eta_s` is None.
+
+Nothing here is cached: a queued job's place changes without its own row changing. One job's
+place is read with a few queries (`place_in_line`); the places of many jobs at once from one read of
+the whole line (`places_in_line`), which is how the live streams refresh every queued job they show.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypedDict
+
+from sqlalchemy import and_, func, tuple_
+from sqlalchemy.orm import aliased
+from sqlmodel import Session, col, select
+
+from quire.jobs.models import EventType, Job, JobEvent, JobStatus, WorkerProcess, utcnow
+from quire.settings import get_settings
+
+# How many recent attempts of a workflow its duration is the mean of.
+RECENT_ATTEMPTS = 20
+
+
+class QueuePlace(TypedDict):
+    position: int
+    eta_s: float | None
+
+
+def place_in_line(session: Session, job: Job) -> QueuePlace:
+    """The queued job's place and estimate (see the module docstring)."""
+    now = utcnow()
+    key = tuple_(col(Job.available_at), col(Job.created_at), col(Job.id))
+    ahead_rows = session.exec(
+        select(Job.workflow, func.count())
+        .where(Job.status == JobStatus.QUEUED, key < tuple_(job.available_at, job.created_at, job.id))
+        .group_by(col(Job.workflow))
+    ).all()
+    ahead = {workflow: int(count) for workflow, count in ahead_rows}
+    position = 1 + sum(ahead.values())
+    basis = _Basis.read(session, {job.workflow, *ahead}, now)
+    return {"position": position, "eta_s": basis.eta_s(job.workflow, job.available_at, ahead)}
+
+
+def places_in_line(session: Session, job_ids: Collection[str]) -> dict[str, QueuePlace]:
+    """The place of each of `job_ids` that is queued, from one read of the whole line: the same
+    figures as `place_in_line` for each, for a handful of queries however many jobs are asked."""
+    if not job_ids:
+        return {}
+    now = utcnow()
+    line = session.exec(
+        select(Job.id, Job.workflow, Job.available_at)
+        .where(Job.status == JobStatus.QUEUED)
+        .order_by(col(Job.available_at), col(Job.created_at), col(Job.id))
+    ).all()
+    wanted = set(job_ids)
+    basis = _Basis.read(session, {workflow for _, workflow, _ in line}, now)
+    ahead: dict[str, int] = defaultdict(int)
+    places: dict[str, QueuePlace] = {}
+    for position, (job_id, workflow, available_at) in enumerate(line, start=1):
+        if job_id in wanted:
+            places[job_id] = {"position": position, "eta_s": basis.eta_s(workflow, available_at, ahead)}
+        ahead[workflow] += 1
+    return places
+
+
+@dataclass(frozen=True)
+class _Basis:
+    """What an estimate rests on: the worker threads alive, the running attempts, and the recent
+    durations of the workflows involved."""
+
+    now: datetime
+    threads: int
+    running: list[tuple[str, datetime]]
+    durations: dict[str, float]
+
+    @classmethod
+    def read(cls, session: Session, workflows: set[str], now: datetime) -> _Basis:
+        running = _running_since(session)
+        durations = _recent_durations(session, workflows | {workflow for workflow, _ in running})
+        return cls(now, _live_threads(session, now), running, durations)
+
+    def eta_s(self, workflow: str, available_at: datetime, ahead: dict[str, int]) -> float | None:
+        """The estimate for a job of `workflow` due at `available_at` with `ahead` queued before it."""
+        durations, now = self.durations, self.now
+        workflows = {workflow, *(w for w, count in ahead.items() if count), *(w for w, _ in self.running)}
+        if self.threads == 0 or any(w not in durations for w in workflows):
+            return None
+        left = sum(max(0.0, durations[w] - (now - since).total_seconds()) for w, since in self.running)
+        queued = sum(count * durations[w] for w, count in ahead.items() if count)
+        start_in = max((left + queued) / self.threads, (available_at - now).total_seconds())
+        return round(start_in + durations[workflow], 1)
+
+
+def _live_threads(session: Session, now: datetime) -> int:
+    # A worker renews its row every third of a lease; two leases without a word and it is gone.
+    alive_since = now - timedelta(seconds=2 * get_settings().lease_seconds)
+    total = session.exec(
+        select(func.coalesce(func.sum(WorkerProcess.threads), 0)).where(
+            col(WorkerProcess.stopped_at).is_(None), WorkerProcess.last_heartbeat_at >= alive_since
+        )
+    ).one()
+    return int(total)
+
+
+def _running_since(session: Session) -> list[tuple[str, datetime]]:
+    """Each running attempt's workflow and the moment it started."""
+    started = session.exec(
+        select(Job.workflow, func.max(JobEvent.at))
+        .join(JobEvent, and_(col(JobEvent.job_id) == col(Job.id), col(JobEvent.attempt) == col(Job.attempt)))
+        .where(Job.status == JobStatus.RUNNING, JobEvent.type == EventType.RUNNING)
+        .group_by(col(Job.id), col(Job.workflow))
+    ).all()
+    return [(workflow, at) for workflow, at in started]
+
+
+def _recent_durations(session: Session, workflows: set[str]) -> dict[str, float]:
+    """The mean duration of each workflow's recent completed attempts (absent: none recorded)."""
+    finished = aliased(JobEvent)
+    started = aliased(JobEvent)
+    seconds: dict[str, list[float]] = defaultdict(list)
+    for workflow in workflows:
+        rows = session.exec(
+            select(finished.at, started.at)
+            .join(Job, col(Job.id) == finished.job_id)
+            .join(
+                started,
+                and_(col(started.job_id) == col(finished.job_id), col(started.attempt) == col(finished.attempt)),
+            )
+            .where(Job.workflow == workflow, finished.type == EventType.COMPLETED, started.type == EventType.RUNNING)
+            .order_by(col(finished.id).desc())
+            .limit(RECENT_ATTEMPTS)
+        ).all()
+        seconds[workflow] = [(end - start).total_seconds() for end, start in rows]
+    return {workflow: sum(values) / len(values) for workflow, values in seconds.items() if values}

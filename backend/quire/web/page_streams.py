@@ -1,0 +1,148 @@
+"""The streams the pages follow (frontend live.js): the job card, the jobs list and the batch card
+as HTML fragments.
+
+The same streams as the JSON API's (web/streams.py), rendered with the pages' templates and without
+polling attributes, so a card that streams never reaches the polling schedule's two-minute stop;
+live.js falls back to polling when a stream fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from anyio import to_thread
+from litestar import Controller, get
+from litestar.response import ServerSentEvent, ServerSentEventMessage
+
+from quire.bootstrap import Quire
+from quire.jobs import batches as batch_records
+from quire.web import batches, pages
+from quire.web.deps import LiveDep, QuireDep
+from quire.web.links import JobOut
+from quire.web.pages import Cursor, PageRequest, StatusFilter
+from quire.web.presenters import STATUS_LABELS
+from quire.web.streams import Feed, JobId, ThreadedFeed, job_stream_of, open_watch, read_view, start_stream
+
+
+class TableFeed(ThreadedFeed):
+    """The jobs list page: the whole table first, then the row of each job that changes, or the
+    whole table again when a job not in it changes (a new one, say)."""
+
+    def __init__(self, request: PageRequest, status: str | None, cursor: str | None) -> None:
+        super().__init__(lambda view: pages.render(request, "partials/job_row.html", _row_context(view)))
+        self.request = request
+        self.status = status
+        self.cursor = cursor
+        self._shown: set[str] = set()
+
+    def snapshot(self) -> list[ServerSentEventMessage]:
+        context = {
+            **pages.list_context(self.request.user, self.status, self.cursor, None, 20),
+            "poll": pages.streaming(),
+        }
+        self._shown = {item["job_id"] for item in context["items"]}
+        return [
+            ServerSentEventMessage(data=pages.render(self.request, "partials/jobs_table.html", context), event="table")
+        ]
+
+    def changes(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
+        views = {job_id: read_view(job_id, self.request.user) for job_id in sorted(job_ids)}
+        if any(job_id not in self._shown or view is None for job_id, view in views.items()):
+            return self.snapshot()
+        return [event for view in views.values() if view is not None and (event := self.job_event(view)) is not None]
+
+
+class BatchCardFeed(Feed):
+    """A batch's page: its card (counts, progress, the items) first, then again after a change of
+    any of its jobs, at most once every `MIN_INTERVAL_S` however fast they finish, and never more
+    often than twice the time the last card took to make (a large batch's card costs a read of all
+    its items), changes that come meanwhile read together; `end` once every job of it is finished."""
+
+    MIN_INTERVAL_S = 1.0
+
+    def __init__(self, request: PageRequest, batch_id: str, quire: Quire) -> None:
+        super().__init__(lambda view: "")
+        self.request = request
+        self.batch_id = batch_id
+        self.quire = quire
+        self._job_ids: set[str] = set()
+        self._last_card = ""
+        self._sent_at = 0.0
+        self._took = 0.0  # how long the last card took to make
+
+    def snapshot(self) -> list[ServerSentEventMessage]:
+        return self._card()
+
+    async def follow(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
+        if not job_ids & self._job_ids:
+            return []
+        loop = asyncio.get_running_loop()
+        if (wait := self._sent_at + max(self.MIN_INTERVAL_S, 2 * self._took) - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        self._sent_at = loop.time()
+        events = await to_thread.run_sync(self._card)
+        self._took = loop.time() - self._sent_at
+        return events
+
+    def _card(self) -> list[ServerSentEventMessage]:
+        batch = batch_records.get_batch(self.batch_id)
+        if batch is None:  # deleted meanwhile: the page keeps what it shows
+            self.ended = True
+            return [ServerSentEventMessage(data='{"reason": "deleted"}', event="end")]
+        context = batches.page_context(batch, self.quire, None, pages.streaming())
+        self._job_ids = {item["job_id"] for item in context["batch"]["items"]}
+        card = pages.render(self.request, "partials/batch_card.html", context)
+        events = [] if card == self._last_card else [ServerSentEventMessage(data=card, event="batch")]
+        self._last_card = card
+        if context["batch"]["status"] == "completed":
+            self.ended = True
+            events.append(ServerSentEventMessage(data='{"reason": "finished"}', event="end"))
+        return events
+
+
+def _row_context(view: JobOut) -> dict[str, Any]:
+    return {"item": view, "status_labels": STATUS_LABELS}
+
+
+def _card(request: PageRequest, view: JobOut) -> str:
+    return pages.render(request, "partials/job_card.html", pages.job_context(view, None, pages.streaming()))
+
+
+def _deleted_card(request: PageRequest, job_id: str) -> str:
+    return pages.render(request, "partials/job_deleted.html", {"job_id": job_id})
+
+
+class PageStreamsController(Controller):
+    """The streams the pages follow (live.js): HTML fragments, with the JSON API's rules."""
+
+    path = ""
+    include_in_schema = False
+
+    @get("/jobs/stream")
+    async def jobs_table_stream(
+        self, request: PageRequest, status: StatusFilter, cursor: Cursor, live: LiveDep
+    ) -> ServerSentEvent:
+        return await start_stream(open_watch(live, owner_id=request.user.user_id), TableFeed(request, status, cursor))
+
+    @get("/batches/{batch_id:str}/stream")
+    async def batch_card_stream(
+        self, request: PageRequest, batch_id: str, quire: QuireDep, live: LiveDep
+    ) -> ServerSentEvent:
+        batch = await to_thread.run_sync(batches.require_page, batch_id, request.user)
+        watch = open_watch(live, owner_id=batch.owner_id)
+        return await start_stream(watch, BatchCardFeed(request, batch.id, quire))
+
+    @get("/jobs/{job_id:str}/stream")
+    async def job_card_stream(
+        self, request: PageRequest, job_id: JobId, quire: QuireDep, live: LiveDep
+    ) -> ServerSentEvent:
+        return await job_stream_of(
+            live,
+            job_id,
+            request.user,
+            quire.recent_views,
+            lambda view: _card(request, view),
+            offload=True,
+            render_gone=lambda gone: _deleted_card(request, gone),
+        )

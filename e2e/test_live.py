@@ -1,0 +1,160 @@
+"""Live updates in the browser: the job card and the jobs list follow their streams, make no polling
+request while a stream is open, and poll on the server's schedule when the stream is blocked."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from playwright.sync_api import Page, expect
+
+from backend.tests.integration.stack import Stack, document
+from e2e.conftest import E2E_POLLING, screenshot
+from e2e.test_polling import gaps, record_polls
+
+
+def epoch_ms(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000
+
+
+def watch_status_changes(page: Page) -> None:
+    """Record in the page the wall-clock moment each status first shows."""
+    page.evaluate(
+        """() => {
+          window.shownAt = {};
+          const note = () => {
+            const status = document.querySelector("[role=status]");
+            const shown = status && status.dataset.status;
+            if (shown && !(shown in window.shownAt)) window.shownAt[shown] = Date.now();
+          };
+          new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true });
+          note();
+        }"""
+    )
+
+
+def test_card_shows_each_change_from_the_stream_at_once_without_polling(page: Page, live: Stack) -> None:
+    # Given a job page open on a two-second job
+    job_id = live.submit(document("slow:2"))
+    polls = record_polls(page, f"/jobs/{job_id}/status")
+    page.goto(f"{live.base_url}/jobs/{job_id}")
+    region = page.locator("[data-live-stream]")
+    expect(region).to_have_attribute("data-live", "streaming")
+    watch_status_changes(page)
+    # When it finishes
+    expect(page.locator("[role=status]")).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(region).to_have_attribute("data-live", "ended")
+    screenshot(page, "live-card-completed")
+    # Then the card showed it within 500 ms of the transition, and never polled meanwhile
+    view = live.job(job_id)
+    committed = epoch_ms(next(e["at"] for e in view["events"] if e["type"] == "completed"))
+    shown = page.evaluate("() => window.shownAt.completed")
+    assert shown - committed < 500, shown - committed
+    assert polls == [], "the card polled while its stream was open"
+    # And the final card carries the result and no polling attributes
+    expect(page.locator("[data-artifact]").first).to_be_visible()
+    assert page.locator("[data-poll]").count() == 0
+
+
+def test_card_counts_down_its_place_in_line(page: Page, live: Stack) -> None:
+    # Given twice the worker's four threads of work, and a job behind it
+    ahead = [live.submit(document("slow:2")) for _ in range(8)]
+    job_id = live.submit(document("slow:0.5"))
+    page.goto(f"{live.base_url}/jobs/{job_id}")
+    place = page.locator("[data-queue-position]")
+    expect(place).to_contain_text("in line")
+    first = int(place.get_attribute("data-queue-position") or 0)
+    assert first >= 2, first
+    # Then the place counts down live as the line moves, until the job runs and completes
+    lower = "first => +(document.querySelector('[data-queue-position]')?.dataset.queuePosition ?? first) < first"
+    page.wait_for_function(lower, arg=first, timeout=15_000)
+    assert page.locator("[role=status]").get_attribute("data-status") == "queued"
+    expect(page.locator("[role=status]")).to_have_attribute("data-status", "completed", timeout=30_000)
+    for other in ahead:
+        live.wait(other)
+
+
+def test_page_reconnects_after_a_web_restart_and_shows_the_right_state(page: Page, live: Stack) -> None:
+    # Given a job page following its stream
+    job_id = live.submit(document("slow:2"))
+    page.goto(f"{live.base_url}/jobs/{job_id}")
+    region = page.locator("[data-live-stream]")
+    expect(region).to_have_attribute("data-live", "streaming")
+    # When the web process restarts on the same address while the job finishes
+    assert live.web is not None
+    live.web.terminate()
+    live.web.wait(timeout=15)
+    live.start_web(port=live.port)
+    # Then the page reconnects and shows the state the job reached meanwhile
+    expect(page.locator("[role=status]")).to_have_attribute("data-status", "completed", timeout=60_000)
+    expect(region).to_have_attribute("data-live", "ended")
+
+
+def test_blocked_stream_falls_back_to_the_polling_schedule_at_once(page: Page, live: Stack) -> None:
+    # Given a proxy that cuts every stream
+    page.route("**/stream*", lambda route: route.abort())
+    job_id = live.submit(document("slow:30"))
+    polls = record_polls(page, f"/jobs/{job_id}/status")
+    # When the job page opens
+    opened = time.monotonic()
+    page.goto(f"{live.base_url}/jobs/{job_id}")
+    expect(page.locator("[data-live-stream]")).to_have_attribute("data-live", "polling")
+    page.wait_for_timeout(2000)
+    # Then it asked at once and then polled on the server's fast schedule
+    fast = float(E2E_POLLING["QUIRE_POLL_FAST_S"])
+    assert polls, "the page never polled"
+    assert polls[0] - opened < 1.5, polls[0] - opened
+    assert len(polls) >= 4, polls
+    assert all(0.6 * fast < gap < 3 * fast for gap in gaps(polls[1:])), gaps(polls)
+    assert live.http.post(f"/ai-jobs/{job_id}/cancel").status_code == 200
+    expect(page.locator("[role=status]")).to_have_attribute("data-status", "cancelled")
+
+
+def test_list_page_follows_several_jobs_live(page: Page, live: Stack) -> None:
+    # Given the list open while three jobs run
+    jobs = [live.submit(document("slow:1")) for _ in range(3)]
+    polls = record_polls(page, "/jobs/table")
+    page.goto(f"{live.base_url}/jobs")
+    expect(page.locator("[data-live-stream]")).to_have_attribute("data-live", "streaming")
+    # When another is submitted while the list is open
+    jobs.append(live.submit(document("slow:0.5")))
+    # Then every row, the new one too, reaches Completed from the stream, without polling
+    for job_id in jobs:
+        expect(page.locator(f"tr[data-job-id='{job_id}'] .badge")).to_have_text("Completed", timeout=30_000)
+    screenshot(page, "live-list-completed")
+    assert polls == [], "the list polled while its stream was open"
+
+
+def test_card_says_so_when_its_job_is_deleted_elsewhere(page: Page, live: Stack) -> None:
+    # Given a job page following the stream of a running job
+    job_id = live.submit(document("slow:3"))
+    live.wait(job_id, {"running"})
+    polls = record_polls(page, f"/jobs/{job_id}/status")
+    page.goto(f"{live.base_url}/jobs/{job_id}")
+    region = page.locator("[data-live-stream]")
+    expect(region).to_have_attribute("data-live", "streaming")
+    # When the job is deleted from somewhere else (another tab, a script)
+    assert live.http.delete(f"/ai-jobs/{job_id}").status_code == 204
+    # Then the card says so at once and the stream ends, with no polling for a job that is gone
+    expect(page.locator("[role=status]")).to_have_attribute("data-status", "deleted", timeout=5_000)
+    expect(page.locator("[role=status]")).to_contain_text("deleted")
+    expect(region).to_have_attribute("data-live", "ended")
+    screenshot(page, "live-card-deleted")
+    assert polls == []
+
+
+def test_batch_page_follows_its_jobs_live_without_polling(page: Page, live: Stack) -> None:
+    # Given a batch of a quick and a six-second document
+    batch_id = live.submit_batch({"quick.txt": document(), "slow.txt": document("slow:6")})
+    polls = record_polls(page, f"/batches/{batch_id}/card")
+    # When its page is open
+    page.goto(f"{live.base_url}/batches/{batch_id}")
+    region = page.locator("[data-live-stream]")
+    expect(region).to_have_attribute("data-live", "streaming")
+    # Then the card reaches "2 of 2 done" from the stream, which then ends, and it never polled
+    status = page.locator(f"[data-batch-id='{batch_id}']")
+    expect(status).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(status).to_have_attribute("data-done", "2")
+    expect(region).to_have_attribute("data-live", "ended")
+    assert polls == [], "the batch card polled while its stream was open"
+    assert page.locator("[data-poll]").count() == 0
