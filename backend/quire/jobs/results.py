@@ -1,0 +1,126 @@
+"""The invoice values people see and export: the machine's result, with a person's review winning.
+
+A completed job's primary artifact never changes once published, so its values are read from
+storage once per web process and kept (`ResultCache`, built by the bootstrap) under the
+artifact's key and checksum: a batch page polled every few seconds reads no file twice.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from quire.documents.storage import get_storage
+from quire.jobs.models import Artifact, Job, JobStatus
+
+# The invoice fields a person can review and a spreadsheet shows, in reading order.
+INVOICE_FIELDS = ("vendor", "invoice_number", "issue_date", "due_date", "currency", "subtotal", "tax", "total")
+
+
+@dataclass(frozen=True)
+class MachineResult:
+    """What the machine's result says of an invoice: its values (as text) and the fields it was unsure of."""
+
+    values: dict[str, str | None]
+    needs_review: tuple[str, ...]
+
+
+NO_RESULT = MachineResult({}, ())
+
+
+class ResultCache:
+    """Machine results read lately, by (storage key, sha256): artifacts are immutable once published."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        self._results: OrderedDict[tuple[str, str], MachineResult] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def result(self, artifact: Artifact) -> MachineResult:
+        key = (artifact.storage_key, artifact.sha256)
+        with self._lock:
+            found = self._results.get(key)
+            if found is not None:
+                self._results.move_to_end(key)
+                return found
+        found = _read(artifact)
+        with self._lock:
+            self._results[key] = found
+            while len(self._results) > self._size:
+                self._results.popitem(last=False)
+        return found
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _read(artifact: Artifact) -> MachineResult:
+    if artifact.deleted_at is not None or not artifact.name.endswith(".json"):
+        return NO_RESULT
+    try:
+        document = json.loads(get_storage().read_bytes(artifact.storage_key))
+    except (OSError, ValueError):
+        return NO_RESULT
+    result = document.get("result") if isinstance(document, dict) else None
+    if not isinstance(result, dict) or "total" not in result:
+        return NO_RESULT  # not an invoice
+    review = result.get("needs_review") or []
+    return MachineResult({name: _text(result.get(name)) for name in INVOICE_FIELDS}, tuple(review))
+
+
+@dataclass(frozen=True)
+class InvoiceRow:
+    """One job as a spreadsheet row: reviewed values win over the machine's."""
+
+    job_id: str
+    filename: str
+    status: str
+    error_code: str | None
+    values: dict[str, str | None]
+    reviewed: bool
+    # The fields the machine was unsure of that no person has confirmed yet.
+    needs_review: tuple[str, ...]
+    created_at: datetime
+
+
+def reviewed_fields(job: Job) -> dict[str, Any]:
+    fields = (job.review or {}).get("fields")
+    return fields if isinstance(fields, dict) else {}
+
+
+def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> list[InvoiceRow]:
+    """A row per job, in the order given; one query for all their primary artifacts."""
+    done = [job.id for job in jobs if job.status == JobStatus.COMPLETED]
+    primaries: dict[str, Artifact] = {}
+    if done:
+        found = session.exec(select(Artifact).where(col(Artifact.job_id).in_(done), col(Artifact.primary))).all()
+        primaries = {artifact.job_id: artifact for artifact in found}
+    rows = []
+    for job in jobs:
+        artifact = primaries.get(job.id)
+        machine = cache.result(artifact) if artifact is not None else NO_RESULT
+        reviewed = reviewed_fields(job)
+        values = {
+            name: _text(reviewed[name]) if name in reviewed else machine.values.get(name) for name in INVOICE_FIELDS
+        }
+        rows.append(
+            InvoiceRow(
+                job_id=job.id,
+                filename=job.input_filename,
+                status=job.status,
+                error_code=job.error_code if job.status != JobStatus.COMPLETED else None,
+                values=values,
+                reviewed=job.reviewed_at is not None,
+                needs_review=tuple(name for name in machine.needs_review if name not in reviewed),
+                created_at=job.created_at,
+            )
+        )
+    return rows

@@ -1,0 +1,64 @@
+"""A person's review of an invoice result: corrected or confirmed values, kept with who and when.
+
+The machine's artifact is never touched. The review lives on the job record (`review`,
+`reviewed_by`, `reviewed_at`); the job view shows it as `"review": {"fields", "by", "at"}` and
+wherever values are shown or exported the reviewed ones win. A field the reader listed in
+`needs_review` counts as confirmed once a review names it. Saving again merges: fields named
+again are replaced, the others kept, and `by` and `at` say who saved last and when.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import update
+from sqlmodel import col
+
+from quire.db import session_scope
+from quire.jobs.models import Job, JobStatus, utcnow
+from quire.jobs.results import reviewed_fields
+
+REVIEWABLE_WORKFLOWS = {"invoice_summary"}
+_AMOUNT = Field(default=None, max_digits=18, decimal_places=4, allow_inf_nan=False)
+
+
+class ReviewedFields(BaseModel):
+    """The values a person may set: the same types as the invoice result's own fields."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    vendor: str | None = Field(default=None, max_length=300)
+    invoice_number: str | None = Field(default=None, max_length=100)
+    issue_date: date | None = None
+    due_date: date | None = None
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    subtotal: Decimal | None = _AMOUNT
+    tax: Decimal | None = _AMOUNT
+    total: Decimal | None = _AMOUNT
+
+
+class NotReviewable(Exception):
+    """Only a completed invoice job can be reviewed."""
+
+
+def save_review(job_id: str, fields: ReviewedFields, by: str) -> Job:
+    """Record the fields the person set (the ones given; blank means "no value"), merged with earlier ones.
+
+    `updated_at` moves too, so every cached view of the job is rebuilt.
+    """
+    given = fields.model_dump(mode="json", exclude_unset=True)
+    with session_scope() as session:
+        job = session.get(Job, job_id, with_for_update=True)
+        if job is None or job.status != JobStatus.COMPLETED or job.workflow not in REVIEWABLE_WORKFLOWS:
+            raise NotReviewable("Only a completed invoice can be reviewed.")
+        merged = {**reviewed_fields(job), **given}
+        now = utcnow()
+        session.execute(
+            update(Job)
+            .where(col(Job.id) == job_id)
+            .values(review={"fields": merged}, reviewed_by=by, reviewed_at=now, updated_at=now)
+        )
+        session.refresh(job)
+        return job
