@@ -4,17 +4,30 @@ loudly, instead of quietly turning a defence off.
 - web/server.py subclasses uvicorn's httptools protocol: its hooks and its `cycle`/`pipeline`.
 - web/csrf.py signs and checks Litestar CSRF tokens with names outside `litestar.middleware.csrf`'s
   `__all__`, and sets the scope state its `csrf_token()` template helper reads.
+- queue/broker.py keys Dramatiq's Redis messages by their message id through the public
+  `before_enqueue` hook, which works only while the broker reads the `redis_message_id` option
+  after that hook; and it asks whether a message is held by reading the broker's hashes
+  `<namespace>:<queue>.msgs` and `<namespace>:<queue>.DQ.msgs`.
+
+Everything else uses public extension points: sessions through `SessionMiddleware(backend=...)`
+and the backend's public methods, the rate limiter's fail-open through a `Store`.
 """
 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import uvicorn
+from dramatiq.brokers import redis as dramatiq_redis
+from dramatiq.brokers.redis import RedisBroker as DramatiqRedisBroker
+from dramatiq.common import dq_name
+from dramatiq.message import Message
 from litestar.middleware import csrf as litestar_csrf
 from litestar.utils.scope.state import ScopeState
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from quire.queue.broker import QUEUE, REDIS_MESSAGE_ID, KeyedByMessageId, RedisBroker
 from quire.web.server import HeaderDeadlineProtocol
 
 
@@ -44,3 +57,51 @@ def test_litestar_csrf_internals_web_csrf_uses() -> None:
     checker = litestar_csrf.CSRFMiddleware
     assert "_decode_csrf_token" in vars(checker)
     assert "self.config.secret" in inspect.getsource(checker._decode_csrf_token)
+
+
+def test_dramatiqs_redis_broker_keys_a_message_by_the_option_set_before_enqueue() -> None:
+    enqueue = inspect.getsource(DramatiqRedisBroker.enqueue)
+    # The broker makes up its own Redis id, then lets middleware see the message, then stores it
+    # under whatever the option says by then.
+    hook = enqueue.index('self.emit_before("enqueue"')
+    store = enqueue.index(f'self.do_enqueue(queue_name, message.options["{REDIS_MESSAGE_ID}"]')
+    assert enqueue.index(f'"{REDIS_MESSAGE_ID}"') < hook < store
+    # And the hook can set it: the option dict is the message's own.
+    message: Message[None] = Message(queue_name=QUEUE, actor_name="a", args=(), kwargs={}, options={})
+    KeyedByMessageId().before_enqueue(RedisBroker.__new__(RedisBroker), message, None)
+    assert message.options[REDIS_MESSAGE_ID] == message.message_id
+    # Acknowledging a consumed message uses the same option.
+    assert f'message.options["{REDIS_MESSAGE_ID}"]' in inspect.getsource(dramatiq_redis._RedisConsumer.ack)
+
+
+def test_dramatiqs_redis_broker_internals_the_pipelined_enqueue_uses() -> None:
+    # `RedisBroker.enqueue_many` calls the broker's dispatch script as `do_enqueue` does: the same
+    # arguments in the same order, then the Redis message id and the encoded message.
+    dispatch = inspect.getsource(DramatiqRedisBroker._dispatch)
+    assert 'dispatch = self.scripts["dispatch"]' in dispatch
+    expected = [
+        "args = [",
+        "command,",
+        "timestamp,",
+        "queue_name,",
+        "self.broker_id,",
+        "self.heartbeat_timeout,",
+        "self.dead_message_ttl,",
+        "self._should_do_maintenance(command),",
+        "self._max_unpack_size(),",
+        "*args,",
+    ]
+    places = [dispatch.index(text, dispatch.index("args = [")) for text in expected]
+    assert places == sorted(places)
+    enqueue = inspect.getsource(DramatiqRedisBroker.enqueue)
+    assert f'self.do_enqueue(queue_name, message.options["{REDIS_MESSAGE_ID}"], message.encode())' in enqueue
+    assert "keys = [self.namespace]" in dispatch
+
+
+def test_dramatiqs_redis_layout_the_presence_check_reads() -> None:
+    dispatch = (Path(dramatiq_redis.__file__).parent / "redis" / "dispatch.lua").read_text()
+    assert 'local queue_full_name = namespace .. ":" .. queue_name' in dispatch
+    assert 'local queue_messages = queue_full_name .. ".msgs"' in dispatch
+    # A delayed message waits in the `.DQ` queue, moved to the ready one by the consumer.
+    assert dq_name(QUEUE) == f"{QUEUE}.DQ"
+    assert 'redis.call("hset", queue_messages, message_id, message_data)' in dispatch

@@ -1,0 +1,91 @@
+"""Process isolation: one attempt in a process of its own, and what crosses the pipe back.
+
+A job whose last attempt was lost with its worker runs its next attempt this way. If it is the
+poison that killed the worker, it now kills only that process and is charged for it; if it was
+an innocent bystander, it completes. Either way no other job pays for it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from quire.errors import WorkerLost
+from quire.jobs.models import Job
+from quire.jobs.states import AttemptRef
+from quire.queue.execution import AttemptLimits, AttemptProgress
+from quire.queue.failures import AttemptFailure, FailedAttempt, classify
+from quire.queue.results import Outcome, execute
+
+# What the attempt's process sends to the worker, in order: any number of OcrPages, then one
+# Finished or Failed. A pipe closed without either means the process died.
+
+
+@dataclass(frozen=True)
+class OcrPages:
+    """The reader found this many pages that need OCR: the worker gives the attempt their time."""
+
+    pages: int
+
+
+@dataclass(frozen=True)
+class Finished:
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class Failed:
+    failure: AttemptFailure
+
+
+def _attempt_process(fields: dict[str, Any], worker_id: str, conn: Connection) -> None:
+    """The child process: run one attempt and send back its outcome or its failure.
+
+    Progress is written under the parent's worker id, which holds the lease; the count of pages
+    needing OCR goes to the parent, which keeps the time.
+    """
+    job = Job(**fields)
+    progress = AttemptProgress(AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(OcrPages(n)))
+    try:
+        conn.send(Finished(execute(job, worker_id, progress)))
+    except BaseException as exc:
+        conn.send(Failed(classify(exc)))
+    finally:
+        conn.close()
+
+
+def call_isolated(job: Job, limits: AttemptLimits, worker_id: str) -> Outcome:
+    """Run one attempt in a fresh process; kill it past `limits`; a dead process is worker_lost."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    fields = {c: getattr(job, c) for c in Job.model_fields}
+    process = context.Process(
+        target=_attempt_process, args=(fields, worker_id, sender), name=f"isolated-{job.id}", daemon=True
+    )
+    process.start()
+    sender.close()
+    message: OcrPages | Finished | Failed | None = None
+    try:
+        while True:
+            try:
+                limits.wait(receiver.poll)
+            except BaseException:
+                process.kill()
+                raise
+            try:
+                message = receiver.recv()
+            except EOFError:
+                message = None
+            if not isinstance(message, OcrPages):
+                break
+            limits.allow_ocr_pages(message.pages)
+    finally:
+        process.join(5)
+        receiver.close()
+    if isinstance(message, Finished):
+        return message.outcome
+    if isinstance(message, Failed):
+        raise FailedAttempt(message.failure)
+    raise WorkerLost(f"The attempt's process stopped unexpectedly (exit code {process.exitcode}).")

@@ -1,0 +1,128 @@
+"""Result writing: run one attempt's workflow and stage its files under the attempt's own keys.
+
+Files are staged, not published: the transition that records the attempt's end (complete, or
+the failure's retry or dead letter) publishes them, fenced by the attempt, so a late attempt's
+files are never seen. A malformed answer is staged as evidence for operators only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from quire.documents.extract import Document, Limits, ProgressCallback, extract
+from quire.documents.storage import StorageUnavailable, get_storage
+from quire.errors import MalformedOutput
+from quire.jobs.models import Artifact, Job, attempt_prefix
+from quire.jobs.states import AttemptRef
+from quire.queue.failures import FailedAttempt, classify
+from quire.settings import get_settings
+from quire.workflows.models.providers import get_provider
+from quire.workflows.registry import get_workflow
+
+log = structlog.stdlib.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A successful attempt: its staged artifacts, and who answered (provider, model, prompt version)."""
+
+    artifacts: list[Artifact]
+    provenance: dict[str, str]
+
+
+@dataclass(frozen=True)
+class File:
+    name: str
+    content: bytes
+    content_type: str
+    primary: bool = False
+    operator_only: bool = False
+
+
+def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) -> Outcome:
+    """Read the input, run the workflow, and stage its artifacts under this attempt's own keys.
+
+    A malformed answer is staged as evidence and raised as a `FailedAttempt` that carries it.
+    """
+    settings = get_settings()
+    workflow = get_workflow(job.workflow)
+    model = get_provider(settings.model_provider, job.timeout_s)
+    data = get_storage().read_bytes(job.input_ref)
+    limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
+    languages = job.language or settings.ocr_languages
+    document: Document = extract(data, job.input_filename, job.input_sha256, limits, languages, progress)
+    try:
+        result = workflow.run(document, model)
+    except MalformedOutput as malformed:
+        raw = [raw_answer_file(job.attempt, malformed.raw_answer)] if malformed.raw_answer is not None else []
+        evidence = stage(job, worker_id, raw)
+        raise FailedAttempt(classify(malformed, evidence)) from malformed
+    provenance: dict[str, Any] = {
+        "workflow": workflow.name,
+        "workflow_version": workflow.version,
+        "provider": model.name,
+        "model": model.model_name,
+        "prompt_version": workflow.prompt_version,
+        "input_sha256": job.input_sha256,
+    }
+    if model.redacted is not None:
+        # Kinds and counts only: the values never leave the attempt.
+        provenance["redacted"] = model.redacted
+    body = json.dumps({"result": result.model_dump(mode="json"), "provenance": provenance}, indent=2)
+    files = [
+        File(f"{workflow.name}.json", body.encode(), "application/json", primary=True),
+        File(f"{workflow.name}.md", workflow.report(result).encode(), "text/markdown; charset=utf-8"),
+    ]
+    if document.ocr_pages:
+        # What OCR read, as text to search or copy, and the scan made searchable.
+        files.append(File(f"{workflow.name}.txt", document.text.encode(), "text/plain; charset=utf-8"))
+    if document.searchable_pdf is not None:
+        files.append(File(f"{workflow.name}-searchable.pdf", document.searchable_pdf, "application/pdf"))
+    return Outcome(
+        stage(job, worker_id, files),
+        {"provider": model.name, "model_name": model.model_name, "prompt_version": workflow.prompt_version},
+    )
+
+
+def raw_answer_file(attempt: int, raw: str) -> File:
+    """The model's answer as it came, named by attempt (a replayed job may fail again)."""
+    try:
+        json.loads(raw)
+    except ValueError:
+        return File(f"raw-answer-attempt-{attempt}.txt", raw.encode(), "text/plain; charset=utf-8", operator_only=True)
+    return File(f"raw-answer-attempt-{attempt}.json", raw.encode(), "application/json", operator_only=True)
+
+
+def stage(job: Job, worker_id: str, files: list[File]) -> list[Artifact]:
+    """Store files under this attempt's own keys; the records to publish with the attempt's end."""
+    storage = get_storage()
+    prefix = attempt_prefix(job.id, job.attempt, worker_id)
+    artifacts = []
+    for file in files:
+        stored = storage.put_bytes(f"{prefix}/{file.name}", file.content)
+        artifacts.append(
+            Artifact(
+                job_id=job.id,
+                name=file.name,
+                storage_key=stored.key,
+                size=stored.size,
+                sha256=stored.sha256,
+                content_type=file.content_type,
+                primary=file.primary,
+                operator_only=file.operator_only,
+            )
+        )
+    return artifacts
+
+
+def discard_staged(ref: AttemptRef) -> None:
+    """Files of an attempt that failed or was fenced out are never published: remove them (best
+    effort; deleting the job, or retention, removes whatever is left under its prefix)."""
+    try:
+        get_storage().delete_tree(attempt_prefix(ref.job_id, ref.attempt, ref.worker_id))
+    except (OSError, StorageUnavailable) as exc:
+        log.warning("could not remove a discarded attempt's files", error=str(exc))

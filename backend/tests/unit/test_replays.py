@@ -1,0 +1,94 @@
+"""Group replays as records carried out by workers, on the in-memory queue: the group is fixed at
+the start, a job is replayed once, and a replay whose holder died is taken on by another."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from sqlalchemy import update
+from sqlmodel import col
+
+from backend.tests.conftest import Database
+from backend.tests.unit.test_states import current, event_types, force, make_job
+from quire.db import session_scope
+from quire.jobs import replays
+from quire.jobs.models import GroupReplay, JobStatus, ReplayState, utcnow
+from quire.queue.dispatch import Dispatcher, InMemoryQueue
+from quire.queue.replays import carry_out
+
+ERROR = "upstream_rejected"
+
+
+def _dead_letters(count: int, error: str = ERROR) -> list[str]:
+    ids = []
+    for _ in range(count):
+        job = make_job(JobStatus.DEAD_LETTER, attempt=1)
+        force(job.id, error_code=error)
+        ids.append(job.id)
+    return ids
+
+
+def _replayed_events(job_id: str) -> int:
+    return event_types(job_id).count("replayed")
+
+
+def test_a_replay_takes_the_group_as_it_was_and_replays_each_job_once(migrated: Database) -> None:
+    # Given four dead letters of the group and one of another group
+    group = _dead_letters(4)
+    other = _dead_letters(1, error="internal_error")
+    queue = InMemoryQueue()
+    dispatcher = Dispatcher(queue)
+    replay = replays.start(ERROR, "document_summary", "1", rate=1000, created_by="admin@example.com")
+    assert replay.total == 4
+    assert replays.take_on("worker-a", 30) is not None
+    taken = replays.take_on("worker-b", 30)
+    assert taken is None  # held by worker-a
+
+    # When each replayed job fails again at once (as a still-broken provider makes it)
+    def fails_again(job_id: str) -> None:
+        force(job_id, status=JobStatus.DEAD_LETTER, error_code=ERROR, updated_at=utcnow())
+
+    held = GroupReplay.model_validate(replay.model_dump() | {"owner": "worker-a"})
+    assert carry_out(held, dispatcher, threading.Event(), on_replayed=fails_again)
+    # Then every job of the group was replayed exactly once, and the other group not at all
+    assert [_replayed_events(job_id) for job_id in group] == [1, 1, 1, 1]
+    assert _replayed_events(other[0]) == 0
+    assert sorted(m.job_id for m in queue.messages) == sorted(group)
+    [view] = [r for r in replays.recent() if r["replay_id"] == replay.id]
+    assert (view["state"], view["replayed"], view["total"]) == (ReplayState.DONE, 4, 4)
+
+
+def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(migrated: Database) -> None:
+    # Given a replay that worker-a took on and advanced by one job before it died
+    group = _dead_letters(3)
+    queue = InMemoryQueue()
+    dispatcher = Dispatcher(queue)
+    replays.start(ERROR, None, None, rate=1000, created_by=None)
+    first = replays.take_on("worker-a", 30)
+    assert first is not None
+    stop_after_one = threading.Event()
+    # (stopping gives the replay up; a dead worker gives nothing up, so take the lease back by hand)
+    carry_out(first, dispatcher, stop_after_one, on_replayed=lambda _job_id: stop_after_one.set())
+    with session_scope() as session:
+        session.execute(
+            update(GroupReplay)
+            .where(col(GroupReplay.id) == first.id)
+            .values(owner="worker-a", lease_until=utcnow() + timedelta(seconds=30))
+        )
+    assert replays.take_on("worker-b", 30) is None  # the lease still runs
+    with session_scope() as session:
+        session.execute(
+            update(GroupReplay)
+            .where(col(GroupReplay.id) == first.id)
+            .values(lease_until=utcnow() - timedelta(seconds=1))
+        )
+    # When worker-b takes it on after the lease ran out
+    second = replays.take_on("worker-b", 30)
+    assert second is not None
+    assert second.cursor_id == group[0]
+    assert carry_out(second, dispatcher, threading.Event())
+    # Then the rest was replayed once each, and worker-a's late write changes nothing
+    assert [_replayed_events(job_id) for job_id in group] == [1, 1, 1]
+    assert not replays.advance(first, group[1], utcnow(), True, 30)
+    assert all(current(job_id).status == JobStatus.QUEUED for job_id in group)
