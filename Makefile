@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 ASSETS := static/.built
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test install ocr browser lint typecheck unit integration e2e stress bench lock clean
+.PHONY: run test install ocr browser loadgen lint typecheck unit integration e2e stress bench lock clean
 
 run: install
 	$(BIN)/quire dev
@@ -45,6 +45,11 @@ browser:
 	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the browser tests"; \
 	  $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 
+# The HTTP benchmarks load the server with Debian's compiled wrk, whose own CPU share stays small.
+loadgen:
+	@command -v wrk >/dev/null || { echo "installing Debian's wrk for the HTTP benchmarks"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y wrk; }
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -65,12 +70,15 @@ e2e: install browser
 stress: install
 	QUIRE_STRESS=full $(BIN)/pytest backend/tests/stress
 
-bench: install
+bench: install loadgen
 	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/workflows.py
 	$(BIN)/python bench/invoices.py
 	$(BIN)/python bench/ocr.py
 	$(BIN)/python bench/admin_paging.py
+	$(BIN)/python bench/upload_memory.py
+	$(BIN)/python bench/streams.py
+	$(BIN)/python bench/batches.py
 	test -d var/summary-corpus || bash bench/fetch_summary_corpus.sh
 	$(BIN)/python bench/summaries.py
 

@@ -42,6 +42,8 @@ def raw_process(document_path: str, sha256: str, enqueued_at: float) -> None:
     storage.put_bytes(f"{key}/document_summary.json", json.dumps(result.model_dump(mode="json")).encode())
     storage.put_bytes(f"{key}/document_summary.md", workflow.report(result).encode())
     counter.rpush("raw:pickup", picked - enqueued_at)
+    # This process's CPU so far: the suite takes the difference between the first and last job.
+    counter.rpush("raw:cpu_at", time.process_time())
     counter.rpush("raw:done_at", time.time())
 
 

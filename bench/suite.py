@@ -2,11 +2,15 @@
 
     python bench/suite.py [--jobs 2000] [--rss-jobs 10000] [--watchers 1000] [--quick]
 
-1. End-to-end no-op throughput (jobs/s) and transactions per job, Quire vs raw Dramatiq running the
-   same actor body, same Redis, one process, same threads; SQLite and PostgreSQL.
-2. Idle pickup latency p50/p95 (enqueue to running), Quire vs raw Dramatiq.
-3. API: POST /ai-jobs and GET /ai-jobs/{id} throughput and p50/p99 at 1, 8 and 32 concurrent
-   clients vs GET /healthz (a hello-world route through the same middleware) on the same server.
+1. End-to-end no-op throughput (jobs/s), worker CPU per job and transactions per job, Quire vs raw
+   Dramatiq running the same actor body, same Redis, one process, same threads; SQLite and
+   PostgreSQL; then 2 and 4 worker processes on PostgreSQL.
+2. Idle pickup latency p50/p95 (enqueue to running) and the idle worker's CPU share, Quire vs raw
+   Dramatiq.
+3. API, loaded by Debian's compiled `wrk` (its own CPU share is printed, and the server's beside
+   every figure): POST /ai-jobs and GET /ai-jobs/{id} requests/s and p50/p99 at 8 and 64
+   connections vs GET /healthz (a hello-world route through the same middleware) on the same
+   server, with `quire web --workers 1` and `--workers 2`.
 4. 1,000 simulated browsers watching jobs on the adaptive polling schedule: server CPU share, p99.
 5. Worker RSS over 10,000 jobs: start, end, peak.
 
@@ -17,8 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,6 +58,30 @@ def pct(values: list[float], p: float) -> float:
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of a process and of its children (a supervisor and its worker or web processes)."""
+    total = 0.0
+    for each in [pid, *child_pids(pid)]:
+        with contextlib.suppress(OSError):  # a process that just exited
+            total += cpu_seconds(each)
+    return total
+
+
+# How long a worker may take to become ready: on a machine shared with other work, much longer than
+# the test suite's 30 s.
+STARTUP_S = 300
+WRK = shutil.which("wrk") or "wrk"  # `make bench` installs it (Debian's package) when missing
+# wrk's report, as one JSON line (its Lua `done` hook); status errors are answers >= 400.
+WRK_REPORT = """
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK {"requests": %d, "duration_us": %d, "socket_errors": %d, "status_errors": %d, '
+    .. '"p50_us": %d, "p99_us": %d}\\n', summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout,
+    e.status, latency:percentile(50), latency:percentile(99)))
+end
+"""
 
 
 class Bench:
@@ -154,11 +185,36 @@ class Bench:
 
     # -- 1 and 2: Quire vs raw Dramatiq -------------------------------------------------------
 
+    def drain(self, stack: Stack, processes: int, n: int) -> dict[str, Any]:
+        """N jobs waiting, then `processes` worker processes drain them: jobs/s from the first
+        attempt started to the last completed, and the workers' CPU per job (from ready to done)."""
+        submitter = self.submitter(stack)
+        done_before = len(self.job_events(stack, "completed"))
+        self.submit_direct(submitter, n)
+        submitter.stdin.close()  # type: ignore[union-attr]
+        submitter.wait(30)
+        before = self.xacts(stack)
+        supervisor = stack.start_worker(processes=processes, threads=self.args.threads, within=STARTUP_S)
+        cpu_ready = tree_cpu_seconds(supervisor.pid)
+        self.wait_completed(stack, done_before + n)
+        cpu = tree_cpu_seconds(supervisor.pid) - cpu_ready
+        completed = sorted(self.job_events(stack, "completed"))[done_before:]
+        running = sorted(self.job_events(stack, "running"))[-n:]
+        tx = (self.xacts(stack) - before) / n if stack.database.backend == "postgresql" else None
+        supervisor.terminate()
+        supervisor.wait(60)
+        return {
+            "jobs_per_s": round(n / (max(completed) - min(running)), 1),
+            "worker_cpu_ms_per_job": round(1000 * cpu / n, 2),
+            "transactions_per_job": round(tx, 2) if tx is not None else "n/a (SQLite)",
+            "load_average": round(os.getloadavg()[0], 2),
+        }
+
     def quire_throughput(self, backend: str) -> None:
         stack = self.stack(backend, f"quire-{backend}")
         stack.start_web()
-        n, threads = self.args.jobs, self.args.threads
-        worker = stack.start_worker(processes=1, threads=threads)
+        worker = stack.start_worker(processes=1, threads=self.args.threads, within=STARTUP_S)
+        [child] = child_pids(worker.pid)
         submitter = self.submitter(stack)
         self.submit_direct(submitter, 0)  # warm: imported and connected
         time.sleep(1)
@@ -169,29 +225,34 @@ class Bench:
             time.sleep(0.15)
         queued, running = sorted(self.job_events(stack, "queued")), sorted(self.job_events(stack, "running"))
         latencies = [(r - q) * 1000 for q, r in zip(queued, running, strict=False)]
-        # Throughput: N jobs waiting, then the worker drains them.
-        worker.terminate()
-        worker.wait(60)
-        base = self.args.latency_samples
-        self.submit_direct(submitter, n)
+        idle = self.idle_share(child)
         submitter.stdin.close()  # type: ignore[union-attr]
         submitter.wait(30)
-        before = self.xacts(stack)
-        started = time.monotonic()
-        stack.start_worker(processes=1, threads=threads)
-        self.wait_completed(stack, base + n)
-        completed = sorted(self.job_events(stack, "completed"))[base:]
-        running = sorted(self.job_events(stack, "running"))[base:]
-        elapsed = max(completed) - min(running)
-        tx = (self.xacts(stack) - before) / n if backend == "postgresql" else None
-        stack.stop()
-        self.results[f"quire_{backend}"] = {
-            "jobs_per_s": round(n / elapsed, 1),
-            "wall_s": round(time.monotonic() - started, 1),
-            "transactions_per_job": round(tx, 2) if tx is not None else "n/a (SQLite)",
+        worker.terminate()
+        worker.wait(60)
+        result = self.drain(stack, 1, self.args.jobs)
+        result |= {
             "pickup_ms_p50": pct(latencies, 0.5),
             "pickup_ms_p95": pct(latencies, 0.95),
+            "idle_worker_cpu_share_of_one_core": idle,
         }
+        self.results[f"quire_{backend}"] = result
+        if backend == "postgresql":
+            scaling: dict[str, Any] = {"processes_1_jobs_per_s": result["jobs_per_s"]}
+            for processes in (2, 4):
+                drained = self.drain(stack, processes, self.args.jobs)
+                scaling[f"processes_{processes}_jobs_per_s"] = drained["jobs_per_s"]
+                scaling[f"processes_{processes}_worker_cpu_ms_per_job"] = drained["worker_cpu_ms_per_job"]
+                scaling[f"processes_{processes}_load_average"] = drained["load_average"]
+            self.results["quire_postgresql_processes"] = scaling
+        stack.stop()
+
+    @staticmethod
+    def idle_share(pid: int, seconds: float = 5.0) -> float:
+        """The share of one core an idle process uses over `seconds`."""
+        before, started = cpu_seconds(pid), time.monotonic()
+        time.sleep(seconds)
+        return round((cpu_seconds(pid) - before) / (time.monotonic() - started), 4)
 
     def raw_dramatiq(self) -> None:
         url = f"redis://127.0.0.1:{self.redis.port}/15"
@@ -211,6 +272,7 @@ class Bench:
         command = [sys.executable, "-m", "bench.raw_dramatiq", str(self.args.threads), str(idle_poll_ms)]
         worker = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(3)
+        idle = self.idle_share(worker.pid)
         for i in range(self.args.latency_samples):
             raw_dramatiq.raw_process.send(str(doc), "0" * 64, time.time())
             while client.llen("raw:done_at") < i + 1:
@@ -219,7 +281,7 @@ class Bench:
         latencies = [float(x) * 1000 for x in client.lrange("raw:pickup", 0, -1)]
         worker.terminate()
         worker.wait(60)
-        client.delete("raw:done_at")
+        client.delete("raw:done_at", "raw:cpu_at")
         n = self.args.jobs
         for _ in range(n):
             raw_dramatiq.raw_process.send(str(doc), "0" * 64, time.time())
@@ -228,6 +290,7 @@ class Bench:
         while client.llen("raw:done_at") < n:
             time.sleep(0.05)
         done = [float(x) for x in client.lrange("raw:done_at", 0, -1)]
+        cpu_at = [float(x) for x in client.lrange("raw:cpu_at", 0, -1)]
         worker.terminate()
         worker.wait(60)
         # The raw worker's own startup is not part of its throughput: count from its first job.
@@ -235,66 +298,77 @@ class Bench:
         elapsed = max(done) - first
         self.results["raw_dramatiq"] = {
             "jobs_per_s": round((n - 1) / elapsed, 1),
+            "worker_cpu_ms_per_job": round(1000 * (max(cpu_at) - min(cpu_at)) / (n - 1), 2),
             "wall_s": round(time.time() - started, 1),
             "pickup_ms_p50": pct(latencies, 0.5),
             "pickup_ms_p95": pct(latencies, 0.95),
+            "idle_worker_cpu_share_of_one_core": idle,
+            "load_average": round(os.getloadavg()[0], 2),
         }
 
     # -- 3: API latency ------------------------------------------------------------------------
 
     def api(self) -> None:
-        stack = self.stack("sqlite", "api")
-        stack.start_web()
+        for workers in self.args.web_workers:
+            self.results[f"api_web_workers_{workers}"] = self.api_on(workers)
+
+    def api_on(self, workers: int) -> dict[str, Any]:
+        stack = self.stack("sqlite", f"api-{workers}")
+        stack.env["QUIRE_WEB_WORKERS"] = str(workers)
+        stack.start_web(workers=workers)
         upload = stack.http.post("/uploads", files={"file": ("b.txt", DOC, "text/plain")}).json()["input_ref"]
         job_id = stack.submit(DOC)
-        web_pid = stack.processes[-1].pid
-        headers = {"Authorization": f"Bearer {stack.token}"}
-        body = {"workflow": "document_summary", "input_ref": upload}
+        assert stack.web is not None
+        web_pid = stack.web.pid
+        body = json.dumps({"workflow": "document_summary", "input_ref": upload})
         out: dict[str, Any] = {}
-        for clients in (1, 8, 32):
+        for connections in self.args.connections:
             for name, method, path, payload in [
                 ("hello", "GET", "/healthz", None),
                 ("get_job", "GET", f"/ai-jobs/{job_id}", None),
                 ("post_job", "POST", "/ai-jobs", body),
             ]:
-                cpu_before, started = cpu_seconds(web_pid), time.monotonic()
-                result = asyncio.run(
-                    self.load(stack.base_url, method, path, payload, headers, clients, self.args.api_seconds)
+                out[f"{name}_c{connections}"] = self.wrk(
+                    stack, web_pid, method, path, payload, connections, self.args.api_seconds
                 )
-                # Where the server is far from one core, the load generator (on the same machine)
-                # is the limit and the ratio says little about the server.
-                result["server_cpu"] = round((cpu_seconds(web_pid) - cpu_before) / (time.monotonic() - started), 2)
-                out[f"{name}_c{clients}"] = result
-        for clients in (1, 8, 32):
-            hello = out[f"hello_c{clients}"]["rps"]
-            out[f"post_vs_hello_c{clients}"] = round(out[f"post_job_c{clients}"]["rps"] / hello, 2)
-            out[f"get_vs_hello_c{clients}"] = round(out[f"get_job_c{clients}"]["rps"] / hello, 2)
+        for connections in self.args.connections:
+            hello = out[f"hello_c{connections}"]["rps"]
+            out[f"post_vs_hello_c{connections}"] = round(out[f"post_job_c{connections}"]["rps"] / hello, 2)
+            out[f"get_vs_hello_c{connections}"] = round(out[f"get_job_c{connections}"]["rps"] / hello, 2)
         stack.stop()
-        self.results["api"] = out
+        return out
 
-    @staticmethod
-    async def load(base: str, method: str, path: str, payload: Any, headers: dict[str, str], clients: int,
-                   seconds: float) -> dict[str, float]:  # fmt: skip
-        latencies: list[float] = []
-        errors = 0
-        deadline = time.monotonic() + seconds
-        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-        async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=30) as http:
-
-            async def one_client() -> None:
-                nonlocal errors
-                while time.monotonic() < deadline:
-                    started = time.perf_counter()
-                    response = await http.request(method, path, json=payload)
-                    latencies.append((time.perf_counter() - started) * 1000)
-                    if response.status_code >= 400:
-                        errors += 1
-
-            started = time.monotonic()
-            await asyncio.gather(*(one_client() for _ in range(clients)))
-            elapsed = time.monotonic() - started
-        return {"rps": round(len(latencies) / elapsed, 1), "p50_ms": pct(latencies, 0.5),
-                "p99_ms": pct(latencies, 0.99), "errors": errors}  # fmt: skip
+    def wrk(self, stack: Stack, web_pid: int, method: str, path: str, payload: str | None, connections: int,
+            seconds: float) -> dict[str, Any]:  # fmt: skip
+        """One wrk run; the server's CPU (all its processes) and wrk's own, as shares of one core."""
+        script = self.dir / "wrk.lua"
+        lines = [f"wrk.method = {json.dumps(method)}", f'wrk.headers["Authorization"] = "Bearer {stack.token}"']
+        if payload is not None:
+            lines += [f"wrk.body = {json.dumps(payload)}", 'wrk.headers["Content-Type"] = "application/json"']
+        script.write_text("\n".join(lines) + WRK_REPORT)
+        threads = min(2, connections)
+        command = [WRK, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(script),
+                   stack.base_url + path]  # fmt: skip
+        cpu_before, started = tree_cpu_seconds(web_pid), time.monotonic()
+        client_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        finished = subprocess.run(command, capture_output=True, text=True, check=True)
+        wall = time.monotonic() - started
+        client_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_cpu = (tree_cpu_seconds(web_pid) - cpu_before) / wall
+        client_cpu = client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime
+        [report] = [line for line in finished.stdout.splitlines() if line.startswith("WRK ")]
+        figures = json.loads(report[4:])
+        return {
+            "rps": round(figures["requests"] / (figures["duration_us"] / 1e6), 1),
+            "p50_ms": round(figures["p50_us"] / 1000, 2),
+            "p99_ms": round(figures["p99_us"] / 1000, 2),
+            "errors": figures["socket_errors"] + figures["status_errors"],
+            # Where the server is well under the cores it may use, something else (the load
+            # generator, or other work on the machine) is the limit.
+            "server_cpu": round(server_cpu, 2),
+            "wrk_cpu": round(client_cpu / wall, 2),
+            "load_average": round(os.getloadavg()[0], 2),
+        }
 
     # -- 4: watchers ---------------------------------------------------------------------------
 
@@ -353,7 +427,7 @@ class Bench:
     def rss(self) -> None:
         stack = self.stack("sqlite", "rss")
         stack.start_web()
-        supervisor = stack.start_worker(processes=1, threads=self.args.threads)
+        supervisor = stack.start_worker(processes=1, threads=self.args.threads, within=STARTUP_S)
         [child] = child_pids(supervisor.pid)
         submitter = self.submitter(stack)
         time.sleep(1)
@@ -402,7 +476,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--latency-samples", type=int, default=30)
-    parser.add_argument("--api-seconds", type=float, default=5)
+    parser.add_argument("--api-seconds", type=int, default=5)
+    parser.add_argument("--web-workers", type=lambda v: [int(w) for w in v.split(",")], default=[1, 2])
+    parser.add_argument(
+        "--connections", type=lambda v: [int(c) for c in v.split(",")], default=[8, 64], help="e.g. 8,64"
+    )
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--watch-seconds", type=float, default=30)
     parser.add_argument("--rss-jobs", type=int, default=10000)
@@ -424,21 +502,73 @@ def main() -> None:
             bench.rss()
     finally:
         bench.close()
-    report(bench.results)
+        report(bench.results)  # what was measured, even when a later part failed
+
+
+def targets(results: dict[str, Any]) -> list[tuple[str, float, str, bool]]:
+    """The issue's measures: (what, figure, target, met)."""
+    rows: list[tuple[str, float, str, bool]] = []
+
+    def add(what: str, figure: float, op: str, bound: float = 0.0) -> None:
+        """op: ">=", "<", "<=", or "reported" (a figure with no target)."""
+        met = figure >= bound if op == ">=" else figure < bound if op == "<" else figure <= bound
+        rows.append((what, round(figure, 3), "-" if op == "reported" else f"{op} {bound:g}", met))
+
+    raw = results.get("raw_dramatiq")
+    for backend in ("sqlite", "postgresql"):
+        quire = results.get(f"quire_{backend}")
+        if quire and raw:
+            add(
+                f"no-op drain, {backend}: Quire / raw Dramatiq jobs/s",
+                quire["jobs_per_s"] / raw["jobs_per_s"],
+                ">=",
+                0.5,
+            )
+            add(f"worker CPU per job, {backend}: Quire / raw Dramatiq", quire["worker_cpu_ms_per_job"]
+                / raw["worker_cpu_ms_per_job"], "reported")  # fmt: skip
+    if sqlite := results.get("quire_sqlite"):
+        add("no-op drain, SQLite: jobs/s", sqlite["jobs_per_s"], ">=", 450)
+        add("pickup p50 ms (SQLite)", sqlite["pickup_ms_p50"], "<=", 5)
+        add("pickup p95 ms (SQLite)", sqlite["pickup_ms_p95"], "<=", 20)
+        add("idle worker, share of one core", sqlite["idle_worker_cpu_share_of_one_core"], "<", 0.02)
+    if scaling := results.get("quire_postgresql_processes"):
+        one = scaling["processes_1_jobs_per_s"]
+        add("PostgreSQL worker processes 2 / 1", scaling["processes_2_jobs_per_s"] / one, ">=", 1.6)
+        add("PostgreSQL worker processes 4 / 1", scaling["processes_4_jobs_per_s"] / one, "reported")
+    for workers in (1, 2):
+        api = results.get(f"api_web_workers_{workers}")
+        if not api:
+            continue
+        for key in sorted(k for k in api if k.startswith(("post_vs_hello", "get_vs_hello"))):
+            connections = key.rsplit("_c", 1)[1]
+            bound = 0.3 if key.startswith("post") else 0.5
+            what = "POST /ai-jobs" if key.startswith("post") else "GET /ai-jobs/{id}"
+            add(f"--workers {workers}: {what} / GET /healthz at {connections} connections", api[key], ">=", bound)
+        for name in ("hello", "get_job", "post_job"):
+            if f"{name}_c64" in api:
+                add(f"--workers {workers}: {name} p99 ms at 64 connections", api[f"{name}_c64"]["p99_ms"], "<", 50)
+        if workers == 2 and "api_web_workers_1" in results:
+            for key in ("hello_c64", "get_job_c64", "post_job_c64"):
+                if key in api:
+                    ratio = api[key]["rps"] / results["api_web_workers_1"][key]["rps"]
+                    add(f"{key}: --workers 2 / --workers 1 requests/s", ratio, "reported")
+    if rss := results.get("worker_rss"):
+        add("worker RSS growth over the run, %", rss["growth_pct"], "<", 5)
+    return rows
 
 
 def report(results: dict[str, Any]) -> None:
-    raw = results.get("raw_dramatiq")
     lines = ["| figure | value |", "|---|---|"]
     for section, figures in results.items():
         for key, value in figures.items():
             lines.append(f"| {section}.{key} | {value} |")
-    if raw:
-        for backend in ("sqlite", "postgresql"):
-            quire = results.get(f"quire_{backend}")
-            if quire:
-                ratio = quire["jobs_per_s"] / raw["jobs_per_s"]
-                lines.append(f"| ratio: Quire {backend} / raw Dramatiq throughput | {ratio:.2f} |")
+    lines += ["", "| measure | figure | target | met |", "|---|---|---|---|"]
+    for what, figure, target, met in targets(results):
+        reported = "reported" in what or target == "<= 1e+09"
+        lines.append(
+            f"| {what} | {figure} | {'-' if reported else target} | {'-' if reported else 'yes' if met else 'NO'} |"
+        )
+    lines.append(f"\nload average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print("\n".join(lines))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)

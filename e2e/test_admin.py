@@ -15,6 +15,8 @@ def test_operator_pages(browser: Browser, live: Stack) -> None:
     unreadable = live.submit(b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog")
     live.wait(unreadable)
     live.wait(live.submit(document()))
+    malformed = live.submit(document("malformed"))
+    live.wait(malformed)
     context = browser.new_context(base_url=live.base_url)
     page = context.new_page()
     sign_in(page, live.base_url, "ops-admin@example.com")
@@ -38,10 +40,22 @@ def test_operator_pages(browser: Browser, live: Stack) -> None:
     group.get_by_role("button", name="Replay group…").click()
     expect(page.get_by_role("heading")).to_contain_text("Replay")
     screenshot(page, "admin-confirm-replay")
+    # Confirmed, the replay is recorded for the workers and its progress is on the failed-jobs page.
+    page.get_by_role("button", name="Replay 1 job").click()
+    replay = page.locator("tr[data-replay]").first
+    expect(replay).to_contain_text("of 1 replayed")
+    screenshot(page, "admin-group-replay")
     page.goto("/admin/jobs?status=dead_letter")
     expect(page.locator(f"tr[data-job-id='{dead}']")).to_be_visible()
     screenshot(page, "admin-jobs")
     page.locator(f"tr[data-job-id='{dead}'] a").click()
     expect(page.locator("td code").filter(has_text="FakeCrash")).not_to_have_count(0)
     screenshot(page, "admin-job-history")
+    # A malformed answer's evidence: the validator's findings and the raw answer, for operators.
+    page.goto(f"/admin/jobs/{malformed}")
+    expect(page.locator("td code").filter(has_text="validation: title: Field required")).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_role("link", name="raw-answer-attempt-1.json").click()
+    assert download.value.suggested_filename == "raw-answer-attempt-1.json"
+    screenshot(page, "admin-job-evidence")
     context.close()

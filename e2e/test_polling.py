@@ -1,5 +1,8 @@
 """The adaptive polling cadence, measured from the requests the page really makes.
 
+Pages follow a live stream when they can (test_live.py); here every stream is cut, as a proxy
+that does not pass them would, so the pages fall back to this schedule.
+
 The schedule is shrunk by settings (fast 0.3 s for 1.5 s, then 0.8 s, stop after 4 s) so the
 test watches the whole shape of DESIGN's 2 s / 5 s / 2 min schedule in a few seconds.
 """
@@ -47,12 +50,17 @@ def record_polls(page: Page, path: str) -> list[float]:
     return times
 
 
+def without_streams(page: Page) -> None:
+    page.route("**/stream*", lambda route: route.abort())
+
+
 def gaps(times: list[float]) -> list[float]:
     return [b - a for a, b in pairwise(times)]
 
 
 def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_stack: Stack) -> None:
     sign_in(page, cadence_stack.base_url)
+    without_streams(page)
     job_id = cadence_stack.submit(document("slow:30"))
     polls = record_polls(page, f"/jobs/{job_id}/status")
     opened = time.monotonic()
@@ -89,6 +97,7 @@ def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_st
 
 def test_list_polls_only_while_a_job_is_unfinished(page: Page, cadence_stack: Stack) -> None:
     sign_in(page, cadence_stack.base_url)
+    without_streams(page)
     job_id = cadence_stack.submit(document("slow:1"))
     polls = record_polls(page, "/jobs/table")
     page.goto(f"{cadence_stack.base_url}/jobs")

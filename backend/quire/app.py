@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from litestar import Litestar, Request, Response
+from litestar import Litestar, Request, Response, Router
 from litestar.config.csrf import CSRFConfig
 from litestar.config.response_cache import ResponseCacheConfig
 from litestar.datastructures import State
@@ -30,20 +30,30 @@ from redis.asyncio import Redis as AsyncRedis
 
 from quire import __version__
 from quire.bootstrap import Quire, bootstrap
+from quire.documents.storage import StorageUnavailable
 from quire.logs import RequestIdMiddleware, configure_logging
 from quire.queue.broker import DEFAULT_REDIS_URL
 from quire.settings import get_settings
 from quire.web.account import AccountController
 from quire.web.admin import AdminController
 from quire.web.api import JobsController, max_request_bytes
-from quire.web.auth import PUBLIC_PATHS, QuireAuthentication, add_security_headers, session_config
-from quire.web.csrf import SessionCSRFMiddleware
+from quire.web.auth import PUBLIC_PATHS, QuireAuthentication, add_security_headers, session_middleware
+from quire.web.batches import BatchesController, BatchPagesController, JobExportController
+from quire.web.csrf import CSRF_HEADER, SessionCSRFMiddleware
 from quire.web.health import healthz, metrics_endpoint, readyz
-from quire.web.limits import LoginThrottle
+from quire.web.limits import LoginThrottle, RateLimitStore
+from quire.web.live import LiveHub
+from quire.web.page_streams import PageStreamsController
 from quire.web.pages import PagesController
-from quire.web.presenters import ERROR_LABELS, artifact_label, language_name, workflow_title
-from quire.web.problems import explain_multipart_limit, http_exception_to_problem, unexpected_to_problem
+from quire.web.presenters import ERROR_LABELS, about, artifact_label, language_name, ordinal, workflow_title
+from quire.web.problems import (
+    explain_multipart_limit,
+    http_exception_to_problem,
+    storage_unavailable_to_problem,
+    unexpected_to_problem,
+)
 from quire.web.server import BodyDeadlineMiddleware
+from quire.web.streams import StreamsController
 from quire.workflows.invoice_summary import CHECK_LABELS, FIELD_LABELS
 
 log = logging.getLogger(__name__)
@@ -117,6 +127,8 @@ def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["language_name"] = language_name
     engine.engine.filters["artifact_label"] = artifact_label
     engine.engine.filters["error_label"] = _label(ERROR_LABELS)
+    engine.engine.filters["ordinal"] = ordinal
+    engine.engine.filters["about"] = about
 
 
 def _openapi(docs: bool) -> OpenAPIConfig:
@@ -136,20 +148,21 @@ def create_app(quire: Quire | None = None) -> Litestar:
     redis_client = AsyncRedis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=2)
     stores: dict[str, Store] = {
         "sessions": RedisStore(redis_client, namespace="quire:sessions"),
-        "rate_limit": RedisStore(redis_client, namespace="quire:rate-limit"),
+        "rate_limit": RateLimitStore(redis_client, namespace="quire:rate-limit"),
     }
     csrf = CSRFConfig(
         secret=settings.secret_key,
         cookie_name="quire_csrf",
         cookie_secure=settings.env == "production",
         cookie_samesite="lax",
-        header_name="x-csrftoken",
+        header_name=CSRF_HEADER,
         # Sign-out must work when Redis (and so the session's CSRF key) cannot be reached. A
         # forged sign-out does nothing: the session cookie is SameSite=Lax, so another site's
         # POST arrives without it.
         exclude=["^/logout$"],
     )
     login_throttle = LoginThrottle(redis_client, settings.account_login_attempts_per_minute)
+    live = LiveHub(redis_url, settings.live_max_watchers)
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     if not (STATIC / "vendor" / "htmx.min.js").exists():
@@ -160,30 +173,48 @@ def create_app(quire: Quire | None = None) -> Litestar:
             AccountController,
             AdminController,
             PagesController,
+            JobExportController,
             JobsController,
+            StreamsController,
+            PageStreamsController,
+            BatchPagesController,
+            # A batch's body holds many documents: its own size limit, above a single upload's.
+            Router("/", route_handlers=[BatchesController], request_max_body_size=settings.batch_max_bytes + 1024**2),
             healthz,
             readyz,
             metrics_endpoint,
             create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
         ],
         # Handlers reach the dispatcher, admission control, broker and metrics through `quire`.
-        dependencies={"quire": Provide(lambda: quire, sync_to_thread=False)},
+        dependencies={
+            "quire": Provide(lambda: quire, sync_to_thread=False),
+            "live": Provide(lambda: live, sync_to_thread=False),
+        },
+        on_startup=[live.start],
+        on_shutdown=[live.stop],
         plugins=[HTMXPlugin(), ProblemDetailsPlugin(ProblemDetailsConfig())],
         stores=stores,
-        state=State({"login_throttle": login_throttle}),
+        # The same `quire` for the before-request hooks, which get no dependencies (web/batches.py).
+        state=State({"login_throttle": login_throttle, "quire": quire}),
         middleware=[
             BodyDeadlineMiddleware,
             RequestIdMiddleware(),
-            session_config().middleware,
+            session_middleware(),
             DefineMiddleware(QuireAuthentication, exclude=PUBLIC_PATHS),
             DefineMiddleware(SessionCSRFMiddleware, config=csrf),
         ],
         before_send=[add_security_headers],
         template_config=TemplateConfig(directory=TEMPLATES, engine=JinjaTemplateEngine, engine_callback=_templates),
-        exception_handlers={HTTPException: on_http_error, Exception: unexpected_to_problem},
+        exception_handlers={
+            HTTPException: on_http_error,
+            StorageUnavailable: storage_unavailable_to_problem,
+            Exception: unexpected_to_problem,
+        },
         openapi_config=_openapi(settings.api_docs_enabled),
         response_cache_config=ResponseCacheConfig(),
         request_max_body_size=max_request_bytes(),
+        # Room for a batch's files as separate parts (the form's other fields included).
+        multipart_form_part_limit=settings.batch_max_files + 16,
         logging_config=None,  # Quire's own pipeline (quire.logs) handles every logger
         debug=False,
     )

@@ -9,15 +9,28 @@ Litestar dependencies for the handlers, this object for the worker and the CLI.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
+from quire.jobs.batches import BatchCompletion, BatchView, batch_view, get_batch
+from quire.jobs.results import ResultCache
 from quire.jobs.service import Admission
-from quire.jobs.store import RecentViews
+from quire.jobs.store import RecentViews, iso
 from quire.metrics import Metrics, get_metrics
-from quire.queue.actors import declare_process_job
-from quire.queue.broker import DEFAULT_REDIS_URL, RedisBroker, RedisQueue, create_broker
+from quire.queue.actors import declare_process_job, declare_send_webhook
+from quire.queue.broker import (
+    DEFAULT_REDIS_URL,
+    WEBHOOK_ACTOR,
+    WEBHOOK_QUEUE,
+    RedisBroker,
+    RedisQueue,
+    create_broker,
+)
 from quire.queue.dispatch import Dispatcher
+from quire.queue.live import ChangePublisher
 from quire.queue.runner import Runner
 from quire.settings import Settings, get_settings
+from quire.webhooks.outbox import WebhookOutbox
+from quire.webhooks.sender import RenderJob, WebhookSender
 
 
 @dataclass
@@ -30,6 +43,11 @@ class Quire:
     dispatcher: Dispatcher
     admission: Admission
     recent_views: RecentViews
+    # Invoice values read from published artifacts, kept per process (jobs/results.py).
+    results: ResultCache
+    # Hears each batch finish; listeners (webhooks) attach with `batches.on_completed`.
+    batches: BatchCompletion
+    webhooks: WebhookOutbox
 
     def worker_runner(self) -> Runner:
         """The runner for a worker process, with `process_job` declared on the broker to call it."""
@@ -37,17 +55,46 @@ class Quire:
         declare_process_job(self.broker, runner.run_attempt)
         return runner
 
+    def webhook_sender(self, render_job: RenderJob) -> WebhookSender:
+        """The webhook sender for a worker process, with `send_webhook` declared on the broker to call it.
+
+        `render_job` gives a job's view with its links: the web layer's shape, which this layer
+        does not know.
+        """
+        sender = WebhookSender(self.webhooks, render_job, partial(batch_body, self.results))
+        declare_send_webhook(self.broker, sender.send)
+        return sender
+
 
 def bootstrap(settings: Settings | None = None) -> Quire:
     settings = settings or get_settings()
     # First, so that prometheus_client writes to the shared directory from its first value on.
     metrics = get_metrics()
     broker = create_broker(settings.redis_url or DEFAULT_REDIS_URL)
+    dispatcher = Dispatcher(RedisQueue(broker))
+    # Live updates: every committed change, from any process, reaches every web process.
+    dispatcher.on_commit(ChangePublisher(broker.client))
+    batches = BatchCompletion()
+    dispatcher.on_commit(batches)
+    webhooks = WebhookOutbox(RedisQueue(broker, WEBHOOK_QUEUE, WEBHOOK_ACTOR))
+    # A job's terminal transition records its webhook; this sends it as soon as that commits.
+    dispatcher.on_commit(webhooks.after_transition)
+    results = ResultCache()
+    batches.on_completed(webhooks.record_batch_completed)
     return Quire(
         settings=settings,
         metrics=metrics,
         broker=broker,
-        dispatcher=Dispatcher(RedisQueue(broker)),
+        dispatcher=dispatcher,
         admission=Admission(),
         recent_views=RecentViews(),
+        results=results,
+        batches=batches,
+        webhooks=webhooks,
     )
+
+
+def batch_body(results: ResultCache, batch_id: str) -> BatchView | None:
+    """A `batch.completed` webhook's body: the batch's view, or None when the batch is gone."""
+    batch = get_batch(batch_id)
+    return batch_view(batch, results, iso) if batch is not None else None

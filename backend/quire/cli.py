@@ -7,8 +7,10 @@ import os
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from typing import Any
@@ -19,12 +21,13 @@ from pydantic import ValidationError
 
 from quire.accounts import service as accounts
 from quire.bootstrap import bootstrap
-from quire.jobs import operations, service
+from quire.jobs import operations, replays, service
 from quire.jobs.models import JobStatus
 from quire.jobs.store import list_jobs, view_of
 from quire.logs import configure_logging
 from quire.migrations import upgrade
 from quire.queue.embedded_redis import EmbeddedRedis
+from quire.queue.replays import carry_out, lease_for
 from quire.queue.worker import run_worker_process, supervise
 from quire.settings import get_settings
 from quire.web.links import with_links
@@ -58,7 +61,10 @@ def migrate() -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def web(host: str, port: int) -> None:
+@click.option(
+    "--workers", default=None, type=click.IntRange(1, 64), help="processes on the port [default: QUIRE_WEB_WORKERS]"
+)
+def web(host: str, port: int, workers: int | None) -> None:
     """Serve the web app and JSON API."""
     settings = get_settings()
     proxies = settings.forwarded_allow_ips.strip()
@@ -67,6 +73,10 @@ def web(host: str, port: int) -> None:
         factory=True,
         host=host,
         port=port,
+        # uvicorn's own multi-process mode: one socket, bound here, shared by `workers` processes it
+        # starts and restarts. Sessions, rate limits, live updates and metrics all live in Redis or
+        # the shared metrics directory, so any process can answer any request.
+        workers=workers or settings.web_workers or default_web_workers(),
         log_config=None,  # uvicorn's lines go through Quire's logging pipeline like every other
         access_log=False,
         http=HeaderDeadlineProtocol,
@@ -76,6 +86,12 @@ def web(host: str, port: int) -> None:
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or "",
     )
+
+
+def default_web_workers() -> int:
+    """One web process per CPU this process may use, at most 8: a request spends most of its time
+    in Python, so one process keeps about one core busy."""
+    return max(1, min(8, len(os.sched_getaffinity(0))))
 
 
 @main.command()
@@ -226,10 +242,19 @@ def jobs_replay(job_id: str | None, error_code: str | None, workflow: str | None
         return
     if not error_code:
         raise click.UsageError("give a JOB_ID, or --error CODE to replay a dead-letter group")
-    ids = operations.dead_letter_ids(error_code, workflow)
-    click.echo(f"replaying {len(ids)} jobs at {rate:g}/s")
-    replayed = operations.replay_at_rate(dispatcher, ids, rate, on_replayed=lambda i: click.echo(f"{i} queued again"))
-    click.echo(f"replayed {replayed} jobs")
+    # Recorded and taken on by this command, which carries it out in the foreground; if the command
+    # is stopped, a worker goes on with the rest once its lease runs out.
+    owner = f"cli:{socket.gethostname()}:{os.getpid()}"
+    replay = replays.start(error_code, workflow, None, rate, "cli", owner=owner, lease_s=lease_for(rate))
+    click.echo(f"replaying {replay.total} jobs at {rate:g}/s")
+    replayed: list[str] = []
+
+    def queued_again(job_id: str) -> None:
+        replayed.append(job_id)
+        click.echo(f"{job_id} queued again")
+
+    carry_out(replay, dispatcher, threading.Event(), on_replayed=queued_again)
+    click.echo(f"replayed {len(replayed)} jobs")
 
 
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
@@ -248,7 +273,7 @@ def _age(value: str) -> timedelta:
 @click.option("--older-than", "older_than", required=True, help="Age such as 30d, 12h, 45m.")
 def jobs_purge(older_than: str) -> None:
     """Delete finished jobs (records and files) older than the given age."""
-    click.echo(f"purged {operations.purge_older_than(_age(older_than))} jobs")
+    click.echo(f"purged {operations.purge_older_than(bootstrap().dispatcher, _age(older_than))} jobs")
 
 
 @jobs.command("stats")
@@ -266,3 +291,21 @@ def jobs_cancel(job_id: str) -> None:
     except service.NotAllowed as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"{job.id} cancelled")
+
+
+@main.group()
+def webhooks() -> None:
+    """Webhook signing secrets."""
+
+
+@webhooks.command("secret")
+@click.argument("email")
+def webhooks_secret(email: str) -> None:
+    """Rotate EMAIL's webhook signing secret and print the new one (whsec_...).
+
+    Deliveries attempted from now on are signed with the new secret alone.
+    """
+    principal = accounts.user_by_email(email)
+    if principal is None:
+        raise click.ClickException(f"no account {email}")
+    click.echo(accounts.rotate_webhook_secret(principal.user_id))

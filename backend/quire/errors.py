@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypedDict
 
 
 class ErrorCode(StrEnum):
@@ -67,9 +68,40 @@ class UpstreamRejected(JobFailure):
     code = ErrorCode.UPSTREAM_REJECTED
 
 
+class Problem(TypedDict):
+    """One thing a validator found wrong in a model's answer: where (`a.b.0`; empty: the whole answer) and what."""
+
+    path: str
+    message: str
+
+
 class MalformedOutput(JobFailure):
+    """The model answered, but not in the expected shape. Carries the evidence for operators: the
+    raw answer as received and what the validator found wrong with it (docs/architecture.md,
+    "The failure policy"); neither ever reaches the job's owner."""
+
     code = ErrorCode.MALFORMED_OUTPUT
+
+    def __init__(
+        self, message: str | None = None, raw_answer: str | None = None, problems: list[Problem] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.raw_answer = raw_answer
+        self.problems = problems or []
 
 
 class InvalidInput(JobFailure):
     code = ErrorCode.INVALID_INPUT
+
+
+class StorageUnavailable(JobFailure):
+    """The file storage (a bucket, most often) could not be reached or failed: transient, retried.
+
+    A worker's attempt that meets it is retried with backoff like an unreachable provider; the web
+    answers 503 with Retry-After.
+    """
+
+    code = ErrorCode.UPSTREAM_UNAVAILABLE
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or "The file storage could not be reached.")

@@ -22,8 +22,9 @@ from quire.settings import get_settings
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
 
-def configure_logging(level: int = logging.INFO) -> None:
+def configure_logging() -> None:
     settings = get_settings()
+    level = logging.getLevelNamesMapping()[settings.log_level.upper()]
     json_logs = settings.log_json if settings.log_json is not None else settings.env == "production"
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,

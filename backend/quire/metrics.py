@@ -10,7 +10,7 @@ calls first, and which points prometheus_client at the shared directory before i
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -56,6 +56,12 @@ class Metrics:
             "quire_lease_recoveries_total", "Running jobs recovered after their lease expired", registry=None
         )
         self.upload_bytes = Counter("quire_upload_bytes_total", "Bytes of documents uploaded", registry=None)
+        self.webhook_attempts = Counter(
+            "quire_webhook_attempts_total",
+            "Webhook delivery attempts, by what followed: delivered, retry or failed (given up)",
+            ["outcome"],
+            registry=None,
+        )
         self.attempt_seconds = Histogram(
             "quire_attempt_duration_seconds",
             "How long attempts ran, by workflow and outcome",
@@ -81,7 +87,7 @@ class JobRecordCollector:
     `figures` reads them (`jobs.operations.overview`); passed in, as the job record sits above this module.
     """
 
-    def __init__(self, figures: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, figures: Callable[[], Mapping[str, Any]]) -> None:
         self.figures = figures
 
     def collect(self) -> Iterator[Any]:

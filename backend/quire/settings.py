@@ -107,13 +107,30 @@ class Settings(BaseSettings):
     retry_base_s: float = Field(default=2.0, ge=0)
     retry_max_s: float = Field(default=300.0, ge=0)
 
+    # Where uploads and artifacts are kept: `file:///path` (default: `files` under the data dir) or
+    # `s3://bucket/prefix`, an S3-compatible bucket (credentials and region from the AWS_* variables).
+    storage_url: str | None = Field(default=None, pattern=r"^(file:///|s3://[^/]+)")
+    # The S3 server when it is not AWS (MinIO, Ceph, Garage, ...).
+    s3_endpoint_url: str | None = None
+    # Downloads of artifacts answered with a redirect to a short-lived presigned URL (after the same
+    # authorization check) instead of streamed through the web process.
+    s3_presigned_downloads: bool = False
+    s3_presigned_expiry_s: int = Field(default=60, ge=1, le=3600)
+
     max_upload_mb: float = Field(default=25.0, gt=0)
-    # Per-person upload quotas: a burst of uploads or one person's files cannot fill the disk.
-    uploads_per_minute: int = Field(default=60, ge=1)
-    upload_mb_per_minute: float = Field(default=250.0, gt=0)
+    # Per-person upload quotas: a burst of uploads or one person's files cannot fill the disk. The
+    # per-minute defaults let one batch of the largest size below through (a month of invoices
+    # dropped at once must not be cut at the 61st file); the stored-MB quota bounds the disk.
+    uploads_per_minute: int = Field(default=1000, ge=1)
+    upload_mb_per_minute: float = Field(default=500.0, gt=0)
     storage_quota_mb: float = Field(default=2048.0, gt=0)
     # An upload no job has used is deleted this long after it arrived (0 keeps it).
     upload_expiry_hours: float = Field(default=24.0, ge=0)
+    # Batches (POST /batches): the most documents in one, the largest request and the most bytes
+    # its ZIP archives may unpack to, and the highest compression ratio a ZIP entry may have.
+    batch_max_files: int = Field(default=1000, ge=1)
+    batch_max_mb: float = Field(default=500.0, gt=0)
+    archive_max_ratio: float = Field(default=100.0, gt=1)
 
     # Accounts and abuse limits.
     signup_enabled: bool = True
@@ -149,7 +166,21 @@ class Settings(BaseSettings):
     alert_webhook_url: str | None = None
     alert_threshold: int = Field(default=10, ge=1)
     alert_window_s: float = Field(default=900.0, gt=0)
+
+    # Signed webhooks (README, "Webhooks"): each attempt's time limit, the attempts a delivery
+    # gets, its backoff, and the sending threads of each worker process (apart from the job threads).
+    webhook_timeout_s: float = Field(default=10.0, gt=0, le=60)
+    # The defaults spread 15 attempts over up to 17 hours (about half that on average, with the
+    # jitter): Standard Webhooks recommends retrying for hours to days while a receiver is down.
+    webhook_max_attempts: int = Field(default=15, ge=1, le=30)
+    webhook_retry_base_s: float = Field(default=5.0, ge=0)
+    webhook_retry_max_s: float = Field(default=21600.0, ge=0)
+    webhook_threads: int = Field(default=2, ge=1, le=32)
+    # Loopback, private, link-local and metadata addresses are refused as targets unless this is on.
+    webhook_allow_private: bool = False
     log_json: bool | None = None  # default: JSON logs in production only
+    # `debug` adds a line when each attempt starts and completes (off by default: it costs the hot path).
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
     metrics_dir: Path | None = None  # default: <data dir>/metrics
     # `GET /metrics` wants `Authorization: Bearer <this>` when set; in production it is off without it.
     metrics_token: SecretStr | None = None
@@ -166,12 +197,26 @@ class Settings(BaseSettings):
     # ... and a whole body must come at this rate at least (or within body_timeout_s, if longer).
     body_min_rate_kb_s: float = Field(default=50.0, gt=0)
     keep_alive_s: int = Field(default=5, ge=1)
+    # `quire web` processes serving one port (uvicorn's own multi-process mode); unset: one per
+    # CPU this process may run on, at most 8.
+    web_workers: int | None = Field(default=None, ge=1, le=64)
 
     # Adaptive status polling in the browser (docs/api.md, "Pages"), decided by the server.
     poll_fast_s: float = Field(default=2.0, gt=0)
     poll_fast_for_s: float = Field(default=10.0, ge=0)
     poll_slow_s: float = Field(default=5.0, gt=0)
     poll_stop_after_s: float = Field(default=120.0, gt=0)
+    # Live updates (README, "Live updates"): streams and `Prefer: wait` requests one web process
+    # holds at once, the longest pause between two lines of a stream, and how long a stream lasts
+    # before the server ends it (the page reconnects and gets a fresh snapshot).
+    live_max_watchers: int = Field(default=2000, ge=1)
+    stream_keepalive_s: float = Field(default=15.0, gt=0, le=15.0)
+    stream_max_s: float = Field(default=3600.0, gt=0)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("redact", "redact_phone_regions", mode="before")
     @classmethod
@@ -211,8 +256,18 @@ class Settings(BaseSettings):
         return f"sqlite:///{(self.data_dir / 'quire.db').resolve()}"
 
     @property
+    def resolved_storage_url(self) -> str:
+        if self.storage_url:
+            return self.storage_url
+        return (self.data_dir / "files").resolve().as_uri()
+
+    @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
+
+    @property
+    def batch_max_bytes(self) -> int:
+        return int(self.batch_max_mb * 1024 * 1024)
 
     @property
     def upload_bytes_per_minute(self) -> int:

@@ -10,6 +10,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,14 @@ os.environ.update(
         # Nothing in the unit tests talks to Redis; integration stacks bring their own.
         "QUIRE_REDIS_URL": "redis://127.0.0.1:1/0",
         "QUIRE_MODEL_PROVIDER": "fake",
+        # The S3 tests' server (moto) takes any credentials; boto3 wants some, and a region.
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
     }
 )
+for _name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+    os.environ.pop(_name, None)
 os.environ.pop("QUIRE_DATABASE_URL", None)
 
 DEFAULT_POSTGRES_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -91,6 +98,71 @@ def make_database(backend: str, directory: Path) -> Database:
     if backend == "postgresql" and POSTGRES_UNAVAILABLE:
         pytest.skip(POSTGRES_UNAVAILABLE)
     return Database(backend, directory)
+
+
+class S3Server:
+    """A real S3-compatible server on 127.0.0.1 (moto's), with a fresh bucket for each user of it.
+
+    It can be stopped and started again on the same port (a bucket that is briefly unreachable);
+    moto keeps its objects in this process meanwhile.
+    """
+
+    def __init__(self) -> None:
+        from quire.queue.embedded_redis import free_port
+
+        self.port = free_port()
+        self._server: Any = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> S3Server:
+        import logging
+
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def client(self) -> Any:
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint)
+
+    def new_bucket(self) -> str:
+        name = f"quire-{uuid.uuid4().hex[:12]}"
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def env(self, bucket: str | None = None) -> dict[str, str]:
+        """Settings that point Quire at a bucket of this server (a new one unless named)."""
+        return {
+            "QUIRE_STORAGE_URL": f"s3://{bucket or self.new_bucket()}/quire",
+            "QUIRE_S3_ENDPOINT_URL": self.endpoint,
+        }
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    server = S3Server().start()
+    yield server
+    server.stop()
+
+
+def storage_env(kind: str, request: pytest.FixtureRequest) -> dict[str, str]:
+    """Settings for a stack on `kind` storage: `local` (the data directory) or `s3` (a new bucket)."""
+    if kind == "s3":
+        server: S3Server = request.getfixturevalue("s3_server")
+        return server.env()
+    return {}
 
 
 @pytest.fixture(scope="session")

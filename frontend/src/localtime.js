@@ -15,4 +15,6 @@
 
   document.addEventListener("DOMContentLoaded", () => localize(document));
   document.addEventListener("htmx:afterSwap", (event) => localize(event.detail.elt.parentNode || document));
+  // Fragments a live stream swaps in (htmx.swap) announce themselves with htmx:load.
+  document.addEventListener("htmx:load", (event) => localize(event.detail.elt));
 })();

@@ -1,12 +1,16 @@
-// The upload form: drag and drop, a real progress bar, "Queued" the moment the job is accepted,
-// and no double submits. Without JavaScript the form posts normally and the server redirects.
+// The upload form: drag and drop (files or folders), a real progress bar, "Queued" the moment the
+// job is accepted, and no double submits. One document becomes a job; several, a folder or a ZIP
+// archive become a batch (POST /batches), and the browser opens the batch's page. Without
+// JavaScript the form posts normally and the server redirects.
 (function () {
   "use strict";
 
   const form = document.querySelector("form[data-upload-form]");
   if (!form || !window.FormData || !window.XMLHttpRequest) return;
 
-  const fileInput = form.querySelector('input[type="file"]');
+  const fileInput = document.getElementById("file");
+  const folderInput = document.getElementById("folder");
+  const fileCount = document.getElementById("file-count");
   const button = form.querySelector('button[type="submit"]');
   const zone = form.querySelector("[data-dropzone]");
   const state = document.getElementById("upload-state");
@@ -35,12 +39,56 @@
     }
   });
 
+  function chosen() {
+    return [...fileInput.files, ...(folderInput ? folderInput.files : [])];
+  }
+
+  function isBatch(files) {
+    return files.length > 1 || (files.length === 1 && /\.zip$/i.test(files[0].name));
+  }
+
   // Refuse an oversized file as soon as it is chosen, before any byte is sent.
-  fileInput.addEventListener("change", () => {
-    const file = fileInput.files[0];
-    if (file && maxBytes && file.size > maxBytes) showError(tooLarge);
+  function checkChosen() {
+    const files = chosen();
+    const big = files.find((file) => maxBytes && file.size > maxBytes && !/\.zip$/i.test(file.name));
+    if (big) showError(files.length > 1 ? `${big.name}: ${tooLarge}` : tooLarge);
     else errorBox.hidden = true;
-  });
+    if (fileCount) {
+      fileCount.hidden = files.length < 2;
+      fileCount.textContent = `${files.length} files chosen: they will be one batch.`;
+    }
+  }
+  fileInput.addEventListener("change", checkChosen);
+  if (folderInput) folderInput.addEventListener("change", checkChosen);
+
+  // A dropped folder arrives as a directory entry: read it (and its subfolders) into files.
+  function readEntry(entry) {
+    if (entry.isFile) return new Promise((resolve) => entry.file((file) => resolve([file]), () => resolve([])));
+    if (!entry.isDirectory) return Promise.resolve([]);
+    const reader = entry.createReader();
+    const all = [];
+    return new Promise((resolve) => {
+      const next = () =>
+        reader.readEntries(
+          (entries) => {
+            if (!entries.length) return Promise.all(all).then((lists) => resolve(lists.flat()));
+            entries.forEach((child) => all.push(readEntry(child)));
+            next();
+          },
+          () => resolve([]),
+        );
+      next();
+    });
+  }
+
+  async function droppedFiles(transfer) {
+    const entries = [...(transfer.items || [])]
+      .map((item) => (item.webkitGetAsEntry ? item.webkitGetAsEntry() : null))
+      .filter(Boolean);
+    if (!entries.some((entry) => entry.isDirectory)) return [...transfer.files];
+    const lists = await Promise.all(entries.map(readEntry));
+    return lists.flat().filter((file) => !file.name.startsWith("."));
+  }
 
   function showError(message) {
     errorBox.textContent = message;
@@ -64,24 +112,30 @@
     ["dragleave", "drop"].forEach((name) =>
       zone.addEventListener(name, () => zone.classList.remove("is-over")),
     );
-    zone.addEventListener("drop", (event) => {
+    zone.addEventListener("drop", async (event) => {
       event.preventDefault();
-      if (event.dataTransfer && event.dataTransfer.files.length) {
-        fileInput.files = event.dataTransfer.files;
-        fileInput.dispatchEvent(new Event("change", { bubbles: true }));
-      }
+      if (!event.dataTransfer) return;
+      const files = await droppedFiles(event.dataTransfer);
+      if (!files.length) return;
+      const transfer = new DataTransfer();
+      files.forEach((file) => transfer.items.add(file));
+      fileInput.files = transfer.files;
+      if (folderInput) folderInput.value = "";
+      fileInput.dispatchEvent(new Event("change", { bubbles: true }));
     });
   }
 
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     if (busy) return;
-    if (!fileInput.files.length) {
+    const files = chosen();
+    if (!files.length) {
       showError("Choose a document first.");
       fileInput.focus();
       return;
     }
-    if (maxBytes && fileInput.files[0].size > maxBytes) {
+    const batch = isBatch(files);
+    if (!batch && maxBytes && files[0].size > maxBytes) {
       showError(tooLarge);
       fileInput.focus();
       return;
@@ -92,7 +146,7 @@
     setProgress(0, "Uploading… 0%");
 
     const request = new XMLHttpRequest();
-    request.open("POST", form.dataset.apiAction);
+    request.open("POST", batch ? zone.dataset.batchAction : form.dataset.apiAction);
     request.setRequestHeader("Accept", "application/json");
     const csrf = document.querySelector('meta[name="csrf-token"]');
     if (csrf) request.setRequestHeader("x-csrftoken", csrf.content);
@@ -116,7 +170,13 @@
         return;
       }
       if (request.status !== 202) {
-        showError(body.detail || "The upload failed. Please try again.");
+        const refused = (body.rejected || []).map((item) => `${item.filename}: ${item.reason}`).join(" ");
+        showError([body.detail || "The upload failed. Please try again.", refused].join(" ").trim());
+        return;
+      }
+      if (body.batch_id) {
+        setProgress(100, `Queued ${body.jobs.length} documents — opening the batch…`);
+        window.location.assign(body.status_url);
         return;
       }
       setProgress(100, "Queued");
@@ -155,6 +215,10 @@
       button.disabled = false;
       showError("The upload could not reach the server. Check your connection and try again.");
     });
-    request.send(new FormData(form));
+    // The chosen files whichever picker (or drop) they came from; an empty picker sends nothing.
+    const data = new FormData(form);
+    data.delete("file");
+    files.forEach((file) => data.append("file", file, file.name));
+    request.send(data);
   });
 })();

@@ -17,6 +17,10 @@ class User(SQLModel, table=True):
     is_admin: bool = False
     created_at: datetime = Field(default_factory=utcnow)
     password_changed_at: datetime = Field(default_factory=utcnow)
+    # Webhooks: the URL a job without its own callback_url is reported to, and the signing secret
+    # (`whsec_...`, made on first use and rotated by `quire webhooks secret EMAIL`).
+    webhook_url: str | None = Field(default=None, max_length=2048)
+    webhook_secret: str | None = Field(default=None, max_length=128)
 
 
 class ApiToken(SQLModel, table=True):

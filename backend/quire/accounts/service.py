@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import col, func, select
+from sqlmodel import Session, col, func, select
 
 from quire.accounts.models import ApiToken, User
 from quire.db import session_scope, utcnow
@@ -20,6 +21,9 @@ _hasher = PasswordHasher()
 # Verifying against this keeps a login for an unknown email as slow as one for a known email.
 _DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
 TOKEN_PREFIX = "qt_"  # noqa: S105 - a marker, not a secret
+# Standard Webhooks secrets: `whsec_` and base64 of at least 24 random bytes (32 here).
+WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105 - a marker, not a secret
+WEBHOOK_SECRET_BYTES = 32
 MIN_PASSWORD = 10
 
 
@@ -189,3 +193,41 @@ def user_by_email(email: str) -> Principal | None:
     with session_scope() as session:
         user = session.exec(select(User).where(User.email == normalise_email(email))).first()
         return _principal(user) if user else None
+
+
+def new_webhook_secret() -> str:
+    return WEBHOOK_SECRET_PREFIX + base64.b64encode(secrets.token_bytes(WEBHOOK_SECRET_BYTES)).decode()
+
+
+def webhook_secret(user_id: str) -> str | None:
+    """The account's signing secret, made on first use (one writer wins); None for no account."""
+    with session_scope() as session:
+        session.execute(
+            update(User)
+            .where(col(User.id) == user_id, col(User.webhook_secret).is_(None))
+            .values(webhook_secret=new_webhook_secret())
+        )
+        return session.exec(select(User.webhook_secret).where(User.id == user_id)).first()
+
+
+def rotate_webhook_secret(user_id: str) -> str:
+    """A new signing secret: every delivery attempted from now on is signed with it alone."""
+    secret = new_webhook_secret()
+    with session_scope() as session:
+        session.execute(update(User).where(col(User.id) == user_id).values(webhook_secret=secret))
+    return secret
+
+
+def default_webhook_url(user_id: str, session: Session | None = None) -> str | None:
+    """Where this account's jobs without a callback_url of their own are reported (read in
+    `session` when given: inside the caller's transaction)."""
+    query = select(User.webhook_url).where(User.id == user_id)
+    if session is not None:
+        return session.exec(query).first()
+    with session_scope() as own:
+        return own.exec(query).first()
+
+
+def set_default_webhook_url(user_id: str, url: str | None) -> None:
+    with session_scope() as session:
+        session.execute(update(User).where(col(User.id) == user_id).values(webhook_url=url or None))

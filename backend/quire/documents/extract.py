@@ -14,7 +14,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from quire.documents.einvoice import HEAD_BYTES, EInvoice, embedded_einvoice, is_einvoice_xml, read_einvoice
 from quire.documents.words import Word as Word  # re-exported: a Document is made of them
@@ -67,8 +67,17 @@ class Progress:
     ocr_pages: int = 0
     unit: str = "pages"
 
-    def view(self) -> dict[str, object]:
+    def view(self) -> ProgressView:
         return {"done": self.done, "total": self.total, "unit": self.unit, "message": self.message}
+
+
+class ProgressView(TypedDict):
+    """Progress as the job records and shows it."""
+
+    done: int
+    total: int
+    unit: str
+    message: str
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -235,13 +244,21 @@ def pdf_words(data: bytes, max_pages: int) -> tuple[Word, ...]:
 
 def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Word]:
     """PDFium puts a space where the layout separates words; a gap wider than most of a character's
-    height splits a word too, since some generators place words without any space between them."""
+    height splits a word too, since some generators place words without any space between them.
+    A space PDFium made up itself over a gap narrower than a thin space is kerning, not a word break
+    ("Rechnungskor rektur")."""
+    import pypdfium2.raw as pdfium_c
+
     count = textpage.count_chars()
     text = textpage.get_text_range(0, count) if count else ""
     words: list[Word] = []
     chars: list[tuple[str, float, float, float, float]] = []
     for i, ch in enumerate([*text[:count], " "]):
         box = None if ch.isspace() or not ch.isprintable() else textpage.get_charbox(i, loose=True)
+        if box is None and chars and i + 1 < count and pdfium_c.FPDFText_IsGenerated(textpage.raw, i) == 1:
+            following = textpage.get_charbox(i + 1, loose=True)
+            if not text[i + 1].isspace() and not _apart(chars[-1], following, gap=0.15):
+                continue
         if chars and (box is None or _apart(chars[-1], box)):
             words.append(
                 Word(
@@ -259,10 +276,12 @@ def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Wor
     return words
 
 
-def _apart(last: tuple[str, float, float, float, float], box: tuple[float, float, float, float]) -> bool:
+def _apart(
+    last: tuple[str, float, float, float, float], box: tuple[float, float, float, float], gap: float = 0.8
+) -> bool:
     left, bottom, _, top = box
     size = max(top - bottom, last[4] - last[2])
-    return left - last[3] > 0.8 * size or abs(bottom - last[2]) > 0.5 * size
+    return left - last[3] > gap * size or abs(bottom - last[2]) > 0.5 * size
 
 
 def _docx_text(data: bytes, limits: Limits) -> str:
@@ -334,7 +353,7 @@ def _scanned_pdf_pages(
     """OCR of every page that has neither text for pypdf nor words for PDFium: a scanned page."""
     import pypdfium2 as pdfium
 
-    from quire.documents.ocr import read_page, render_pdf_page
+    from quire.documents.ocr import languages_after, read_page, render_pdf_page
 
     with_words = {word.page for word in words}
     scanned = [n for n, text in enumerate(texts, start=1) if not text.strip() and n not in with_words]
@@ -351,6 +370,7 @@ def _scanned_pdf_pages(
             image, dpi = render_pdf_page(page)
             page.close()
             read[number] = read_page(image, dpi, number, languages)
+            languages = languages_after(read[number], languages)
             done += 1
     except pdfium.PdfiumError as exc:
         raise InvalidInput("This PDF is damaged or incomplete. Upload a different copy.") from exc
@@ -376,13 +396,14 @@ def _searchable_pdf(original: bytes | None, count: int, read: dict[int, OcrPage]
 
 
 def _image_pages(data: bytes, limits: Limits, languages: str, progress: ProgressCallback) -> dict[int, OcrPage]:
-    from quire.documents.ocr import open_images, page_count, read_page
+    from quire.documents.ocr import languages_after, open_images, page_count, read_page
 
     count = page_count(data)
     read: dict[int, OcrPage] = {}
     for number, (image, dpi) in enumerate(open_images(data, limits.max_pages), start=1):
         progress(Progress(number - 1, count, f"Reading page {number} of {count}", ocr_pages=count))
         read[number] = read_page(image, dpi, number, languages)
+        languages = languages_after(read[number], languages)
     return read
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, String
+from sqlalchemy import JSON, Column, ForeignKey, Index, String, false
 from sqlmodel import Field, SQLModel
 
 # Re-exported: the job record's ids and timestamps, named where the records are.
@@ -68,6 +69,8 @@ class Job(SQLModel, table=True):
         Index("ix_job_created", "created_at", "id"),
         Index("ix_job_status_created", "status", "created_at", "id"),
         Index("ix_job_status_error", "status", "error_code", "workflow", "workflow_version"),
+        # A batch's counts by state, and whether any of its jobs is still active.
+        Index("ix_job_batch_status", "batch_id", "status"),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
@@ -104,8 +107,20 @@ class Job(SQLModel, table=True):
     # attempt together with its lease and fenced by attempt; a new attempt starts without one.
     progress: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
+    # Where the job's webhooks go: its own `callback_url`, else its account's default when it was
+    # submitted (None: no webhooks).
+    callback_url: str | None = Field(default=None, max_length=2048)
+
     idempotency_key: str | None = Field(default=None, max_length=300, unique=True)
     request_fingerprint: str | None = Field(default=None, max_length=64)
+    # The batch this job was submitted in, if any (jobs/batches.py).
+    batch_id: str | None = Field(default=None, max_length=32)
+
+    # A person's review of an invoice result (jobs/review.py): the values they saved, by field.
+    # The machine's artifact is never changed; these win wherever values are shown or exported.
+    review: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    reviewed_by: str | None = Field(default=None, max_length=255)
+    reviewed_at: datetime | None = None
 
     # The error behind the current state (a retry waiting, a dead letter): the dead-letter
     # fingerprint is (error_code, workflow, workflow_version). Written by the transitions.
@@ -119,6 +134,38 @@ class Job(SQLModel, table=True):
 
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+@dataclass(frozen=True)
+class JobRemoved:
+    """What the after-commit hooks are told when a job's record is deleted: it is gone for good, so
+    its open streams end (the owner's list streams drop it)."""
+
+    owner_id: str | None
+
+
+class Batch(SQLModel, table=True):
+    """Many documents submitted together with one workflow; each became an ordinary job.
+
+    A batch has no status of its own: its counts are its jobs'. `sealed_at` is set once every
+    job of the batch is recorded, so a batch is never reported finished while it is still being
+    admitted; `completed_at` is set when its last job finishes (and cleared by a replay).
+    """
+
+    __table_args__ = (Index("ix_batch_owner_created", "owner_id", "created_at"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    owner_id: str | None = Field(default=None, max_length=64)
+    workflow: str = Field(max_length=64)
+    # Where to announce the batch's end (signed webhooks); stored as given, delivered elsewhere.
+    callback_url: str | None = Field(default=None, max_length=2000)
+    # Files refused at admission: [{"filename", "reason"}], answered again to a repeated request.
+    rejected: list[dict[str, str]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    idempotency_key: str | None = Field(default=None, max_length=300, unique=True)
+    request_fingerprint: str | None = Field(default=None, max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)
+    sealed_at: datetime | None = None
+    completed_at: datetime | None = None
 
 
 class JobEvent(SQLModel, table=True):
@@ -150,8 +197,14 @@ def attempt_prefix(job_id: str, attempt: int, worker_id: str) -> str:
     return f"{artifacts_prefix(job_id)}/attempt-{attempt}-{worker_id.replace(':', '_')}"
 
 
+def preview_key(job_id: str, name: str) -> str:
+    """Where a rendered preview of the job's document is kept: with its results, deleted with them."""
+    return f"{artifacts_prefix(job_id)}/preview/{name}"
+
+
 class Artifact(SQLModel, table=True):
-    """A result file of a completed job, published by the completing transition."""
+    """A file of a job: a completed attempt's results, published by the completing transition, or
+    the evidence of a failed one, published by the transition that records the failure."""
 
     job_id: str = Field(sa_column=Column(String(32), ForeignKey("job.id", ondelete="CASCADE"), primary_key=True))
     name: str = Field(primary_key=True, max_length=128)
@@ -160,6 +213,9 @@ class Artifact(SQLModel, table=True):
     sha256: str = Field(max_length=64)
     content_type: str = Field(max_length=128)
     primary: bool = False
+    # Evidence for operators (a malformed answer as the model gave it): never in the owner's view,
+    # never downloadable from the owner's routes. Retention deletes it with the job's other files.
+    operator_only: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     created_at: datetime = Field(default_factory=utcnow)
     deleted_at: datetime | None = None
 
@@ -186,3 +242,39 @@ class AlertState(SQLModel, table=True):
     fingerprint: str = Field(primary_key=True, max_length=100)
     raised_at: datetime = Field(default_factory=utcnow)
     count: int
+
+
+class ReplayState(StrEnum):
+    RUNNING = "running"
+    DONE = "done"
+    STOPPED = "stopped"
+
+
+class GroupReplay(SQLModel, table=True):
+    """A dead-letter group being replayed at a rate, carried out by workers (jobs/replays.py).
+
+    The group is fixed when the replay starts: the dead letters with its error code (and workflow,
+    version) last changed no later than `cutoff_at`, taken in (updated_at, id) order. The cursor
+    is the last job taken; a job that fails again after its replay changes after the cutoff and is
+    never taken twice. Whoever carries the replay out holds a lease on it, as an attempt does.
+    """
+
+    __tablename__ = "group_replay"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    error: str = Field(max_length=32)
+    workflow: str | None = Field(default=None, max_length=64)
+    workflow_version: str | None = Field(default=None, max_length=16)
+    rate: float
+    state: ReplayState = Field(sa_column=Column(String(16), nullable=False, index=True))
+    total: int
+    replayed: int = 0
+    skipped: int = 0
+    cutoff_at: datetime
+    cursor_at: datetime | None = None
+    cursor_id: str | None = Field(default=None, max_length=32)
+    owner: str | None = Field(default=None, max_length=128)
+    lease_until: datetime | None = None
+    created_by: str | None = Field(default=None, max_length=320)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)

@@ -1,14 +1,12 @@
-"""What operators see and do: overview figures, dead-letter groups, job search, group replay,
-purge and retention. Every status change still goes through `states` (via `service`)."""
+"""What operators see and do: overview figures, dead-letter groups, job search, purge and
+retention (group replays are jobs/replays.py). Every status change still goes through `states` (via `service`)."""
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TypedDict
 
 from sqlalchemy import func, update
 from sqlalchemy import select as sa_select
@@ -16,7 +14,7 @@ from sqlmodel import Session, col, select
 
 from quire.accounts.models import User
 from quire.db import session_scope
-from quire.documents.storage import get_storage
+from quire.documents.storage import StorageUnavailable, get_storage
 from quire.jobs import service, store
 from quire.jobs.models import (
     Artifact,
@@ -40,12 +38,44 @@ log = logging.getLogger(__name__)
 # Overview -----------------------------------------------------------------------------------------
 
 
-def overview(heartbeat_window_s: float) -> dict[str, Any]:
+class WorkflowCount(TypedDict):
+    workflow: str
+    status: str
+    count: int
+
+
+class HeldAttempt(TypedDict):
+    job_id: str
+    lease_until: str | None
+    attempt: int
+
+
+class WorkerView(TypedDict):
+    """A worker process alive within the heartbeat window, and the attempts it holds."""
+
+    id: str
+    hostname: str
+    pid: int
+    threads: int
+    last_heartbeat_at: str | None
+    jobs: list[HeldAttempt]
+
+
+class Overview(TypedDict):
+    by_state: dict[str, int]
+    by_workflow: list[WorkflowCount]
+    queue_depth: int
+    oldest_queued_age_s: float
+    jobs_per_minute: float
+    workers: list[WorkerView]
+
+
+def overview(heartbeat_window_s: float) -> Overview:
     """Counts by state and workflow, the queue, throughput, and the workers alive."""
     now = utcnow()
     with session_scope() as session:
         by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
-        by_workflow = [
+        by_workflow: list[WorkflowCount] = [
             {"workflow": w, "status": str(s), "count": int(n)}
             for w, s, n in session.exec(
                 select(Job.workflow, Job.status, func.count()).group_by(Job.workflow, Job.status).order_by(Job.workflow)
@@ -71,7 +101,7 @@ def overview(heartbeat_window_s: float) -> dict[str, Any]:
         held = session.exec(
             select(Job.id, Job.worker_id, Job.lease_until, Job.attempt).where(Job.status == JobStatus.RUNNING)
         ).all()
-    holdings: dict[str, list[dict[str, Any]]] = {}
+    holdings: dict[str, list[HeldAttempt]] = {}
     for job_id, worker_id, lease_until, attempt in held:
         holdings.setdefault(worker_id or "", []).append(
             {"job_id": job_id, "lease_until": iso(lease_until), "attempt": attempt}
@@ -110,7 +140,13 @@ class Fingerprint:
         return f"{self.error}:{self.workflow}@{self.workflow_version}"
 
 
-def dead_letter_groups() -> list[dict[str, Any]]:
+class DeadLetterGroup(TypedDict):
+    fingerprint: Fingerprint
+    count: int
+    newest: str | None
+
+
+def dead_letter_groups() -> list[DeadLetterGroup]:
     """Dead-lettered jobs grouped by fingerprint (error code x workflow version), newest first."""
     with session_scope() as session:
         rows = session.execute(
@@ -131,38 +167,6 @@ def dead_letter_groups() -> list[dict[str, Any]]:
     ]
 
 
-def dead_letter_ids(error: str, workflow: str | None = None, workflow_version: str | None = None) -> list[str]:
-    stmt = select(Job.id).where(Job.status == JobStatus.DEAD_LETTER, Job.error_code == error)
-    if workflow:
-        stmt = stmt.where(Job.workflow == workflow)
-    if workflow_version:
-        stmt = stmt.where(Job.workflow_version == workflow_version)
-    with session_scope() as session:
-        return list(session.exec(stmt.order_by(col(Job.updated_at))).all())
-
-
-def replay_at_rate(
-    dispatcher: Dispatcher, job_ids: list[str], rate_per_s: float, on_replayed: Callable[[str], None] | None = None
-) -> int:
-    """Replay jobs one by one, `rate_per_s` a second, so a fixed dependency is not flooded."""
-    interval = 1.0 / rate_per_s if rate_per_s > 0 else 0.0
-    replayed = 0
-    next_at = time.monotonic()
-    for job_id in job_ids:
-        delay = next_at - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        try:
-            service.replay(dispatcher, job_id)
-        except service.NotAllowed:
-            continue  # someone else replayed or removed it meanwhile
-        replayed += 1
-        next_at = time.monotonic() + interval
-        if on_replayed:
-            on_replayed(job_id)
-    return replayed
-
-
 # Search -------------------------------------------------------------------------------------------
 
 
@@ -177,7 +181,22 @@ class JobFilter:
     created_to: datetime | None = None
 
 
-def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+class SearchItem(TypedDict):
+    """One job as the operator search lists it."""
+
+    job_id: str
+    owner: str | None
+    workflow: str
+    status: str
+    error: str | None
+    attempt: int
+    filename: str
+    created_at: str | None
+    worker_id: str | None
+    lease_until: str | None
+
+
+def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[list[SearchItem], str | None]:
     """Every job matching the filter, newest first, keyset-paginated on (created_at, id); InvalidCursor
     for a cursor Quire did not make."""
     stmt = select(Job, User.email).join(User, col(User.id) == col(Job.owner_id), isouter=True)
@@ -202,7 +221,7 @@ def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[
         rows = session.exec(stmt).all()
     more = len(rows) > limit
     rows = rows[:limit]
-    items = [
+    items: list[SearchItem] = [
         {
             "job_id": job.id,
             "owner": email,
@@ -220,7 +239,19 @@ def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[
     return items, (encode_cursor(rows[-1][0]) if more and rows else None)
 
 
-def history(job_id: str) -> list[dict[str, Any]]:
+class HistoryEvent(TypedDict):
+    """An event as operators see it: with the operator-only detail (exception, provider status,
+    a malformed answer's validation problems)."""
+
+    type: str
+    at: str | None
+    attempt: int
+    error: str | None
+    detail: str | None
+    operator_detail: str | None
+
+
+def history(job_id: str) -> list[HistoryEvent]:
     """Every event of a job with the operator-only detail."""
     with session_scope() as session:
         events = session.exec(select(JobEvent).where(JobEvent.job_id == job_id).order_by(col(JobEvent.id))).all()
@@ -240,12 +271,12 @@ def history(job_id: str) -> list[dict[str, Any]]:
 # Purge and retention ------------------------------------------------------------------------------
 
 
-def purge_older_than(age: timedelta) -> int:
+def purge_older_than(dispatcher: Dispatcher, age: timedelta) -> int:
     """Delete finished jobs (records and files) last changed before now - age."""
     cutoff = utcnow() - age
     with session_scope() as session:
         ids = list(session.exec(select(Job.id).where(col(Job.status).in_(TERMINAL), Job.updated_at < cutoff)).all())
-    return sum(1 for job_id in ids if service.delete(job_id))
+    return sum(1 for job_id in ids if service.delete(dispatcher, job_id))
 
 
 def apply_retention(days: float, batch: int = 200) -> int:
@@ -263,6 +294,17 @@ def apply_retention(days: float, batch: int = 200) -> int:
         ).all()
     done = 0
     for job in jobs:
+        with session_scope() as session:
+            still_needed = _input_still_needed(session, job.input_ref, cutoff, job.id)
+        # The files go before the record says so: while storage cannot be reached the job stays
+        # selected, and the next pass tries again. Deleting twice (two workers) is harmless.
+        try:
+            storage.delete_tree(artifacts_prefix(job.id))
+            if not still_needed:
+                storage.delete_tree(job.input_ref)
+        except StorageUnavailable as exc:
+            log.warning("retention: storage unreachable (%s); job %s is tried again on the next pass", exc, job.id)
+            continue
         now = utcnow()
         with session_scope() as session:
             claimed = session.execute(
@@ -279,10 +321,7 @@ def apply_retention(days: float, batch: int = 200) -> int:
                 .values(deleted_at=now)
                 .execution_options(synchronize_session=False)
             )
-            still_needed = _input_still_needed(session, job.input_ref, cutoff)
-        storage.delete_tree(artifacts_prefix(job.id))
         if not still_needed:
-            storage.delete_tree(job.input_ref)
             # The upload's row goes too, so it stops counting against its owner's storage quota.
             store.delete_upload(job.input_ref.removeprefix("uploads/"))
         done += 1
@@ -301,23 +340,18 @@ def expire_unused_uploads(hours: float, batch: int = 500) -> int:
         ids = list(
             session.exec(select(Upload.id).where(Upload.created_at < cutoff, ~store.used_by_a_job()).limit(batch)).all()
         )
-    storage = get_storage()
-    expired = 0
-    for upload_id in ids:
-        if store.delete_upload(upload_id, unused_only=True):
-            storage.delete_tree(f"uploads/{upload_id}")
-            expired += 1
+    expired = sum(1 for upload_id in ids if service.remove_unused_upload(upload_id))
     if expired:
         log.info("retention: deleted %d uploads unused since %s", expired, iso(cutoff))
     return expired
 
 
-def _input_still_needed(session: Session, input_ref: str, cutoff: datetime) -> bool:
+def _input_still_needed(session: Session, input_ref: str, cutoff: datetime, job_id: str) -> bool:
     """Another job still inside retention, or unfinished, uses the same input."""
     return (
         session.exec(
             select(Job.id)
-            .where(Job.input_ref == input_ref, col(Job.files_deleted_at).is_(None))
+            .where(Job.input_ref == input_ref, Job.id != job_id, col(Job.files_deleted_at).is_(None))
             .where((col(Job.status).not_in(TERMINAL)) | (Job.updated_at >= cutoff))
             .limit(1)
         ).first()
@@ -325,7 +359,19 @@ def _input_still_needed(session: Session, input_ref: str, cutoff: datetime) -> b
     )
 
 
-def stats() -> dict[str, Any]:
+class GroupCount(TypedDict):
+    fingerprint: str
+    count: int
+
+
+class Stats(TypedDict):
+    jobs: dict[str, int]
+    total: int
+    uploads: int
+    dead_letter_groups: list[GroupCount]
+
+
+def stats() -> Stats:
     with session_scope() as session:
         by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
         uploads = int(session.exec(select(func.count()).select_from(Upload)).one())

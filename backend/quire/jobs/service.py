@@ -10,20 +10,22 @@ import json
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from itertools import chain
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
 
+from quire.accounts.service import default_webhook_url
 from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
-from quire.documents.storage import TooLarge, file_chunks, get_storage
+from quire.documents.storage import PendingObject, StorageUnavailable, TooLarge, file_chunks, get_storage
 from quire.jobs import states, store
-from quire.jobs.models import Job, JobStatus, Upload, artifacts_prefix, utcnow
+from quire.jobs.models import Job, JobRemoved, JobStatus, Upload, artifacts_prefix, new_id, utcnow
 from quire.metrics import get_metrics
 from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
@@ -135,10 +137,14 @@ def _effective(limits: Limits) -> tuple[float, int, float]:
     return timeout, attempts, deadline
 
 
-def fingerprint(workflow: str, upload: Upload, limits: Limits, language: str | None = None) -> str:
+def fingerprint(
+    workflow: str, upload: Upload, limits: Limits, language: str | None = None, callback_url: str | None = None
+) -> str:
     canonical = {"workflow": workflow, "input_sha256": upload.sha256, "limits": limits.model_dump()}
     if language is not None:
         canonical["language"] = language
+    if callback_url is not None:
+        canonical["callback_url"] = callback_url
     return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()
 
 
@@ -150,34 +156,27 @@ def submit(
     owner_id: str | None = None,
     idempotency_key: str | None = None,
     language: str | None = None,
+    batch_id: str | None = None,
+    callback_url: str | None = None,
 ) -> Submitted:
     """Record a job as queued, then publish its id. Accepted even when Redis is down.
 
-    `language` is Tesseract's name of the document's language (see `ocr_language`), for OCR.
+    `language` is Tesseract's name of the document's language (see `ocr_language`), for OCR;
+    `batch_id` the batch it belongs to (jobs/batches.py). `callback_url` (checked by
+    `webhooks.targets.check_url`) receives the job's webhooks; without one, the account's default
+    URL as it is now does.
     """
-    workflow = get_workflow(workflow_name)
+    get_workflow(workflow_name)  # an unknown workflow raises before anything is looked up
     scoped_key = f"{owner_id or '-'}:{idempotency_key}" if idempotency_key else None
-    request_fingerprint = fingerprint(workflow_name, upload, limits, language)
+    request_fingerprint = fingerprint(workflow_name, upload, limits, language, callback_url)
     if scoped_key is not None:
         existing = _existing(scoped_key, request_fingerprint)
         if existing is not None:
             return Submitted(existing, created=False)
-    timeout, attempts, deadline = _effective(limits)
+    if callback_url is None and owner_id is not None:
+        callback_url = default_webhook_url(owner_id)
     job = Job(
-        owner_id=owner_id,
-        workflow=workflow.name,
-        workflow_version=workflow.version,
-        input_ref=upload.input_ref,
-        input_filename=upload.filename,
-        input_size=upload.size,
-        input_sha256=upload.sha256,
-        input_content_type=upload.content_type,
-        language=language,
-        status=JobStatus.QUEUED,
-        max_attempts=attempts,
-        timeout_s=timeout,
-        deadline_s=deadline,
-        deadline_at=utcnow() + timedelta(seconds=deadline),
+        **_job_values(workflow_name, upload, limits, owner_id, language, batch_id, callback_url),
         idempotency_key=scoped_key,
         request_fingerprint=request_fingerprint if scoped_key else None,
     )
@@ -192,6 +191,71 @@ def submit(
             raise
         return Submitted(existing, created=False)
     return Submitted(job, created=True)
+
+
+def _job_values(
+    workflow_name: str,
+    upload: Upload,
+    limits: Limits,
+    owner_id: str | None,
+    language: str | None,
+    batch_id: str | None,
+    callback_url: str | None,
+) -> dict[str, Any]:
+    """The fields of a job on `upload` as `submit` records it, not yet accepted."""
+    workflow = get_workflow(workflow_name)
+    timeout, attempts, deadline = _effective(limits)
+    now = utcnow()
+    return {
+        "id": new_id(),
+        "created_at": now,
+        "updated_at": now,
+        "available_at": now,
+        "owner_id": owner_id,
+        "workflow": workflow.name,
+        "workflow_version": workflow.version,
+        "input_ref": upload.input_ref,
+        "input_filename": upload.filename,
+        "input_size": upload.size,
+        "input_sha256": upload.sha256,
+        "input_content_type": upload.content_type,
+        "language": language,
+        "callback_url": callback_url,
+        "status": JobStatus.QUEUED,
+        "max_attempts": attempts,
+        "timeout_s": timeout,
+        "deadline_s": deadline,
+        "deadline_at": now + timedelta(seconds=deadline),
+        "batch_id": batch_id,
+    }
+
+
+def submit_many(
+    dispatcher: Dispatcher,
+    workflow_name: str,
+    uploads: Sequence[Upload],
+    limits: Limits,
+    owner_id: str | None,
+    *,
+    language: str | None = None,
+    batch_id: str | None = None,
+) -> list[Job]:
+    """`submit` for many stored uploads at once (a batch's): their jobs and first events in one
+    transaction, which also records the uploads' stored sizes and digests (`store_reserved`), then
+    their messages in one go. Accepted even when Redis is down: recovery publishes what did not go.
+
+    Each job takes its owner's default webhook URL, as `submit` gives one without `callback_url`.
+    """
+    if not uploads:
+        return []
+    callback_url = default_webhook_url(owner_id) if owner_id is not None else None
+    jobs = [_job_values(workflow_name, u, limits, owner_id, language, batch_id, callback_url) for u in uploads]
+
+    def finish(session: Session) -> None:
+        store.finish_uploads(session, uploads)
+
+    accepted = dispatcher.move_many(len(jobs), lambda message_ids: states.accept_many(jobs, message_ids, finish))
+    return accepted.moved or []
 
 
 def _existing(scoped_key: str, request_fingerprint: str) -> Job | None:
@@ -210,10 +274,11 @@ def submit_document(
     owner_id: str | None,
     idempotency_key: str | None = None,
     language: str | None = None,
+    callback_url: str | None = None,
 ) -> Submitted:
     """Store an uploaded document and submit a job on it: a form post with the file attached."""
     upload = store_upload(filename, stream, owner_id)
-    return submit(dispatcher, workflow, upload, limits, owner_id, idempotency_key, language)
+    return submit(dispatcher, workflow, upload, limits, owner_id, idempotency_key, language, callback_url=callback_url)
 
 
 class UploadRejected(Exception):
@@ -227,7 +292,7 @@ class UploadRejected(Exception):
         self.retry_after_s = retry_after_s
 
 
-def _stream_size(stream: BinaryIO) -> int | None:
+def stream_size(stream: BinaryIO) -> int | None:
     """The stream's length when it can be known without reading it (a spooled form upload can)."""
     try:
         here = stream.tell()
@@ -269,20 +334,81 @@ def refuse_early(owner_id: str, at_least_bytes: int) -> None:
     _room(recent, stored, at_least_bytes, now)
 
 
-def _reserve(upload: Upload, size: int | None) -> int:
+def _reserve(upload: Upload, size: int | None, at_most: int | None) -> int:
     """Record the upload before its bytes are stored, so that parallel uploads count against each
-    other. Returns the most bytes the file may take."""
+    other. Returns the most bytes the file may take: its room under the limits, and never more
+    than `at_most` (the request body's declared length, which the file cannot exceed)."""
     now = utcnow()
     room = 0
 
     def check(recent: store.UploadActivity, stored: int) -> None:
         nonlocal room
         room = _room(recent, stored, size, now)
-        # Held against the quota and the per-minute bytes until the real size is known.
+        if at_most is not None:
+            room = min(room, at_most)
+        # Held against the quota and the per-minute bytes until the real size is known: the
+        # least that is sure to cover it, so that small parallel uploads do not shut each other out.
         upload.size = size if size is not None else room
 
     store.reserve_upload(upload, now - timedelta(minutes=1), check)
     return room
+
+
+def check_head(filename: str | None, head: bytes, size: int | None) -> Upload:
+    """An upload not yet recorded, from a document's first bytes: refused (`UploadRejected`) when
+    empty (422), of a type we do not read (415, decided by content) or larger than the limit (413)."""
+    name = _safe_filename(filename)
+    if not head:
+        raise UploadRejected(422, "The file is empty. Choose a document with text in it.")
+    try:
+        content_type = detect_type(head, name)
+    except UnsupportedType as exc:
+        raise UploadRejected(415, UNSUPPORTED) from exc
+    if size is not None and size > get_settings().max_upload_bytes:
+        raise _too_large(get_settings().max_upload_bytes)
+    return Upload(filename=name, size=size or 0, sha256="", content_type=content_type)
+
+
+def reserve_uploads(uploads: Sequence[Upload], owner_id: str | None) -> list[UploadRejected | None]:
+    """Record many uploads of one person at once, before their bytes are stored, each `size` being
+    its file's exact length: what `begin_upload` checks file by file (the per-minute count and
+    bytes, the storage quota), in order, in one transaction. For each upload: None when it was
+    recorded, else why it was refused (its row is then not kept)."""
+    for upload in uploads:
+        upload.owner_id = owner_id
+    if owner_id is None:
+        store.reserve_uploads(uploads, utcnow(), lambda _recent, _stored: [True] * len(uploads))
+        return [None] * len(uploads)
+    now = utcnow()
+    refusals: list[UploadRejected | None] = []
+
+    def choose(recent: store.UploadActivity, stored: int) -> list[bool]:
+        refusals.clear()
+        for upload in uploads:
+            try:
+                _room(recent, stored, upload.size, now)
+            except UploadRejected as exc:
+                refusals.append(exc)
+                continue
+            refusals.append(None)
+            recent = store.UploadActivity(recent.count + 1, recent.size + upload.size, recent.first_at or now)
+            stored += upload.size
+        return [refusal is None for refusal in refusals]
+
+    store.reserve_uploads(uploads, now - timedelta(minutes=1), choose)
+    return refusals
+
+
+def store_reserved(upload: Upload, stream: BinaryIO) -> None:
+    """Write a reserved upload's bytes to storage; it may take no more than its recorded size.
+
+    Sets the upload's stored size and digest (`submit_many` records them with its job). Raises
+    `TooLarge` past the size, `StorageUnavailable` when storage cannot be reached, and whatever
+    reading the stream raises; nothing is stored then.
+    """
+    stored = get_storage().put_stream(upload.input_ref, file_chunks(stream), max_bytes=upload.size)
+    upload.size, upload.sha256 = stored.size, stored.sha256
+    get_metrics().upload_bytes.inc(stored.size)
 
 
 def _over_quota(quota_mb: float) -> str:
@@ -298,38 +424,93 @@ def _safe_filename(name: str | None) -> str:
     return cleaned[:200] or "document"
 
 
-def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = None) -> Upload:
-    """Store an uploaded file under a generated key, checking its size and its type by content."""
+class UploadInProgress:
+    """An upload whose bytes are arriving: recorded (counting against its owner's limits), its head
+    checked, its bytes written to storage as they come. `finish` publishes it; `abort` leaves no
+    row and no object behind."""
+
+    def __init__(self, upload: Upload, pending: PendingObject, room: int) -> None:
+        self.upload = upload
+        self.pending = pending
+        self.room = room
+
+    def write(self, chunk: bytes) -> None:
+        try:
+            self.pending.write(chunk)
+        except TooLarge as exc:
+            raise _too_large(self.room) from exc
+
+    def finish(self) -> Upload:
+        try:
+            stored = self.pending.commit()
+        except BaseException:
+            self._forget()
+            raise
+        upload = self.upload
+        upload.size, upload.sha256 = stored.size, stored.sha256
+        get_metrics().upload_bytes.inc(stored.size)
+        if upload.owner_id is None:
+            return store.save_upload(upload)
+        store.finish_upload(upload)
+        return upload
+
+    def abort(self) -> None:
+        self.pending.abort()
+        self._forget()
+
+    def _forget(self) -> None:
+        if self.upload.owner_id is not None:
+            store.delete_upload(self.upload.id)
+
+
+def _too_large(room: int) -> UploadRejected:
     settings = get_settings()
-    name = _safe_filename(filename)
-    head = stream.read(HEAD_BYTES)  # an e-invoice's root element may follow a long licence comment
-    if not head:
-        raise UploadRejected(422, "The file is empty. Choose a document with text in it.")
+    if room < settings.max_upload_bytes:
+        return UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded")
+    return UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.")
+
+
+def begin_upload(
+    filename: str | None, head: bytes, owner_id: str | None, size: int | None = None, at_most: int | None = None
+) -> UploadInProgress:
+    """Start storing an upload from its first bytes (`HEAD_BYTES` of them, or all of a smaller file):
+    refuse it when empty (422), of a type we do not read (415, decided by content), too large for
+    the limit or its owner's quota (413) or past their per-minute limits (429). `size` is the file's
+    length when known; `at_most` a bound on it when not (the length of the body that carries it)."""
+    settings = get_settings()
+    upload = check_head(filename, head, size)
+    upload.owner_id, upload.size = owner_id, 0
+    room = _reserve(upload, size, at_most) if owner_id is not None else settings.max_upload_bytes
     try:
-        content_type = detect_type(head, name)
-    except UnsupportedType as exc:
-        raise UploadRejected(415, UNSUPPORTED) from exc
-    upload = Upload(owner_id=owner_id, filename=name, size=0, sha256="", content_type=content_type)
-    size = _stream_size(stream)
-    if size is not None and size > settings.max_upload_bytes:
-        raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.")
-    room = _reserve(upload, size) if owner_id is not None else settings.max_upload_bytes
-    try:
-        stored = get_storage().put_stream(upload.input_ref, chain([head], file_chunks(stream)), max_bytes=room)
-    except BaseException as exc:
+        progress = UploadInProgress(upload, get_storage().begin(upload.input_ref, max_bytes=room), room)
+    except BaseException:
         if owner_id is not None:
             store.delete_upload(upload.id)
-        if not isinstance(exc, TooLarge):
-            raise
-        if room < settings.max_upload_bytes:
-            raise UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded") from exc
-        raise UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.") from exc
-    upload.size, upload.sha256 = stored.size, stored.sha256
-    get_metrics().upload_bytes.inc(stored.size)
-    if owner_id is None:
-        return store.save_upload(upload)
-    store.finish_upload(upload)
-    return upload
+        raise
+    try:
+        progress.write(head)
+    except BaseException:
+        progress.abort()
+        raise
+    return progress
+
+
+def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = None) -> Upload:
+    """Store an uploaded file under a generated key, checking its size and its type by content."""
+    head = stream.read(HEAD_BYTES)  # an e-invoice's root element may follow a long licence comment
+    progress = begin_upload(filename, head, owner_id, stream_size(stream))
+    try:
+        for chunk in file_chunks(stream):
+            progress.write(chunk)
+    except BaseException:
+        progress.abort()
+        raise
+    return progress.finish()
+
+
+def discard_upload(upload: Upload) -> None:
+    """Remove an upload no job uses (a form whose other fields were refused after its file was stored)."""
+    remove_unused_upload(upload.id)
 
 
 def cancel(dispatcher: Dispatcher, job_id: str) -> Job:
@@ -346,14 +527,35 @@ def replay(dispatcher: Dispatcher, job_id: str) -> Job:
     return job
 
 
-def delete(job_id: str) -> bool:
-    """Stop the job if it is active, then remove its record, artifacts and (if unshared) its input."""
+def delete(dispatcher: Dispatcher, job_id: str) -> bool:
+    """Stop the job if it is active, then remove its artifacts, its record and (if unshared) its input.
+
+    The files go first: when storage cannot be reached `StorageUnavailable` is raised and the
+    record stays, so nothing is lost track of. An input whose object cannot be removed keeps its
+    upload row, and the expiry of unused uploads removes both later. Once the record is gone the
+    after-commit hooks hear `JobRemoved`, so the job's open streams say so and end.
+    """
     states.cancel(job_id, detail="Deleted on request.")
-    job = store.delete_job(job_id)
+    job = store.get_job(job_id)
     if job is None:
         return False
     storage = get_storage()
     storage.delete_tree(artifacts_prefix(job_id))
-    if store.delete_upload(job.input_ref.removeprefix("uploads/"), unused_only=True):
-        storage.delete_tree(job.input_ref)
+    if store.delete_job(job_id) is None:
+        return False
+    dispatcher.committed(job_id, JobRemoved(job.owner_id))
+    remove_unused_upload(job.input_ref.removeprefix("uploads/"))
     return True
+
+
+def remove_unused_upload(upload_id: str) -> bool:
+    """Remove an upload no job uses: its object, then its row (which keeps it on record for a later
+    try while storage cannot be reached). True when both went."""
+    if store.upload_in_use(upload_id):
+        return False
+    try:
+        get_storage().delete_tree(f"uploads/{upload_id}")
+    except StorageUnavailable:
+        log.warning("storage unreachable: upload %s is kept on record for a later try", upload_id)
+        return False
+    return store.delete_upload(upload_id, unused_only=True)

@@ -9,19 +9,20 @@ nothing, logs it and returns None.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, Executable, Table, bindparam, case, insert, update
+from sqlalchemy import BindParameter, ColumnElement, Connection, Executable, Table, bindparam, case, insert, update
 from sqlmodel import Session, SQLModel, col, select
 
-from quire.db import session_scope
+from quire.db import connection_scope, session_scope
 from quire.errors import ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.metrics import get_metrics
+from quire.webhooks.deliveries import record_job_event
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,8 @@ ALLOWED: dict[JobStatus, frozenset[JobStatus]] = {
     S.CANCELLED: frozenset({S.QUEUED}),
 }
 TERMINAL: frozenset[JobStatus] = frozenset({S.COMPLETED, S.DEAD_LETTER, S.CANCELLED})
+# The ends a job's webhook reports (job.completed, job.dead_letter); a cancel was asked for.
+_WEBHOOK_TARGETS: frozenset[JobStatus] = frozenset({S.COMPLETED, S.DEAD_LETTER})
 
 
 JOB: Table = Job.__table__  # type: ignore[attr-defined]
@@ -86,7 +89,7 @@ def _move(
 
 
 def _apply(
-    session: Session,
+    session: Session | Connection,
     stmt: Executable,
     params: dict[str, Any],
     job_id: str,
@@ -103,7 +106,7 @@ def _apply(
     SQLAlchemy Core on the session's connection: these statements run twice per job, and the
     ORM's bulk-update and flush machinery cost more than the statements themselves.
     """
-    connection = session.connection()
+    connection = session.connection() if isinstance(session, Session) else session
     row = connection.execute(stmt, params).one_or_none()
     if row is None:
         log.info("job %s: %s skipped, the job is no longer %s", job_id, event, "/".join(sources))
@@ -127,6 +130,10 @@ def _apply(
         "operator_detail": operator_detail[:2000] if operator_detail else None,
     }
     connection.execute(_INSERT_EVENT, event_row)
+    if job.callback_url and target in _WEBHOOK_TARGETS:
+        # In this transaction, so a webhook is recorded exactly when the job ends, even if the
+        # process dies right after; the dispatcher's after-commit hook sends it.
+        record_job_event(connection, job, now)
     return job
 
 
@@ -135,10 +142,11 @@ def _status_in(sources: Sequence[JobStatus]) -> ColumnElement[bool]:
     return JOB.c.status == sources[0] if len(sources) == 1 else JOB.c.status.in_(sources)
 
 
-def _insert(session: Session, rows: Sequence[SQLModel]) -> None:
+def _insert(session: Session | Connection, rows: Sequence[SQLModel]) -> None:
     """Insert new rows in one statement, without the ORM's unit-of-work flush."""
     table: Table = type(rows[0]).__table__  # type: ignore[attr-defined]
-    session.connection().execute(insert(table), [{c.name: getattr(row, c.name) for c in table.columns} for row in rows])
+    connection = session.connection() if isinstance(session, Session) else session
+    connection.execute(insert(table), [{c.name: getattr(row, c.name) for c in table.columns} for row in rows])
 
 
 def _fence(ref: AttemptRef) -> list[ColumnElement[bool]]:
@@ -190,25 +198,36 @@ def _claim_statement(capped: bool) -> Executable:
 
 
 _CLAIM_STMTS = {capped: _claim_statement(capped) for capped in (False, True)}
-_COMPLETE_STMT = (
-    update(JOB)
-    .where(
-        JOB.c.id == _param("p_job", "id"),
-        _status_in(_COMPLETE),
-        JOB.c.attempt == _param("p_attempt", "attempt"),
-        JOB.c.worker_id == _param("p_worker", "worker_id"),
+
+
+def _complete_statement(with_progress: bool) -> Executable:
+    values: dict[str, Any] = {
+        "status": S.COMPLETED,
+        "updated_at": _param("p_now", "updated_at"),
+        "lease_until": None,
+        "error_code": None,
+        "provider": _param("p_provider", "provider"),
+        "model_name": _param("p_model", "model_name"),
+        "prompt_version": _param("p_prompt", "prompt_version"),
+    }
+    if with_progress:
+        values["progress"] = _param("p_progress", "progress")
+    return (
+        update(JOB)
+        .where(
+            JOB.c.id == _param("p_job", "id"),
+            _status_in(_COMPLETE),
+            JOB.c.attempt == _param("p_attempt", "attempt"),
+            JOB.c.worker_id == _param("p_worker", "worker_id"),
+        )
+        .values(**values)
+        .returning(*JOB.c)
     )
-    .values(
-        status=S.COMPLETED,
-        updated_at=_param("p_now", "updated_at"),
-        lease_until=None,
-        error_code=None,
-        provider=_param("p_provider", "provider"),
-        model_name=_param("p_model", "model_name"),
-        prompt_version=_param("p_prompt", "prompt_version"),
-    )
-    .returning(*JOB.c)
-)
+
+
+_COMPLETE_STMT = _complete_statement(with_progress=False)
+# The attempt's last progress, when it finished too soon for that progress to be written on its own.
+_COMPLETE_WITH_PROGRESS_STMT = _complete_statement(with_progress=True)
 
 
 def accept(job: Job, message_id: str | None) -> Job:
@@ -227,6 +246,49 @@ def accept(job: Job, message_id: str | None) -> Job:
     return job
 
 
+def accept_many(
+    jobs: Sequence[Mapping[str, Any]], message_ids: Sequence[str], before: Callable[[Session], None] | None = None
+) -> list[Job]:
+    """`accept` for many new jobs, given as their fields, in one transaction: each queued with its
+    message id and its first event.
+
+    `before(session)` runs first in the same transaction (the batch's uploads take their stored
+    size and digest there, so a job never names an upload that is not whole). The jobs are built
+    without validation or ORM instrumentation, which would cost more than the rest of a batch's
+    admission: their fields come from `jobs.service`, and the rows go in by one INSERT.
+    """
+    start = utcnow()
+    accepted = []
+    for i, (fields, message_id) in enumerate(zip(jobs, message_ids, strict=True)):
+        # A microsecond apart, so that (created_at, id) still lists them in the order given.
+        at = start + timedelta(microseconds=i)
+        accepted.append(
+            Job.model_construct(
+                **{
+                    **fields,
+                    "status": S.QUEUED,
+                    "attempt": 0,
+                    "message_id": message_id,
+                    "created_at": at,
+                    "updated_at": at,
+                    "available_at": at,
+                }
+            )
+        )
+    if not accepted:
+        return []
+    with session_scope() as session:
+        if before is not None:
+            before(session)
+        _insert(session, accepted)
+        session.connection().execute(
+            _INSERT_EVENT,
+            [{"job_id": job.id, "type": EventType.QUEUED, "at": job.created_at, "attempt": 0} for job in accepted],
+        )
+    get_metrics().transitions.labels(EventType.QUEUED.value).inc(len(accepted))
+    return accepted
+
+
 def claim(job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool = False) -> Job | None:
     """Start the next attempt: queued -> running under a lease held by `worker_id`.
 
@@ -235,14 +297,20 @@ def claim(job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool
     now = utcnow()
     params = {"p_job": job_id, "p_now": now, "p_worker": worker_id, "p_lease": now + timedelta(seconds=lease_s)}
     stmt = _CLAIM_STMTS[not lease_past_deadline]
-    with session_scope() as session:
-        return _apply(session, stmt, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
+    with connection_scope() as connection:
+        return _apply(connection, stmt, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
 
 
-def complete(ref: AttemptRef, artifacts: Sequence[Artifact], provenance: dict[str, str]) -> Job | None:
-    """Publish the attempt's staged artifacts and mark the job completed, if the attempt still owns it."""
+def complete(
+    ref: AttemptRef,
+    artifacts: Sequence[Artifact],
+    provenance: dict[str, str],
+    progress: Mapping[str, object] | None = None,
+) -> Job | None:
+    """Publish the attempt's staged artifacts and mark the job completed, if the attempt still owns
+    it; with `progress`, the attempt's last progress is recorded by the same write."""
     now = utcnow()
-    params = {
+    params: dict[str, Any] = {
         "p_job": ref.job_id,
         "p_now": now,
         "p_attempt": ref.attempt,
@@ -251,20 +319,36 @@ def complete(ref: AttemptRef, artifacts: Sequence[Artifact], provenance: dict[st
         "p_model": provenance.get("model_name"),
         "p_prompt": provenance.get("prompt_version"),
     }
-    with session_scope() as session:
-        job = _apply(session, _COMPLETE_STMT, params, ref.job_id, _COMPLETE, S.COMPLETED, EventType.COMPLETED, now)
-        if job is not None and artifacts:
-            _insert(session, artifacts)
+    with connection_scope() as connection:
+        stmt = _COMPLETE_STMT
+        if progress is not None:
+            stmt, params["p_progress"] = _COMPLETE_WITH_PROGRESS_STMT, dict(progress)
+        job = _apply(connection, stmt, params, ref.job_id, _COMPLETE, S.COMPLETED, EventType.COMPLETED, now)
+        _publish(connection, job, artifacts)
         return job
 
 
+def _publish(session: Session | Connection, job: Job | None, artifacts: Sequence[Artifact]) -> None:
+    """Record an attempt's staged files with the transition that ended it, if that transition moved
+    the job: a fenced-out attempt's files are never published."""
+    if job is not None and artifacts:
+        _insert(session, artifacts)
+
+
 def retry(
-    ref: AttemptRef, code: ErrorCode, delay_s: float, message_id: str, detail: str, operator_detail: str | None = None
+    ref: AttemptRef,
+    code: ErrorCode,
+    delay_s: float,
+    message_id: str,
+    detail: str,
+    operator_detail: str | None = None,
+    evidence: Sequence[Artifact] = (),
 ) -> Job | None:
-    """Put a failed attempt's job back in the queue, available again after `delay_s`."""
+    """Put a failed attempt's job back in the queue, available again after `delay_s`, publishing
+    the `evidence` the attempt staged (operator-only files)."""
     now = utcnow()
     with session_scope() as session:
-        return _move(
+        job = _move(
             session,
             ref.job_id,
             sources=_QUEUED,
@@ -281,12 +365,21 @@ def retry(
             operator_detail=operator_detail,
             now=now,
         )
+        _publish(session, job, evidence)
+        return job
 
 
-def dead_letter(ref: AttemptRef, code: ErrorCode, detail: str, operator_detail: str | None = None) -> Job | None:
-    """End a running attempt's job with no further automatic retry."""
+def dead_letter(
+    ref: AttemptRef,
+    code: ErrorCode,
+    detail: str,
+    operator_detail: str | None = None,
+    evidence: Sequence[Artifact] = (),
+) -> Job | None:
+    """End a running attempt's job with no further automatic retry, publishing the `evidence`
+    the attempt staged (operator-only files)."""
     with session_scope() as session:
-        return _move(
+        job = _move(
             session,
             ref.job_id,
             sources=_DEAD_FROM_ATTEMPT,
@@ -298,6 +391,8 @@ def dead_letter(ref: AttemptRef, code: ErrorCode, detail: str, operator_detail: 
             detail=detail,
             operator_detail=operator_detail,
         )
+        _publish(session, job, evidence)
+        return job
 
 
 def expire_deadline(job_id: str) -> Job | None:
@@ -482,7 +577,7 @@ def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float, past_d
         return int(getattr(result, "rowcount", 0))
 
 
-def report_progress(ref: AttemptRef, progress: dict[str, Any], lease_s: float) -> bool:
+def report_progress(ref: AttemptRef, progress: Mapping[str, object], lease_s: float) -> bool:
     """Record how far an attempt has read, renewing its lease in the same write. Not a transition.
 
     Fenced by attempt like every worker write: a late or abandoned attempt changes nothing. The

@@ -8,17 +8,22 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
-from sqlalchemy import delete, func, literal, text, update
+from sqlalchemy import bindparam, delete, func, literal, text, update
+from sqlalchemy import insert as sa_insert
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from quire.accounts.service import Principal
 from quire.db import session_scope
+from quire.documents.extract import ProgressView
 from quire.errors import ERROR_MESSAGES, ErrorCode
+from quire.jobs.line import QueuePlace, place_in_line
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
 from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
+from quire.jobs.results import reviewed_fields
+from quire.webhooks.models import WebhookDelivery
 
 
 def iso(value: datetime | None) -> str | None:
@@ -51,9 +56,22 @@ def find_by_idempotency_key(scoped_key: str) -> Job | None:
         return session.exec(select(Job).where(Job.idempotency_key == scoped_key)).first()
 
 
-def get_artifact(job_id: str, name: str) -> Artifact | None:
+def get_artifact(job_id: str, name: str, operator: bool = False) -> Artifact | None:
+    """A job's file by name: a result file, or with `operator` an operator-only one (evidence)."""
     with session_scope() as session:
-        return session.get(Artifact, (job_id, name))
+        artifact = session.get(Artifact, (job_id, name))
+    return artifact if artifact is not None and artifact.operator_only == operator else None
+
+
+def evidence_of(job_id: str) -> list[ArtifactView]:
+    """A job's operator-only files (the raw answers of its malformed attempts), oldest first."""
+    with session_scope() as session:
+        rows = session.exec(
+            select(Artifact)
+            .where(Artifact.job_id == job_id, col(Artifact.operator_only))
+            .order_by(col(Artifact.created_at), col(Artifact.name))
+        ).all()
+    return [artifact_view(a) for a in rows]
 
 
 class InputView(TypedDict):
@@ -92,6 +110,14 @@ class EventView(TypedDict):
     detail: NotRequired[str]
 
 
+class ReviewView(TypedDict):
+    """A person's review of an invoice result (jobs/review.py): the values they saved, who, when."""
+
+    fields: dict[str, Any]
+    by: str | None
+    at: str | None
+
+
 class JobViewBase(TypedDict):
     """The keys of a job's view that are the same in the domain and on the wire."""
 
@@ -109,8 +135,11 @@ class JobViewBase(TypedDict):
     updated_at: str | None
     deadline_at: str | None
     next_attempt_at: str | None
-    # How far the running attempt has read: {"done", "total", "unit", "message"}; None otherwise.
-    progress: dict[str, Any] | None
+    # How far the running attempt has read; None before it reports any.
+    progress: ProgressView | None
+    # While queued: the place in line and the estimated seconds until the result (jobs/line.py).
+    queue: QueuePlace | None
+    review: ReviewView | None
 
 
 class JobView(JobViewBase):
@@ -155,6 +184,18 @@ def list_jobs(
     return Page(views, encode_cursor(jobs[-1]) if more and jobs else None)
 
 
+def unfinished_jobs(owner_id: str, limit: int) -> list[JobView]:
+    """The owner's queued and running jobs, newest first (what a list stream starts with)."""
+    stmt = (
+        select(Job)
+        .where(Job.owner_id == owner_id, col(Job.status).in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+        .order_by(*NEWEST_FIRST)
+        .limit(limit)
+    )
+    with session_scope() as session:
+        return [job_view(session, job) for job in session.exec(stmt).all()]
+
+
 def artifact_view(artifact: Artifact) -> ArtifactView:
     return {
         "name": artifact.name,
@@ -180,7 +221,7 @@ def job_view(session: Session, job: Job) -> JobView:
         select(JobEvent).where(JobEvent.job_id == job.id).order_by(col(JobEvent.id))
     ).all()
     artifacts: Sequence[Artifact] = session.exec(
-        select(Artifact).where(Artifact.job_id == job.id).order_by(col(Artifact.name))
+        select(Artifact).where(Artifact.job_id == job.id, ~col(Artifact.operator_only)).order_by(col(Artifact.name))
     ).all()
     failures = [e for e in events if e.error and e.error != ErrorCode.CANCELLED]
     error: JobError | None = None
@@ -209,8 +250,16 @@ def job_view(session: Session, job: Job) -> JobView:
         "updated_at": iso(job.updated_at),
         "deadline_at": iso(job.deadline_at),
         "next_attempt_at": iso(job.available_at) if job.status == JobStatus.QUEUED else None,
-        "progress": job.progress,
+        "progress": cast("ProgressView | None", job.progress),
+        "queue": place_in_line(session, job) if job.status == JobStatus.QUEUED else None,
+        "review": _review_view(job),
     }
+
+
+def _review_view(job: Job) -> ReviewView | None:
+    if job.reviewed_at is None:
+        return None
+    return {"fields": reviewed_fields(job), "by": job.reviewed_by, "at": iso(job.reviewed_at)}
 
 
 class RecentViews:
@@ -253,11 +302,15 @@ def view_of(job_id: str, viewer: Principal | None = None, recent: RecentViews | 
         if head is None or (viewer is not None and not _may_see(head[0], viewer)):
             return None
         cached = recent.get(job_id, (head[1], head[2])) if recent is not None else None
-        if cached is not None:
+        if cached is not None and cached["queue"] is None:
             return cached
         job = session.get(Job, job_id)
         if job is None:
             return None
+        if cached is not None:
+            # The place in line moves while the job's row stays as it was.
+            cached["queue"] = place_in_line(session, job) if job.status == JobStatus.QUEUED else None
+            return cached
         view = job_view(session, job)
     # Filed under the version of the row it was built from: the events and artifacts read after it
     # are at least as new, and a newer row version makes the next read rebuild.
@@ -267,11 +320,13 @@ def view_of(job_id: str, viewer: Principal | None = None, recent: RecentViews | 
 
 
 def delete_job(job_id: str) -> Job | None:
-    """Remove the record, its events and artifact rows; the caller removes the files."""
+    """Remove the record, its events, artifact rows and webhook deliveries; the caller removes the files."""
     with session_scope() as session:
         job = session.get(Job, job_id)
         if job is None:
             return None
+        # A delivery not yet sent goes too: its body would be the view of a job that is gone.
+        session.execute(delete(WebhookDelivery).where(col(WebhookDelivery.subject_id) == job_id))
         session.execute(delete(JobEvent).where(col(JobEvent.job_id) == job_id))
         session.execute(delete(Artifact).where(col(Artifact.job_id) == job_id))
         session.delete(job)
@@ -305,14 +360,55 @@ def reserve_upload(upload: Upload, since: datetime, check: Callable[[UploadActiv
         check(*_usage(session, owner, since, leave_out=upload.id))
 
 
+def reserve_uploads(
+    uploads: Sequence[Upload], since: datetime, choose: Callable[[UploadActivity, int], Sequence[bool]]
+) -> None:
+    """`reserve_upload` for many uploads of one owner in one transaction.
+
+    `choose` sees the owner's other uploads (not these) and says which of these to keep; the rest
+    are not kept. The rows go in first, so the turn is held as `reserve_upload` holds it.
+    """
+    if not uploads:
+        return
+    owner = uploads[0].owner_id
+    table = Upload.__table__  # type: ignore[attr-defined]
+    ids = [upload.id for upload in uploads]
+    with session_scope() as session:
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"upload:{owner}"})
+        session.connection().execute(
+            sa_insert(table), [{c.name: getattr(upload, c.name) for c in table.columns} for upload in uploads]
+        )
+        keep = choose(*_usage(session, owner, since, leave_out=ids))
+        refused = [upload.id for upload, kept in zip(uploads, keep, strict=True) if not kept]
+        if refused:
+            session.execute(delete(Upload).where(col(Upload.id).in_(refused)))
+
+
+def finish_uploads(session: Session, uploads: Sequence[Upload]) -> None:
+    """`finish_upload` for many uploads, inside the caller's transaction."""
+    if uploads:
+        statement = (
+            update(Upload.__table__)  # type: ignore[attr-defined]
+            .where(Upload.__table__.c.id == bindparam("p_id"))  # type: ignore[attr-defined]
+            .values(size=bindparam("p_size"), sha256=bindparam("p_sha256"))
+        )
+        session.connection().execute(
+            statement, [{"p_id": u.id, "p_size": u.size, "p_sha256": u.sha256} for u in uploads]
+        )
+
+
 def upload_usage(owner_id: str, since: datetime) -> tuple[UploadActivity, int]:
     """One person's uploads since `since`, and the bytes of all their stored uploads."""
     with session_scope() as session:
         return _usage(session, owner_id, since)
 
 
-def _usage(session: Session, owner: str | None, since: datetime, leave_out: str = "") -> tuple[UploadActivity, int]:
-    others = (col(Upload.owner_id) == owner) & (col(Upload.id) != leave_out)
+def _usage(
+    session: Session, owner: str | None, since: datetime, leave_out: str | Sequence[str] = ""
+) -> tuple[UploadActivity, int]:
+    left_out = [leave_out] if isinstance(leave_out, str) else list(leave_out)
+    others = (col(Upload.owner_id) == owner) & col(Upload.id).not_in(left_out)
     count, size, first_at = session.exec(
         select(func.count(), func.coalesce(func.sum(Upload.size), 0), func.min(Upload.created_at)).where(
             others, Upload.created_at >= since
@@ -388,6 +484,12 @@ def waiting_messages(now: datetime, grace_before: datetime, limit: int = 500) ->
             .limit(limit)
         ).all()
     return [(job_id, message_id) for job_id, message_id in rows]
+
+
+def upload_in_use(upload_id: str) -> bool:
+    """Whether some job names the upload as its input."""
+    with session_scope() as session:
+        return session.exec(select(Job.id).where(Job.input_ref == f"uploads/{upload_id}").limit(1)).first() is not None
 
 
 def delete_upload(upload_id: str, unused_only: bool = False) -> bool:

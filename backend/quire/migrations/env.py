@@ -7,7 +7,8 @@ from sqlalchemy import create_engine, pool
 from sqlmodel import SQLModel
 
 import quire.accounts.models
-import quire.jobs.models  # noqa: F401
+import quire.jobs.models
+import quire.webhooks.models  # noqa: F401
 
 config = context.config
 target_metadata = SQLModel.metadata

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
+import dramatiq
 import redis
+from dramatiq.broker import MessageProxy
 from dramatiq.brokers.redis import RedisBroker as DramatiqRedisBroker
-from dramatiq.common import current_millis, dq_name
-from dramatiq.errors import BrokerConnectionError
+from dramatiq.brokers.redis import _RedisConsumer
+from dramatiq.common import compute_backoff, current_millis, dq_name
+from dramatiq.errors import BrokerConnectionError, ConnectionClosed
 from dramatiq.message import Message
 
 from quire.settings import get_settings
@@ -18,32 +22,112 @@ log = logging.getLogger(__name__)
 
 QUEUE = "quire"
 ACTOR = "process_job"
+# Webhook deliveries: a queue of their own, served by threads of their own (queue/worker.py).
+WEBHOOK_QUEUE = "quire_webhooks"
+WEBHOOK_ACTOR = "send_webhook"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+# The option Dramatiq's Redis broker keys a message by in Redis (not part of its public API).
+REDIS_MESSAGE_ID = "redis_message_id"
+
+
+class KeyedByMessageId(dramatiq.Middleware):
+    """Key each message in Redis by its Dramatiq message id.
+
+    Dramatiq's Redis broker gives each enqueue a fresh Redis id, so nothing outside the broker
+    can ask whether a given message still exists. Quire records each job's message id and its
+    recovery loop asks exactly that, to republish jobs whose message Redis lost. Quire uses no
+    Retries middleware (retries are the job record's business), so a message id is never enqueued
+    twice on one queue.
+
+    The one shim on Dramatiq's internals (checked by backend/tests/unit/test_library_shims.py):
+    the broker reads the `redis_message_id` option after the public `before_enqueue` hook, so the
+    hook sets it; `RedisBroker.messages_present` reads the broker's hashes of held messages.
+    """
+
+    def before_enqueue(self, broker: dramatiq.Broker, message: Message[Any], delay: int | None) -> None:
+        message.options[REDIS_MESSAGE_ID] = message.message_id
+
+
+# How long an idle consumer blocks on its queue's wake-up list before it looks at the queue anyway:
+# the bound on pickup latency for a message whose wake-up was lost (or never sent: a message Dramatiq
+# moved back from a dead worker). Well under Dramatiq's heartbeat timeout.
+IDLE_WAIT_S = 1.0
+# Wake-ups nobody has taken yet (every consumer was busy) are capped, and forgotten after a while:
+# a consumer that becomes idle then makes a few needless fetches, never a long run of them.
+WAKE_BACKLOG = 16
+WAKE_TTL_MS = 60_000
+
+
+class WakeOnPublish(dramatiq.Middleware):
+    """After each enqueue, push a wake-up on the queue's wake list (the consumer's half is
+    `WakingConsumer`). A failed wake-up is only logged: the message is in the queue, and an idle
+    consumer looks there at least every `IDLE_WAIT_S` anyway."""
+
+    def after_enqueue(self, broker: dramatiq.Broker, message: Message[Any], delay: int | None) -> None:
+        try:
+            cast("RedisBroker", broker).wake(message.queue_name)
+        except (redis.RedisError, OSError) as exc:
+            log.debug("wake-up for %s not sent: %s", message.queue_name, exc)
+
+
+class WakingConsumer(_RedisConsumer):
+    """Dramatiq's Redis consumer, except that when it has nothing in hand and the queue is empty it
+    blocks on the queue's wake list (BLPOP) instead of polling every few milliseconds: a publish
+    wakes it at once, and an idle worker costs next to nothing.
+
+    While some of its messages are still being worked on it polls as Dramatiq's does (the acks
+    of those messages are sent from this same thread, between calls)."""
+
+    def __next__(self) -> MessageProxy | None:
+        broker = cast("RedisBroker", self.broker)
+        try:
+            while True:
+                if self.message_cache:
+                    data = self.message_cache.pop(0)
+                    if data is None:
+                        continue
+                    self.misses = 0
+                    message = Message.decode(data)
+                    self.queued_message_ids.add(message.message_id)
+                    return MessageProxy(message)
+                free = self.prefetch - self.outstanding_message_count
+                if free > 0:
+                    self.message_cache = broker.do_fetch(self.queue_name, free)
+                    if self.message_cache:
+                        continue
+                if self.outstanding_message_count == 0:
+                    broker.wait_for_wake(self.queue_name, IDLE_WAIT_S)
+                else:
+                    self.misses, backoff_ms = compute_backoff(self.misses, max_backoff=self.timeout)
+                    time.sleep(backoff_ms / 1000)
+                return None
+        except redis.ConnectionError as exc:
+            raise ConnectionClosed(exc) from None  # type: ignore[no-untyped-call]
 
 
 class RedisBroker(DramatiqRedisBroker):
-    """Dramatiq's Redis broker, keyed in Redis by the Dramatiq message id.
-
-    Dramatiq gives each enqueue a fresh Redis id, so nothing outside the broker can ask whether a
-    given message still exists. Quire records each job's message id and its recovery loop asks
-    exactly that, to republish jobs whose message Redis lost. Quire uses no Retries middleware
-    (retries are the job record's business), so a message id is never enqueued twice on one queue.
-    """
+    """Dramatiq's Redis broker, which can also say whether it still holds a message, and whose
+    idle consumers are woken by a publish instead of polling."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)  # type: ignore[no-untyped-call]
         self._presence = self.client.register_script(_PRESENCE_SCRIPT)
+        self._wake = self.client.register_script(_WAKE_SCRIPT)
 
-    def enqueue(self, message: Message[Any], *, delay: int | None = None) -> Message[Any]:
-        queue_name = message.queue_name
-        message = message.copy(options={"redis_message_id": message.message_id})
-        if delay is not None:
-            queue_name = dq_name(queue_name)
-            message = message.copy(queue_name=queue_name, options={"eta": current_millis() + delay})
-        self.emit_before("enqueue", message, delay)
-        self.do_enqueue(queue_name, message.message_id, message.encode())
-        self.emit_after("enqueue", message, delay)
-        return message
+    @property
+    def consumer_class(self) -> type[WakingConsumer]:
+        return WakingConsumer
+
+    def wake_key(self, queue_name: str) -> str:
+        return f"{self.namespace}:{queue_name}.wake"
+
+    def wake(self, queue_name: str) -> None:
+        """Wake one consumer blocked on `queue_name` (one round trip)."""
+        self._wake(keys=[self.wake_key(queue_name)], args=[WAKE_BACKLOG, WAKE_TTL_MS])
+
+    def wait_for_wake(self, queue_name: str, timeout_s: float) -> bool:
+        """Block until a wake-up for `queue_name` arrives or `timeout_s` passes; True if woken."""
+        return self.client.blpop([self.wake_key(queue_name)], timeout=timeout_s) is not None
 
     def messages_present(self, message_ids: list[str], queue_name: str = QUEUE) -> list[bool]:
         """For each message id: is it still held by Redis (waiting, delayed or being worked on)?"""
@@ -54,6 +138,44 @@ class RedisBroker(DramatiqRedisBroker):
         answers: list[int] = self._presence(keys=[delayed, ready], args=message_ids)
         return [bool(answer) for answer in answers]
 
+    def enqueue_many(self, messages: Sequence[Message[Any]]) -> None:
+        """Enqueue undelayed messages in one Redis pipeline: one round trip instead of one each.
+
+        What `enqueue` does for each (the middleware's enqueue hooks, the broker's `dispatch`
+        script with its arguments), with the script's calls queued on a pipeline; a second shim on
+        Dramatiq's internals (`scripts`, `_should_do_maintenance`, `_max_unpack_size`), checked
+        with the first.
+        """
+        dispatch = self.scripts["dispatch"]
+        sent: list[Message[Any]] = []
+        with self.client.pipeline(transaction=False) as pipeline:
+            for message in messages:
+                self.emit_before("enqueue", message, None)
+                args = [
+                    "enqueue",
+                    current_millis(),
+                    message.queue_name,
+                    self.broker_id,
+                    self.heartbeat_timeout,
+                    self.dead_message_ttl,
+                    self._should_do_maintenance("enqueue"),
+                    self._max_unpack_size(),  # type: ignore[no-untyped-call]
+                    message.options[REDIS_MESSAGE_ID],
+                    message.encode(),
+                ]
+                dispatch(keys=[self.namespace], args=args, client=pipeline)
+                sent.append(message)
+            pipeline.execute()
+        for message in sent:
+            self.emit_after("enqueue", message, None)
+
+
+_WAKE_SCRIPT = """
+redis.call('LPUSH', KEYS[1], '1')
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
 
 _PRESENCE_SCRIPT = """
 local present = {}
@@ -70,30 +192,51 @@ def create_broker(url: str) -> RedisBroker:
     pool = redis.ConnectionPool.from_url(url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=15)
     broker = RedisBroker(
         client=redis.Redis(connection_pool=pool),
-        middleware=[],
+        middleware=[KeyedByMessageId(), WakeOnPublish()],
         heartbeat_timeout=settings.broker_heartbeat_timeout_ms,
         maintenance_chance=settings.broker_maintenance_chance,
     )
     broker.declare_queue(QUEUE)
+    broker.declare_queue(WEBHOOK_QUEUE)
     return broker
 
 
 class RedisQueue:
-    """The dispatcher's queue on Redis: a `process_job(job_id)` message per attempt."""
+    """A queue on Redis for one actor: by default the dispatcher's, a `process_job(job_id)`
+    message per attempt; the webhook outbox's sends `send_webhook(delivery_id)`."""
 
-    def __init__(self, broker: RedisBroker) -> None:
+    def __init__(self, broker: RedisBroker, queue_name: str = QUEUE, actor_name: str = ACTOR) -> None:
         self.broker = broker
+        self.queue_name = queue_name
+        self.actor_name = actor_name
 
     def publish(self, job_id: str, message_id: str, delay_s: float = 0.0) -> bool:
-        message: Message[None] = Message(
-            queue_name=QUEUE, actor_name=ACTOR, args=(job_id,), kwargs={}, options={}, message_id=message_id
-        )
+        message = self._message(job_id, message_id)
         try:
             self.broker.enqueue(message, delay=int(delay_s * 1000) if delay_s > 0 else None)
         except (redis.RedisError, BrokerConnectionError, OSError) as exc:
-            log.warning("could not publish job %s, will republish: %s", job_id, exc)
+            log.warning("could not publish %s for %s, will republish: %s", self.actor_name, job_id, exc)
             return False
         return True
 
+    def publish_many(self, messages: Sequence[tuple[str, str]]) -> bool:
+        batch = [self._message(job_id, message_id) for job_id, message_id in messages]
+        try:
+            self.broker.enqueue_many(batch)
+        except (redis.RedisError, BrokerConnectionError, OSError) as exc:
+            log.warning("could not publish %d %s messages, will republish: %s", len(batch), self.actor_name, exc)
+            return False
+        return True
+
+    def _message(self, job_id: str, message_id: str) -> Message[None]:
+        return Message(
+            queue_name=self.queue_name,
+            actor_name=self.actor_name,
+            args=(job_id,),
+            kwargs={},
+            options={},
+            message_id=message_id,
+        )
+
     def held(self, message_ids: Sequence[str]) -> list[bool]:
-        return self.broker.messages_present(list(message_ids))
+        return self.broker.messages_present(list(message_ids), self.queue_name)

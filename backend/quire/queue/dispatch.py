@@ -32,6 +32,11 @@ class MessageQueue(Protocol):
         """Send one message; False when the queue is unreachable (recovery republishes later)."""
         ...
 
+    def publish_many(self, messages: Sequence[tuple[str, str]]) -> bool:
+        """Send a `publish(job_id, message_id)` for each pair at once; False when the queue could
+        not be reached (some may have gone out: recovery asks which before it republishes)."""
+        ...
+
     def held(self, message_ids: Sequence[str]) -> list[bool]:
         """For each message id: is it still waiting, delayed or being worked on?"""
         ...
@@ -87,6 +92,19 @@ class Dispatcher:
         self.committed(job_id, moved)
         return Dispatched(moved, sent)
 
+    def move_many(self, count: int, transition: Callable[[list[str]], Sequence[T]]) -> Dispatched[list[T]]:
+        """`move` for many new jobs at once: `transition` records `count` fresh message ids (one per
+        job, in order) in one transaction and returns the jobs it moved, each with a `job_id` of its own
+        as `id`; after its commit their messages go out together and the hooks hear of each."""
+        message_ids = [new_message_id() for _ in range(count)]
+        moved = list(transition(message_ids))
+        if not moved:
+            return Dispatched(moved, sent=False)
+        pairs = [(_job_id(item), message_id) for item, message_id in zip(moved, message_ids, strict=True)]
+        sent = self.queue.publish_many(pairs)
+        self.committed_many([(job_id, item) for (job_id, _), item in zip(pairs, moved, strict=True)])
+        return Dispatched(moved, sent)
+
     def record(self, job_id: str, transition: Callable[[], T | None]) -> T | None:
         """Run a transition that sends no message (claim, complete, dead-letter, cancel, ...) and
         tell the after-commit hooks when it moved the job, so they hear of every state change."""
@@ -103,8 +121,33 @@ class Dispatcher:
             except Exception:
                 log.exception("an after-commit hook failed for job %s", job_id)
 
+    def committed_many(self, moves: Sequence[tuple[str, object]]) -> None:
+        """Tell the after-commit hooks about many transitions that committed together: a hook with a
+        `many` method hears them in one call (a Redis pipeline, one query), others one by one."""
+        for hook in self.after_commit:
+            many: Callable[[Sequence[tuple[str, object]]], None] | None = getattr(hook, "many", None)
+            try:
+                if many is not None:
+                    many(moves)
+                    continue
+            except Exception:
+                log.exception("an after-commit hook failed for %d jobs", len(moves))
+                continue
+            for job_id, moved in moves:
+                try:
+                    hook(job_id, moved)
+                except Exception:
+                    log.exception("an after-commit hook failed for job %s", job_id)
+
     def held(self, message_ids: Sequence[str]) -> list[bool]:
         return self.queue.held(message_ids) if message_ids else []
+
+
+def _job_id(moved: object) -> str:
+    job_id = getattr(moved, "id", None)
+    if not isinstance(job_id, str):
+        raise TypeError(f"a moved job without an id: {moved!r}")
+    return job_id
 
 
 @dataclass(frozen=True)
@@ -129,6 +172,12 @@ class InMemoryQueue:
         if not self.reachable:
             return False
         self.messages.append(Message(job_id, message_id, delay_s))
+        return True
+
+    def publish_many(self, messages: Sequence[tuple[str, str]]) -> bool:
+        if not self.reachable:
+            return False
+        self.messages.extend(Message(job_id, message_id, 0.0) for job_id, message_id in messages)
         return True
 
     def held(self, message_ids: Sequence[str]) -> list[bool]:

@@ -1,8 +1,10 @@
 """The recovery loop: no accepted job is lost or silently stuck.
 
-Runs in every worker process, at start and then every `QUIRE_RECOVERY_INTERVAL_SECONDS`. Every
-action is a conditional update, so several workers running it at once is safe: one wins, the
-others change nothing.
+Runs in every worker process, at start and then every `QUIRE_RECOVERY_INTERVAL_SECONDS`. The
+processes take turns through a lock in Redis that expires after one interval, so there is one pass
+per interval however many worker processes there are. Every action is a conditional update, so
+passes that do overlap (Redis unreachable, so no turns) are still safe: one wins, the others
+change nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from quire.jobs.store import expired_leases, overdue_queued, waiting_messages
 from quire.metrics import get_metrics
 from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
+from quire.webhooks.outbox import WebhookOutbox
 
 log = logging.getLogger(__name__)
 
@@ -95,14 +98,46 @@ def housekeeping() -> None:
     check_dead_letter_alerts(settings)
 
 
-def run_recovery_loop(stop: threading.Event, dispatcher: Dispatcher) -> None:
-    """Recover at once, then every interval until `stop` is set. Survives Redis and DB outages."""
+TURN_KEY = "quire:recovery:turn"
+
+
+def my_turn(client: redis.Redis[bytes] | None, interval: float) -> bool:
+    """Whether this process makes this interval's pass: it takes a lock that is never released but
+    expires after the interval, so the next pass is due just as the next interval begins. Without
+    Redis every process takes its turn."""
+    if client is None:
+        return True
+    try:
+        return bool(client.lock(TURN_KEY, timeout=interval, blocking=False).acquire())
+    except (redis.RedisError, OSError):
+        return True
+
+
+def run_recovery_loop(
+    stop: threading.Event,
+    dispatcher: Dispatcher,
+    webhooks: WebhookOutbox | None = None,
+    client: redis.Redis[bytes] | None = None,
+    finish_batches: Callable[[], object] | None = None,
+) -> None:
+    """Recover at once, then every interval until `stop` is set, taking turns with the other
+    worker processes through `client`. Survives Redis and DB outages."""
     interval = get_settings().recovery_interval_seconds
     while not stop.is_set():
+        if not my_turn(client, interval):
+            stop.wait(interval)
+            continue
         duties: list[tuple[str, Callable[[], object]]] = [
             ("recover_once", lambda: recover_once(dispatcher)),
             ("housekeeping", housekeeping),
         ]
+        if webhooks is not None:
+            # Webhook deliveries recorded but never published (the process died after the commit),
+            # or whose message Redis lost.
+            duties.append(("webhooks", webhooks.republish_lost))
+        if finish_batches is not None:
+            # Batches whose last job finished in a process that died before marking them completed.
+            duties.append(("batches", finish_batches))
         for name, duty in duties:
             try:
                 duty()

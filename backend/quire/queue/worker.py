@@ -20,14 +20,19 @@ from quire.db import configure_pool, session_scope
 from quire.jobs.models import WorkerProcess, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import extend_leases
+from quire.jobs.store import view_of
+from quire.queue.broker import QUEUE, WEBHOOK_QUEUE
+from quire.queue.execution import ExecutionControl
 from quire.queue.recovery import run_recovery_loop
-from quire.queue.runner import ExecutionControl
+from quire.queue.replays import run_group_replays
 from quire.settings import get_settings
+from quire.web.links import JobOut, with_links
 
 log = logging.getLogger(__name__)
 
-# Threads besides the Dramatiq worker threads that use a database connection.
-SUPPORT_CONNECTIONS = 2
+# Threads besides the Dramatiq worker threads that use a database connection: the lease
+# heartbeat, the recovery loop and the group replays.
+SUPPORT_CONNECTIONS = 3
 # A worker process that dies sooner than this after starting counts as a crash loop.
 CRASH_LOOP_S = 3.0
 MAX_RESTART_DELAY_S = 10.0
@@ -81,32 +86,64 @@ def _heartbeat_loop(stop: threading.Event, threads: int, control: ExecutionContr
             log.exception("lease heartbeat failed; will try again")
 
 
+def _job_with_links(job_id: str) -> JobOut | None:
+    """A webhook's body: the job's view as `GET /ai-jobs/{id}` answers it."""
+    view = view_of(job_id)
+    return with_links(view) if view is not None else None
+
+
 def run_worker_process(threads: int) -> int:
     """Run one worker process until SIGTERM or SIGINT."""
     settings = get_settings()
     # The concurrency limit: each Dramatiq thread holds at most one connection, and the pool has
     # exactly enough for them and the support threads, so nothing waits on or overflows it.
-    configure_pool(threads + SUPPORT_CONNECTIONS)
+    # Webhook threads hold a connection too, but only between their HTTP calls, never during one.
+    configure_pool(threads + settings.webhook_threads + SUPPORT_CONNECTIONS)
     quire = bootstrap(settings)
     runner = quire.worker_runner()
+    quire.webhook_sender(_job_with_links)
     control = runner.control
 
     signals = StopRequest()
     stop = threading.Event()  # set by the main thread only; the support threads wait on it
     supervisor = os.getppid()
 
-    worker = dramatiq.Worker(quire.broker, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms)
+    worker = dramatiq.Worker(
+        quire.broker, queues={QUEUE}, worker_threads=threads, worker_timeout=settings.worker_idle_poll_ms
+    )
     # Dramatiq's default prefetch (twice the threads) keeps a message ready for each thread as it
     # finishes; with only one per thread, the consumer backs off while all threads are busy and
     # a thread that finishes waits for its next message (measured: 125-160 vs 205-260 jobs/s).
+
+    # Webhooks get threads of their own: a receiver that hangs until the timeout holds one of
+    # these, never a thread a job could run on.
+    webhook_worker = dramatiq.Worker(
+        quire.broker,
+        queues={WEBHOOK_QUEUE},
+        worker_threads=settings.webhook_threads,
+        worker_timeout=max(settings.worker_idle_poll_ms, 100),
+    )
     support = [
         threading.Thread(target=_heartbeat_loop, args=(stop, threads, control), name="lease-heartbeat", daemon=True),
-        threading.Thread(target=run_recovery_loop, args=(stop, quire.dispatcher), name="recovery", daemon=True),
+        threading.Thread(
+            target=run_recovery_loop,
+            args=(stop, quire.dispatcher, quire.webhooks, quire.broker.client, quire.batches.finish_unmarked),
+            name="recovery",
+            daemon=True,
+        ),
+        threading.Thread(
+            target=run_group_replays,
+            args=(stop, quire.dispatcher, control.worker_id),
+            name="group-replays",
+            daemon=True,
+        ),
     ]
+    # Recorded before the heartbeat thread starts: the two would otherwise race to insert the row.
+    _record_worker(control.worker_id, threads)
     for thread in support:
         thread.start()
-    _record_worker(control.worker_id, threads)
     worker.start()
+    webhook_worker.start()
     log.info("worker %s ready with %d threads", control.worker_id, threads)
     # One write call, so lines from sibling processes sharing a log never interleave.
     sys.stdout.write(f"quire worker {control.worker_id} ready\n")
@@ -124,7 +161,11 @@ def run_worker_process(threads: int) -> int:
         "worker %s stopping; waiting up to %.0f s for running attempts", control.worker_id, settings.shutdown_grace_s
     )
     worker.stop(timeout=int(settings.shutdown_grace_s * 1000))
+    # An attempt cut short here is sent again once its claim runs out.
+    webhook_worker.stop(timeout=int(settings.webhook_timeout_s * 1000))
     released = runner.release_held_attempts()
+    # The group replay this process carries out, if any, is given up for another worker to go on with.
+    support[-1].join(timeout=5)
     if released:
         log.warning("worker %s released %d unfinished attempts to other workers", control.worker_id, released)
     _record_worker(control.worker_id, threads, stopped=True)

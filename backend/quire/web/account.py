@@ -1,12 +1,15 @@
-"""Account pages: sign in, sign up, sign out, change password, API tokens."""
+"""Account pages: sign in, sign up, sign out, change password, API tokens, webhook settings."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from anyio import to_thread
 from litestar import Controller, Request, get, post
+from litestar.enums import RequestEncodingType
 from litestar.exceptions import NotFoundException
+from litestar.params import Body
 from litestar.response import Redirect, Template
 from redis.exceptions import RedisError
 
@@ -15,12 +18,19 @@ from quire.accounts.service import Principal
 from quire.settings import get_settings
 from quire.web.auth import SESSION_CSRF_KEY, browser_session_only, require_session_store, start_session
 from quire.web.limits import AccountThrottled, LoginThrottle, login_rate_limit
+from quire.webhooks.targets import TargetRefused, check_url
 
 AnyRequest = Request[Any, Any, Any]
 UserRequest = Request[Principal, Any, Any]
 UNAVAILABLE = "Signing in is unavailable right now: the session service cannot be reached. Try again in a minute."
 SIGN_IN_NOW = "If this email already had an account, sign in with its existing password."
 NEW_TOKEN_KEY = "quire_new_token"  # noqa: S105 (a session key, not a secret)
+FORM = RequestEncodingType.URL_ENCODED
+
+
+@dataclass
+class WebhookForm:
+    webhook_url: str = ""
 
 
 def _throttle(request: AnyRequest) -> LoginThrottle:
@@ -150,6 +160,23 @@ class AccountController(Controller):
         request.session[NEW_TOKEN_KEY] = secret
         return Redirect("/settings", status_code=303)
 
+    @post("/settings/webhooks", sync_to_thread=True, guards=[browser_session_only])
+    def save_webhook_url(self, request: UserRequest, data: Annotated[WebhookForm, Body(media_type=FORM)]) -> Template:
+        """The default URL of this account's jobs' webhooks (empty: none)."""
+        try:
+            url = check_url(data.webhook_url) if data.webhook_url.strip() else None
+        except TargetRefused as exc:
+            return _settings(request.user, error=str(exc), status=422)
+        accounts.set_default_webhook_url(request.user.user_id, url)
+        notice = "Webhooks of jobs submitted from now on go to this URL." if url else "No default webhook URL."
+        return _settings(request.user, notice=notice)
+
+    @post("/settings/webhooks/secret", sync_to_thread=True, guards=[browser_session_only])
+    def rotate_webhook_secret(self, request: UserRequest) -> Template:
+        accounts.rotate_webhook_secret(request.user.user_id)
+        notice = "A new signing secret is in force: webhooks sent from now on are signed with it alone."
+        return _settings(request.user, notice=notice)
+
     @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True, guards=[browser_session_only])
     def revoke_token(self, request: UserRequest, token_id: str) -> Redirect:
         accounts.revoke_token(request.user.user_id, token_id)
@@ -173,6 +200,8 @@ def _settings(
     context = {
         "user": user,
         "tokens": accounts.list_tokens(user.user_id),
+        "webhook_url": accounts.default_webhook_url(user.user_id),
+        "webhook_secret": accounts.webhook_secret(user.user_id),
         "error": error,
         "notice": notice,
         "new_token": new_token,

@@ -1,14 +1,12 @@
 """Operator pages under /admin: overview, dead letters by fingerprint, job search and history,
-replay (one job or a whole group at a chosen rate), cancel and purge. Admins only; for anyone
-else every /admin path is a 404."""
+replay (one job, or a whole group at a chosen rate, recorded for workers to carry out), cancel and
+purge. Admins only; for anyone else every /admin path is a 404."""
 
 from __future__ import annotations
 
 import contextlib
-import threading
 from datetime import datetime
 from typing import Annotated, Any
-from urllib.parse import urlencode
 
 from anyio import to_thread
 from litestar import Controller, Request, get, post
@@ -16,15 +14,16 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import ClientException, NotFoundException
 from litestar.handlers import BaseRouteHandler
 from litestar.params import Parameter
-from litestar.response import Redirect, Template
+from litestar.response import Redirect, Stream, Template
 
 from quire.accounts.service import Principal
-from quire.jobs import operations, service, store
+from quire.jobs import operations, replays, service, store
 from quire.jobs.models import JobStatus
 from quire.jobs.paging import InvalidCursor
 from quire.settings import get_settings
+from quire.web.api import artifact_file
 from quire.web.deps import QuireDep
-from quire.web.links import with_links
+from quire.web.links import OperatorJobOut, operator_out
 from quire.web.presenters import EVENT_LABELS, STATUS_LABELS
 
 AdminRequest = Request[Principal, Any, Any]
@@ -64,10 +63,11 @@ class AdminController(Controller):
         groups = operations.dead_letter_groups()
         failures = [g for g in groups if g["fingerprint"].error not in REJECTED_ERRORS]
         rejected = [g for g in groups if g["fingerprint"].error in REJECTED_ERRORS]
-        return Template("admin/dead_letters.html", context={"failures": failures, "rejected": rejected})
+        context = {"failures": failures, "rejected": rejected, "replays": replays.recent()}
+        return Template("admin/dead_letters.html", context=context)
 
     @post("/dead-letters/replay", status_code=200)
-    async def replay_group(self, request: AdminRequest, quire: QuireDep) -> Template | Redirect:
+    async def replay_group(self, request: AdminRequest) -> Template | Redirect:
         form = await _form(request)
         error, workflow, version = form.get("error", ""), form.get("workflow", ""), form.get("workflow_version", "")
         try:
@@ -76,14 +76,20 @@ class AdminController(Controller):
             rate = 1.0
         if error in REJECTED_ERRORS:
             raise NotFoundException("Rejected documents cannot be replayed.")
-        ids = await to_thread.run_sync(operations.dead_letter_ids, error, workflow or None, version or None)
         if form.get("confirm") != "yes":
-            context = {"count": len(ids), "error": error, "workflow": workflow, "version": version, "rate": rate}
+            count = await to_thread.run_sync(replays.group_size, error, workflow or None, version or None)
+            context = {"count": count, "error": error, "workflow": workflow, "version": version, "rate": rate}
             return Template("admin/confirm_replay.html", context=context)
-        threading.Thread(
-            target=operations.replay_at_rate, args=(quire.dispatcher, ids, rate), name="replay-group", daemon=True
-        ).start()
-        return Redirect(f"/admin/jobs?{urlencode({'error': error, 'workflow': workflow})}", status_code=303)
+        # Recorded, not run here: workers carry it out, and it survives restarts of this process.
+        replay = await to_thread.run_sync(
+            replays.start, error, workflow or None, version or None, rate, request.user.email
+        )
+        return Redirect(f"/admin/dead-letters#replay-{replay.id}", status_code=303)
+
+    @post("/replays/{replay_id:str}/stop", sync_to_thread=True, status_code=303)
+    def stop_replay(self, replay_id: str) -> Redirect:
+        replays.stop(replay_id)
+        return Redirect(f"/admin/dead-letters#replay-{replay_id}", status_code=303)
 
     @get("/jobs", sync_to_thread=True)
     def jobs(
@@ -122,14 +128,26 @@ class AdminController(Controller):
         view = store.view_of(job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")
-        history = operations.history(job_id)
         context = {
-            "job": with_links(view),
-            "history": history,
+            **operator_out(view, operations.history(job_id), store.evidence_of(job_id)),
             "event_labels": EVENT_LABELS,
             "status_labels": STATUS_LABELS,
         }
         return Template("admin/job.html", context=context)
+
+    @get("/jobs/{job_id:str}/detail", sync_to_thread=True)
+    def job_detail(self, job_id: str, quire: QuireDep) -> OperatorJobOut:
+        """The operator's view of a job as JSON: the owner's view, the history with the operator
+        detail, and the evidence files."""
+        view = store.view_of(job_id, recent=quire.recent_views)
+        if view is None:
+            raise NotFoundException("No such job.")
+        return operator_out(view, operations.history(job_id), store.evidence_of(job_id))
+
+    @get("/jobs/{job_id:str}/evidence/{name:str}", sync_to_thread=True)
+    def evidence(self, job_id: str, name: Annotated[str, Parameter(max_length=128)]) -> Stream | Redirect:
+        """An operator-only file of a job: the raw answer of a malformed attempt."""
+        return artifact_file(store.get_artifact(job_id, name, operator=True))
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)
     def replay(self, job_id: str, quire: QuireDep) -> Redirect:
@@ -144,10 +162,10 @@ class AdminController(Controller):
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/purge", status_code=200)
-    async def purge(self, request: AdminRequest, job_id: str) -> Template | Redirect:
+    async def purge(self, request: AdminRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
         if (await _form(request)).get("confirm") != "yes":
             return Template("admin/confirm_purge.html", context={"job_id": job_id})
-        await to_thread.run_sync(service.delete, job_id)
+        await to_thread.run_sync(service.delete, quire.dispatcher, job_id)
         return Redirect("/admin/jobs", status_code=303)
 
 

@@ -3,41 +3,62 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import structlog
 from anyio import to_thread
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.datastructures import UploadFile
-from litestar.enums import RequestEncodingType
-from litestar.params import Body, Parameter
-from litestar.response import File
+from litestar.params import Parameter
+from litestar.response import Redirect, Stream
 from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
-from quire.documents.storage import get_storage
-from quire.jobs import service, store
-from quire.jobs.models import JobStatus, Upload
+from quire.documents.storage import StorageUnavailable, get_storage
+from quire.jobs import review, service, store
+from quire.jobs.models import Artifact, JobStatus
 from quire.jobs.paging import InvalidCursor
+from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
-from quire.web.deps import QuireDep
+from quire.web.admission import (
+    IdempotencyKey,
+    admit,
+    answer_errors,
+    answer_errors_async,
+    invalid,
+    ocr_language,
+    submit_fields,
+    unknown_workflow,
+)
+from quire.web.admission import callback_url as checked_callback_url
+from quire.web.deps import LiveDep, QuireDep
 from quire.web.limits import submission_rate_limit
-from quire.web.links import Accepted, JobList, JobOut, UploadOut, accepted, upload_out, with_links
-from quire.web.problems import problem
+from quire.web.links import (
+    Accepted,
+    JobList,
+    JobOut,
+    UploadOut,
+    WebhookList,
+    accepted,
+    status_url,
+    upload_out,
+    with_links,
+)
+from quire.web.problems import problem, storage_unavailable
+from quire.web.streams import preference_applied, wait_for_end, wait_preference
+from quire.web.uploads import StreamedForm, read_form
+from quire.webhooks import deliveries
+from quire.webhooks.deliveries import DeliveryView
 from quire.workflows.registry import WORKFLOWS
 
 log = structlog.stdlib.get_logger(__name__)
 T = TypeVar("T")
-IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=255)]
 JobId = Annotated[str, Parameter(max_length=64)]
+# RFC 7240: `Prefer: wait=N` holds the answer until the job is finished or N (at most 60) seconds pass.
+Prefer = Annotated[str | None, Parameter(header="Prefer", required=False, max_length=200)]
 AuthedRequest = Request[Principal, Any, Any]
-
-
-@dataclass
-class UploadForm:
-    file: UploadFile
 
 
 class JobRequest(BaseModel):
@@ -46,17 +67,49 @@ class JobRequest(BaseModel):
     limits: service.Limits = service.Limits()
     # The document's language for OCR of scans (ISO 639-1 such as `de`); none: the configured set.
     language: str | None = Field(default=None, max_length=16)
+    # Where the job's webhooks go (http or https); none: the account's default URL, if any.
+    # Checked by `admission.callback_url`, so a bad one answers invalid_callback_url however it is wrong.
+    callback_url: str | None = None
 
 
-def _store_upload(file: UploadFile, owner: Principal) -> Upload:
-    return _answer_errors(service.store_upload, file.filename, file.file, owner.user_id)
+def artifact_file(artifact: Artifact | None) -> Stream | Redirect:
+    """A job's file as a download (404 when there is none, 410 once retention deleted it): streamed
+    through the app with its checksum checked, or a presigned URL when the setting asks for one."""
+    if artifact is None:
+        raise problem(404, "not_found", "No such artifact.")
+    if artifact.deleted_at is not None:
+        raise problem(410, "artifact_deleted", "This file was deleted under the retention policy.")
+    digest = base64.b64encode(bytes.fromhex(artifact.sha256)).decode()
+    headers = {"ETag": f'"{artifact.sha256}"', "Repr-Digest": f"sha-256=:{digest}:"}
+    storage = get_storage()
+    if get_settings().s3_presigned_downloads:
+        url = _storage_call(storage.download_url, artifact.storage_key, artifact.name, artifact.content_type)
+        if url is not None:
+            return Redirect(url, status_code=307, headers={**headers, "Cache-Control": "no-store"})
+    chunks = _storage_call(storage.iter_bytes, artifact.storage_key)
+    return Stream(
+        checked(chunks, artifact.sha256, artifact.storage_key),
+        media_type=artifact.content_type,
+        headers={
+            **headers,
+            "Content-Disposition": f'attachment; filename="{artifact.name}"',
+            "Content-Length": str(artifact.size),
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
 
 
-def _admit(admission: service.Admission) -> None:
-    try:
-        admission.admit()
-    except service.Overloaded as exc:
-        raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
+async def read_upload(request: AuthedRequest) -> StreamedForm:
+    """Read a multipart request, storing its file part as it arrives (refused uploads and storage
+    failures answered as problems)."""
+    owner = request.user.user_id
+    return await answer_errors_async(read_form(request, partial(answer_errors, service.begin_upload, owner_id=owner)))
+
+
+class ReviewRequest(BaseModel):
+    """The values a person sets; fields left out keep what an earlier review (or the machine) said."""
+
+    fields: review.ReviewedFields
 
 
 # Boundaries, part headers and the small fields around the file: a body's declared length less
@@ -72,33 +125,7 @@ async def _refuse_early(request: AuthedRequest) -> None:
     if not length.isdigit() or not request.content_type[0].startswith("multipart/"):
         return
     declared_file = max(0, int(length) - FORM_OVERHEAD_BYTES)
-    await to_thread.run_sync(_answer_errors, service.refuse_early, request.user.user_id, declared_file)
-
-
-def _answer_errors(call: Callable[..., T], *args: Any) -> T:
-    """Store or submit, turning a refused upload or a reused Idempotency-Key into its problem answer."""
-    try:
-        return call(*args)
-    except service.UploadRejected as exc:
-        code = exc.code or {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status, "invalid_input")
-        headers = {"Retry-After": str(exc.retry_after_s)} if exc.retry_after_s else None
-        raise problem(exc.status, code, exc.message, headers=headers) from exc
-    except service.IdempotencyConflict as exc:
-        raise problem(
-            409, "idempotency_conflict", "This Idempotency-Key was already used for a different request."
-        ) from exc
-
-
-def _language(name: str | None) -> str | None:
-    try:
-        return service.ocr_language(name)
-    except service.UnknownLanguage as exc:
-        raise problem(422, "unknown_language", str(exc)) from exc
-
-
-def _unknown_workflow(name: str) -> Exception:
-    known = ", ".join(sorted(WORKFLOWS))
-    return problem(422, "unknown_workflow", f"Unknown workflow {name!r}. Choose one of: {known}.")
+    await to_thread.run_sync(answer_errors, service.refuse_early, request.user.user_id, declared_file)
 
 
 def _accepted(submitted: service.Submitted) -> Response[Accepted]:
@@ -106,29 +133,18 @@ def _accepted(submitted: service.Submitted) -> Response[Accepted]:
     return Response(body, status_code=202, headers={"Location": body["status_url"]})
 
 
-def _limits_from_form(form: dict[str, Any]) -> service.Limits:
-    fields = {k: form[k] for k in ("timeout_s", "max_attempts", "deadline_s") if form.get(k) not in (None, "")}
-    if not all(isinstance(value, str) for value in fields.values()):
-        raise problem(422, "invalid_request", "Limits are plain form fields, not files.")
-    return service.Limits.model_validate_strings(fields)
-
-
-def _invalid(exc: ValidationError) -> Exception:
-    errors = [{"loc": list(e["loc"]), "message": e["msg"]} for e in exc.errors()]
-    failure = problem(422, "invalid_request", "The request is not valid.")
-    failure.extra = {"code": "invalid_request", "errors": errors}
-    return failure
-
-
 class JobsController(Controller):
     path = ""
     tags = ["jobs"]
 
-    @post("/uploads", status_code=201, sync_to_thread=True, summary="Upload a document", before_request=_refuse_early)
-    def create_upload(
-        self, request: AuthedRequest, data: Annotated[UploadForm, Body(media_type=RequestEncodingType.MULTI_PART)]
-    ) -> UploadOut:
-        return upload_out(_store_upload(data.file, request.user))
+    @post(
+        "/uploads", status_code=201, summary="Upload a document (multipart field `file`)", before_request=_refuse_early
+    )
+    async def create_upload(self, request: AuthedRequest) -> UploadOut:
+        form = await read_upload(request)
+        if form.upload is None:
+            raise problem(422, "invalid_request", "Attach the document as the multipart field 'file'.")
+        return upload_out(form.upload)
 
     @get("/uploads/{upload_id:str}", sync_to_thread=True, summary="An upload's metadata")
     def get_upload(self, request: AuthedRequest, upload_id: Annotated[str, Parameter(max_length=64)]) -> UploadOut:
@@ -145,54 +161,53 @@ class JobsController(Controller):
         before_request=_refuse_early,
     )
     async def create_job(
-        self, request: AuthedRequest, idempotency_key: IdempotencyKey, quire: QuireDep
-    ) -> Response[Accepted]:
+        self, request: AuthedRequest, idempotency_key: IdempotencyKey, prefer: Prefer, quire: QuireDep, live: LiveDep
+    ) -> Response[Accepted | JobOut]:
         user = request.user
         content_type = request.headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
             # Refuse before reading what may be a large body.
-            await to_thread.run_sync(_admit, quire.admission)
-            form = await request.form()
-            file = form.get("file")
-            workflow = str(form.get("workflow") or "")
-            if not isinstance(file, UploadFile):
+            await to_thread.run_sync(admit, quire.admission)
+            form = await read_upload(request)
+            upload = form.upload
+            if upload is None:
                 raise problem(422, "invalid_request", "Attach the document as the multipart field 'file'.")
             try:
-                limits = _limits_from_form(dict(form))
-            except ValidationError as exc:
-                raise _invalid(exc) from exc
-            if workflow not in WORKFLOWS:
-                raise _unknown_workflow(workflow)
-            language = _language(str(form.get("language") or ""))
+                fields = submit_fields(form.fields)
+            except BaseException:
+                # The form was refused after its file was stored: the file goes too.
+                await to_thread.run_sync(service.discard_upload, upload)
+                raise
 
             submitted = await to_thread.run_sync(
-                lambda: _answer_errors(
-                    service.submit_document,
+                lambda: answer_errors(
+                    service.submit,
                     quire.dispatcher,
-                    workflow,
-                    file.filename,
-                    file.file,
-                    limits,
+                    fields.workflow,
+                    upload,
+                    fields.limits,
                     user.user_id,
                     idempotency_key,
-                    language,
+                    fields.language,
+                    callback_url=fields.callback_url,
                 )
             )
         else:
             try:
                 payload = JobRequest.model_validate_json(await request.body())
             except ValidationError as exc:
-                raise _invalid(exc) from exc
+                raise invalid(exc) from exc
             if payload.workflow not in WORKFLOWS:
-                raise _unknown_workflow(payload.workflow)
-            language = _language(payload.language)
+                raise unknown_workflow(payload.workflow)
+            language = ocr_language(payload.language)
+            callback_url = checked_callback_url(payload.callback_url)
 
             def admit_and_submit() -> service.Submitted:
-                _admit(quire.admission)
+                admit(quire.admission)
                 upload = store.owned_upload(payload.input_ref, user)
                 if upload is None:
                     raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
-                return _answer_errors(
+                return answer_errors(
                     service.submit,
                     quire.dispatcher,
                     payload.workflow,
@@ -201,13 +216,26 @@ class JobsController(Controller):
                     user.user_id,
                     idempotency_key,
                     language,
+                    callback_url=callback_url,
                 )
 
             # One trip to a worker thread for the whole submission: each trip costs about as much
             # as one of the queries it runs.
             submitted = await to_thread.run_sync(admit_and_submit)
         log.info("job accepted", job_id=submitted.job.id, workflow=submitted.job.workflow, created=submitted.created)
-        return _accepted(submitted)
+        job_id = submitted.job.id
+        wait = wait_preference(prefer)
+        view, applied = None, False
+        if wait is not None:
+            view, applied = await wait_for_end(live, job_id, lambda: _view(job_id, user, quire), wait)
+        headers = preference_applied(wait) if wait is not None and applied else {}
+        body: Accepted | JobOut = accepted(job_id, view["status"] if view is not None else submitted.job.status)
+        if view is not None and view["status"] in TERMINAL:
+            # Finished within the wait: the answer is the job itself, as GET /ai-jobs/{id} gives it.
+            body, status_code, headers["Content-Location"] = view, 200, status_url(job_id)
+        else:
+            status_code, headers["Location"] = 202, status_url(job_id)
+        return Response(body, status_code=status_code, headers=headers)
 
     @get("/ai-jobs", sync_to_thread=True, summary="List jobs, newest first")
     def list_jobs(
@@ -224,35 +252,42 @@ class JobsController(Controller):
             raise problem(400, "invalid_cursor", str(exc)) from exc
         return {"items": [with_links(view) for view in page.items], "next_cursor": page.next_cursor}
 
-    @get("/ai-jobs/{job_id:str}", sync_to_thread=True, summary="A job's status")
-    def get_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> JobOut:
-        view = store.view_of(job_id, request.user, quire.recent_views)
+    @get("/ai-jobs/{job_id:str}", summary="A job's status")
+    async def get_job(
+        self, request: AuthedRequest, job_id: JobId, prefer: Prefer, quire: QuireDep, live: LiveDep
+    ) -> Response[JobOut]:
+        wait = wait_preference(prefer)
+        read = partial(_view, job_id, request.user, quire)
+        headers: dict[str, str] = {}
+        if wait is None:
+            view = await to_thread.run_sync(read)
+        else:
+            # Held by an asyncio wait, woken by the job's changes: no thread per waiting client.
+            view, applied = await wait_for_end(live, job_id, read, wait)
+            headers = preference_applied(wait) if applied else {}
         if view is None:
             raise _not_found()
-        return with_links(view)
+        return Response(view, headers=headers)
 
     @get("/ai-jobs/{job_id:str}/artifacts/{name:str}", sync_to_thread=True, summary="Download an artifact")
     def download_artifact(
         self, request: AuthedRequest, job_id: JobId, name: Annotated[str, Parameter(max_length=128)]
-    ) -> File:
+    ) -> Stream | Redirect:
         _require(job_id, request.user)
-        artifact = store.get_artifact(job_id, name)
-        if artifact is None:
-            raise problem(404, "not_found", "No such artifact.")
-        if artifact.deleted_at is not None:
-            raise problem(410, "artifact_deleted", "This file was deleted under the retention policy.")
-        digest = base64.b64encode(bytes.fromhex(artifact.sha256)).decode()
-        return File(
-            get_storage().path(artifact.storage_key),
-            filename=artifact.name,
-            content_disposition_type="attachment",
-            media_type=artifact.content_type,
-            headers={
-                "ETag": f'"{artifact.sha256}"',
-                "Repr-Digest": f"sha-256=:{digest}:",
-                "X-Content-Type-Options": "nosniff",
-            },
-        )
+        return artifact_file(store.get_artifact(job_id, name))
+
+    @post("/ai-jobs/{job_id:str}/review", status_code=200, sync_to_thread=True, summary="Review an invoice's fields")
+    def review_job(self, request: AuthedRequest, job_id: JobId, data: ReviewRequest, quire: QuireDep) -> JobOut:
+        """Correct or confirm invoice values; the machine's artifact is not changed (docs/api.md, "Review")."""
+        _require(job_id, request.user)
+        try:
+            review.save_review(job_id, data.fields, request.user.email)
+        except review.NotReviewable as exc:
+            raise problem(409, "not_reviewable", str(exc)) from exc
+        view = store.view_of(job_id, recent=quire.recent_views)
+        if view is None:
+            raise _not_found()
+        return with_links(view)
 
     @post("/ai-jobs/{job_id:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel a job")
     def cancel_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> JobOut:
@@ -275,10 +310,74 @@ class JobsController(Controller):
             raise problem(409, "invalid_state", str(exc)) from exc
         return _accepted(service.Submitted(job, created=False))
 
-    @delete("/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files")
-    def delete_job(self, request: AuthedRequest, job_id: JobId) -> None:
+    @get("/ai-jobs/{job_id:str}/webhooks", sync_to_thread=True, summary="A job's webhook deliveries")
+    def job_webhooks(self, request: AuthedRequest, job_id: JobId) -> WebhookList:
         _require(job_id, request.user)
-        service.delete(job_id)
+        return {"items": deliveries.deliveries_of(job_id)}
+
+    @post(
+        "/webhook-deliveries/{delivery_id:str}/replay",
+        status_code=202,
+        sync_to_thread=True,
+        summary="Send a webhook delivery again",
+    )
+    def replay_webhook(
+        self, request: AuthedRequest, delivery_id: Annotated[str, Parameter(max_length=64)], quire: QuireDep
+    ) -> DeliveryView:
+        delivery = deliveries.get_delivery(delivery_id)
+        if delivery is None or not (request.user.is_admin or delivery.owner_id == request.user.user_id):
+            raise problem(404, "not_found", "No such webhook delivery.")
+        try:
+            quire.webhooks.replay(delivery_id)
+        except deliveries.NotReplayable as exc:
+            raise problem(409, "invalid_state", str(exc)) from exc
+        view = deliveries.delivery_view(delivery_id)
+        if view is None:  # its job was deleted in the meantime
+            raise problem(404, "not_found", "No such webhook delivery.")
+        return view
+
+    @delete("/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files")
+    def delete_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> None:
+        _require(job_id, request.user)
+        service.delete(quire.dispatcher, job_id)
+
+
+def _storage_call(call: Callable[..., T], *args: Any) -> T:
+    """Call the storage, answering 503 with Retry-After while it cannot be reached."""
+    try:
+        return call(*args)
+    except StorageUnavailable as exc:
+        raise storage_unavailable() from exc
+    except FileNotFoundError as exc:
+        log.error("artifact missing from storage", key=args[0] if args else None)
+        raise problem(404, "not_found", "No such artifact.") from exc
+
+
+def checked(chunks: Iterator[bytes], sha256: str, key: str) -> Iterator[bytes]:
+    """The object's chunks, checked against the sha256 recorded when it was written. The last chunk
+    is held back until the whole has been hashed: on a mismatch it is never sent, the response
+    ends short of its Content-Length, and no client takes a damaged file for a whole one."""
+    digest = hashlib.sha256()
+    held: bytes | None = None
+    for chunk in chunks:
+        digest.update(chunk)
+        if held is not None:
+            yield held
+        held = chunk
+    if digest.hexdigest() != sha256:
+        log.error("artifact does not match its recorded sha256", key=key)
+        raise StorageCorrupt(f"{key} does not match its recorded sha256")
+    if held is not None:
+        yield held
+
+
+class StorageCorrupt(Exception):
+    """A stored object's bytes differ from the sha256 recorded when it was written."""
+
+
+def _view(job_id: str, viewer: Principal, quire: QuireDep) -> JobOut | None:
+    view = store.view_of(job_id, viewer, quire.recent_views)
+    return with_links(view) if view is not None else None
 
 
 def _not_found() -> Exception:

@@ -19,7 +19,8 @@ from litestar.connection import ASGIConnection, Request
 from litestar.datastructures import Cookie, MutableScopeHeaders
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers import BaseRouteHandler
-from litestar.middleware import AbstractAuthenticationMiddleware, AuthenticationResult
+from litestar.middleware import AbstractAuthenticationMiddleware, AuthenticationResult, DefineMiddleware
+from litestar.middleware.session import SessionMiddleware
 from litestar.middleware.session.server_side import ServerSideSessionBackend, ServerSideSessionConfig
 from litestar.types import Message, Scope
 from litestar.types.empty import Empty
@@ -105,10 +106,6 @@ class RotatingSessionBackend(ServerSideSessionBackend):
             log.warning("session store unreachable, session not saved: %s", exc)
 
 
-class RotatingSessionConfig(ServerSideSessionConfig):
-    _backend_class = RotatingSessionBackend
-
-
 def rotate_session(connection: ASGIConnection[Any, Any, Any, Any]) -> None:
     """Give this session a new id when the response is sent (call at login)."""
     connection.state["quire_rotate_session"] = True
@@ -128,9 +125,16 @@ async def require_session_store(request: Request[Any, Any, Any]) -> None:
     await request.app.stores.get("sessions").exists("ping")
 
 
-def session_config() -> RotatingSessionConfig:
+def session_middleware() -> DefineMiddleware:
+    """Litestar's session middleware on the rotating backend, built through their public
+    constructors (a config's `.middleware` would build its own backend class, chosen by a private
+    attribute)."""
+    return DefineMiddleware(SessionMiddleware, backend=RotatingSessionBackend(config=session_config()))
+
+
+def session_config() -> ServerSideSessionConfig:
     settings = get_settings()
-    return RotatingSessionConfig(
+    return ServerSideSessionConfig(
         key="quire_session",
         store="sessions",
         max_age=settings.session_days * 86400,

@@ -5,7 +5,10 @@ from __future__ import annotations
 from litestar.di import NamedDependency
 
 from quire.bootstrap import Quire
+from quire.web.live import LiveHub
 
 # `quire: QuireDep` in a handler's signature: the dispatcher, admission control, recent views,
 # broker and metrics that the bootstrap built for this web process.
 QuireDep = NamedDependency[Quire]
+# `live: LiveDep`: this web process's subscription to job changes (streams, `Prefer: wait`).
+LiveDep = NamedDependency[LiveHub]

@@ -50,7 +50,7 @@ def healthz() -> Health:
 
 @get("/readyz", sync_to_thread=True, tags=["health"])
 def readyz(quire: QuireDep) -> Response[Readiness]:
-    checks = {"database": _database_ok(), "redis": _redis_ok(quire.broker), "storage": get_storage().writable()}
+    checks = {"database": _database_ok(), "redis": _redis_ok(quire.broker), "storage": get_storage().reachable()}
     ready = all(checks.values())
     return Response(
         {"status": "ready" if ready else "unavailable", "checks": checks}, status_code=200 if ready else 503

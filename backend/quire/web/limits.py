@@ -5,12 +5,18 @@ All counters live in Redis, so they hold across web processes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import time
+from datetime import timedelta
 from typing import Any
 
-from litestar.middleware.rate_limit import CacheObject, RateLimitConfig, RateLimitMiddleware
+from litestar.exceptions import TooManyRequestsException
+from litestar.middleware.rate_limit import DURATION_VALUES, CacheObject, RateLimitConfig, RateLimitMiddleware
 from litestar.stores.base import Store
+from litestar.stores.redis import RedisStore
+from litestar.types import Receive, Scope, Send
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
@@ -80,22 +86,98 @@ class LoginThrottle:
         await self._release(keys=[self._key(email)])
 
 
-class FailOpenRateLimit(RateLimitMiddleware):
-    """Litestar's rate limiter, but an unreachable Redis lets requests through instead of failing
-    them: a job must still be accepted while Redis is down."""
+class FailOpenStore(Store):
+    """A store that forgets rather than fails: reads of an unreachable Redis find nothing and
+    writes are dropped. Litestar's rate limiter keeps its counts here, so while Redis is down
+    requests are let through instead of failed: a job must still be accepted. (Sessions keep a
+    store that fails: sign-in must say it cannot work.)"""
 
-    async def retrieve_cached_history(self, key: str, store: Store) -> CacheObject:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def get(self, key: str, renew_for: int | timedelta | None = None) -> bytes | None:
         try:
-            return await super().retrieve_cached_history(key, store)
+            return await self._store.get(key, renew_for)
         except RedisError as exc:
             log.warning("rate-limit store unreachable, not limiting: %s", exc)
-            return CacheObject(history=[], reset=0)
+            return None
 
-    async def set_cached_history(self, key: str, cache_object: CacheObject, store: Store) -> None:
+    async def set(self, key: str, value: str | bytes, expires_in: int | timedelta | None = None) -> None:
         try:
-            await super().set_cached_history(key, cache_object, store)
+            await self._store.set(key, value, expires_in)
         except RedisError as exc:
             log.warning("rate-limit store unreachable, not recording: %s", exc)
+
+    async def delete(self, key: str) -> None:
+        with contextlib.suppress(RedisError):
+            await self._store.delete(key)
+
+    async def delete_all(self) -> None:
+        with contextlib.suppress(RedisError):
+            await self._store.delete_all()
+
+    async def exists(self, key: str) -> bool:
+        try:
+            return await self._store.exists(key)
+        except RedisError:
+            return False
+
+    async def expires_in(self, key: str) -> int | None:
+        try:
+            return await self._store.expires_in(key)
+        except RedisError:
+            return None
+
+
+class RateLimitStore(FailOpenStore):
+    """The rate limiter's store: a fail-open RedisStore that can also count a request in one
+    round trip (`hit`), which `CountingRateLimitMiddleware` uses instead of a read and a write."""
+
+    def __init__(self, redis: Redis[Any], namespace: str) -> None:
+        super().__init__(RedisStore(redis, namespace=namespace))
+        self._namespace = namespace
+        self._hit = redis.register_script(_ATTEMPT)  # a request counted in its window, as a sign-in attempt is
+
+    async def hit(self, key: str, window_s: int) -> tuple[int, int] | None:
+        """Count one request under `key`: (requests in this window so far, seconds until it resets),
+        or None when Redis cannot be reached (the request is let through)."""
+        try:
+            result = await self._hit(keys=[f"{self._namespace}:{key}"], args=[window_s])
+        except RedisError as exc:
+            log.warning("rate-limit store unreachable, not limiting: %s", exc)
+            return None
+        return int(result[0]), int(result[1])
+
+
+class CountingRateLimitMiddleware(RateLimitMiddleware):
+    """Litestar's rate limiter with a counter in place of its history of timestamps.
+
+    Litestar's own middleware reads the history, appends to it and writes it back under one lock
+    per process: two Redis round trips per request, a history that grows with the limit, and every
+    limited request of the process waiting its turn. The window is the same fixed one (it starts
+    with the first request and resets after the unit), the answers and headers are Litestar's; the
+    count is one atomic script, so nothing waits on a lock and the count holds across processes.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = scope["litestar_app"]
+        request = app.request_class(scope)
+        store = self.config.get_store_from_app(app)
+        if isinstance(store, RateLimitStore) and await self.should_check_request(request=request):
+            window = DURATION_VALUES[self.unit]
+            counted = await store.hit(self.cache_key_from_request(request), window)
+            if counted is not None:
+                count, left = counted
+                # Litestar's headers read the window from a history: one entry per request counted.
+                seen = CacheObject(history=[0] * min(count, self.max_requests + 1), reset=int(time.time()) + left)
+                if count > self.max_requests:
+                    headers = self.create_response_headers(seen) if self.config.set_rate_limit_headers else None
+                    raise TooManyRequestsException(headers=headers)
+                if self.config.set_rate_limit_headers:
+                    send = self.create_send_wrapper(send=send, cache_object=seen)
+            await self.app(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def _remote(request: Any) -> str:
@@ -116,13 +198,13 @@ async def _posts_only(request: Any) -> bool:
 
 
 def _per_minute(rate: int, key: Any) -> RateLimitConfig:
-    """POSTs per minute per key, failing open when the store is unreachable."""
+    """POSTs per minute per key, counted in the `rate_limit` store (a RateLimitStore)."""
     return RateLimitConfig(
         rate_limit=("minute", rate),
         store="rate_limit",
         identifier_for_request=key,
         check_throttle_handler=_posts_only,
-        middleware_class=FailOpenRateLimit,
+        middleware_class=CountingRateLimitMiddleware,
     )
 
 

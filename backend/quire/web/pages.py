@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Annotated, Any
+from functools import partial
+from typing import Annotated, Any, BinaryIO, cast
 
 from anyio import to_thread
 from litestar import Controller, Response, get, post
@@ -12,20 +13,31 @@ from litestar.datastructures import UploadFile
 from litestar.exceptions import ClientException, NotFoundException
 from litestar.params import Parameter
 from litestar.plugins.htmx import ClientRedirect, HTMXRequest
+from litestar.plugins.problem_details import ProblemDetailsException
 from litestar.response import Redirect, Template
+from pydantic import ValidationError
 
 from quire.accounts.service import Principal
-from quire.jobs import service, store
-from quire.jobs.models import Job, JobStatus
+from quire.documents.archive import is_archive
+from quire.documents.storage import StorageUnavailable
+from quire.jobs import review, service, store
+from quire.jobs.models import Job, JobStatus, Upload
 from quire.jobs.paging import InvalidCursor
+from quire.jobs.results import INVOICE_FIELDS
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
+from quire.web.batches import admit_batch, form_parts
+from quire.web.csrf import CSRF_HEADER
 from quire.web.deps import QuireDep
 from quire.web.limits import submission_rate_limit
-from quire.web.links import JobOut, with_links
-from quire.web.polling import next_poll
-from quire.web.presenters import EVENT_LABELS, STATUS_LABELS, banner, result_preview
+from quire.web.links import JobOut, batch_url, with_links
+from quire.web.polling import Poll, next_poll
+from quire.web.presenters import banner, page_basics, result_preview
 from quire.web.preview import input_image, page_png, preview_of
+from quire.web.problems import STORAGE_RETRY_AFTER_S
+from quire.web.uploads import read_form
+from quire.webhooks import deliveries
+from quire.workflows.invoice_summary import FIELD_LABELS
 from quire.workflows.registry import WORKFLOWS
 
 HTMX_STOP_POLLING = 286
@@ -42,33 +54,26 @@ StatusFilter = Annotated[str | None, Parameter(query="status", required=False, m
 Cursor = Annotated[str | None, Parameter(query="cursor", required=False, max_length=200)]
 
 
-def _common() -> dict[str, Any]:
-    settings = get_settings()
-    return {
-        "workflows": list(WORKFLOWS.values()),
-        "max_upload_mb": settings.max_upload_mb,
-        "document_languages": service.document_languages(),
-        "status_labels": STATUS_LABELS,
-        "event_labels": EVENT_LABELS,
-        "terminal": {str(s) for s in TERMINAL},
-    }
+def streaming() -> Poll:
+    """What a fragment sent down a stream carries instead of a polling schedule: none at all."""
+    return Poll(since=0, delay_s=None, gave_up=False)
 
 
-def _job_context(view: JobOut, since: int | None) -> dict[str, Any]:
+def job_context(view: JobOut, since: int | None, poll: Poll | None = None) -> dict[str, Any]:
     terminal = view["status"] in TERMINAL
     result = result_preview(view)
     job = store.get_job(view["job_id"]) if result is not None else None
     return {
-        **_common(),
+        **page_basics(),
         "job": view,
-        "poll": next_poll(get_settings(), since, terminal),
+        "poll": poll or next_poll(get_settings(), since, terminal),
         "banner": banner(view),
         "result": result,
         "preview": preview_of(job.input_ref, view["input"]["filename"], result) if job else None,
     }
 
 
-def _list_context(
+def list_context(
     viewer: Principal, status_text: str | None, cursor: str | None, since: int | None, limit: int
 ) -> dict[str, Any]:
     status = JobStatus(status_text) if status_text in set(JobStatus) else None
@@ -78,12 +83,19 @@ def _list_context(
         raise ClientException(str(exc)) from exc
     active = any(item["status"] not in TERMINAL for item in page.items)
     return {
-        **_common(),
+        **page_basics(),
         "items": page.items,
         "next_cursor": page.next_cursor,
+        "cursor": cursor,
         "status_filter": status.value if status else "",
         "poll": next_poll(get_settings(), since, terminal=not active),
     }
+
+
+def render(request: PageRequest, name: str, context: dict[str, Any]) -> str:
+    """A template rendered to text, as a Template response would render it (for the page streams)."""
+    template = request.app.template_engine.get_template(name)  # type: ignore[union-attr]
+    return str(template.render(**context, request=request))
 
 
 def _fragment(name: str, context: dict[str, Any]) -> Template:
@@ -92,26 +104,102 @@ def _fragment(name: str, context: dict[str, Any]) -> Template:
     return Template(template_name=name, context=context, status_code=status)
 
 
+async def _read_upload_form(request: PageRequest, owner: str) -> tuple[dict[str, str], Upload | None]:
+    """The upload form's fields and its stored file (None when no file was chosen)."""
+    if request.headers.get(CSRF_HEADER):
+        # The token came in a header, so the body is still unread: stream it to storage.
+        form = await read_form(request, partial(service.begin_upload, owner_id=owner))
+        return form.fields, form.upload
+    # The form carried its CSRF token in the body: the CSRF check has read it already (Litestar
+    # spools its file part to a temporary file), and the file is stored from there.
+    parsed = await request.form()
+    fields = {name: value for name, value in parsed.items() if isinstance(value, str)}
+    file = parsed.get("file")
+    if not isinstance(file, UploadFile) or not file.filename:
+        return fields, None
+    return fields, await to_thread.run_sync(service.store_upload, file.filename, cast(BinaryIO, file.file), owner)
+
+
+async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | Template:
+    """One document sent with its CSRF token in a header: streamed to storage, submitted, then a
+    redirect to the job page."""
+    error, status, headers = None, 422, {}
+    owner = request.user.user_id
+    try:
+        # Refuse before reading what may be a large body.
+        await to_thread.run_sync(quire.admission.admit)
+        fields, upload = await _read_upload_form(request, owner)
+        workflow = fields.get("workflow", "")
+        if workflow in WORKFLOWS:
+            # The next upload starts with the same workflow (the page with JavaScript keeps it too).
+            request.session[LAST_WORKFLOW_KEY] = workflow
+        if upload is None:
+            error = "Choose a document to upload."
+        elif workflow not in WORKFLOWS:
+            error = "Choose a workflow."
+        else:
+            try:
+                language = service.ocr_language(fields.get("language"))
+                submitted = await to_thread.run_sync(
+                    service.submit, quire.dispatcher, workflow, upload, service.Limits(), owner, None, language
+                )
+                return Redirect(f"/jobs/{submitted.job.id}", status_code=303)
+            except service.UnknownLanguage as exc:
+                error = str(exc)
+        if upload is not None:
+            await to_thread.run_sync(service.discard_upload, upload)
+    except service.UploadRejected as exc:
+        error, status = exc.message, exc.status
+        if exc.retry_after_s:
+            headers["Retry-After"] = str(exc.retry_after_s)
+    except service.Overloaded as exc:
+        error, status = str(exc), 429
+    except StorageUnavailable:
+        error, status = (
+            "File storage cannot be reached right now, so nothing was stored. Try again in a minute.",
+            503,
+        )
+        headers["Retry-After"] = str(STORAGE_RETRY_AFTER_S)
+    context = await to_thread.run_sync(list_context, request.user, None, None, None, 5)
+    context = {**context, "error": error, **_chosen(request)}
+    return Template("pages/index.html", context=context, status_code=status, headers=headers)
+
+
 class PagesController(Controller):
     path = ""
     include_in_schema = False
 
     @get("/", sync_to_thread=True)
     def index(self, request: PageRequest) -> Template:
-        context = _list_context(request.user, None, None, None, 5)
+        context = list_context(request.user, None, None, None, 5)
         return Template("pages/index.html", context={**context, "error": None, **_chosen(request)})
 
     @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
     async def submit_form(self, request: PageRequest, quire: QuireDep) -> Redirect | Template:
-        """The upload form without JavaScript: store, submit, then redirect to the job page."""
+        """The upload form without JavaScript: store, submit, then redirect to the job page (or, for
+        several files or a ZIP archive, to the batch's page)."""
+        if request.headers.get(CSRF_HEADER):
+            # The body is still unread: one document, streamed to storage as it arrives.
+            return await _submit_streamed(request, quire)
         form = await request.form()
-        file = form.get("file")
+        files = [f for f in form.getall("file", []) if isinstance(f, UploadFile) and f.filename]
+        file = files[0] if files else None
         workflow = str(form.get("workflow") or "")
         if workflow in WORKFLOWS:
             # The next upload starts with the same workflow (the page with JavaScript keeps it too).
             request.session[LAST_WORKFLOW_KEY] = workflow
         error, status, headers = None, 422, {}
-        if not isinstance(file, UploadFile) or not file.filename:
+        one_archive = file is not None and await to_thread.run_sync(is_archive, cast(BinaryIO, file.file))
+        if file is not None and workflow in WORKFLOWS and (len(files) > 1 or one_archive):
+            try:
+                batch = await to_thread.run_sync(admit_batch, quire, request.user, dict(form), form_parts(form), None)
+                return Redirect(batch_url(batch.batch.id), status_code=303)
+            except ProblemDetailsException as exc:
+                extra = exc.extra if isinstance(exc.extra, dict) else {}
+                refused = [f"{r['filename']}: {r['reason']}" for r in extra.get("rejected", [])]
+                error, status = " ".join([exc.detail, *refused]), exc.status_code
+                headers.update(exc.headers or {})
+        elif file is None:
             error = "Choose a document to upload."
         elif workflow not in WORKFLOWS:
             error = "Choose a workflow."
@@ -143,7 +231,7 @@ class PagesController(Controller):
                 error = str(exc)
             except service.Overloaded as exc:
                 error, status = str(exc), 429
-        context = await to_thread.run_sync(_list_context, request.user, None, None, None, 5)
+        context = await to_thread.run_sync(list_context, request.user, None, None, None, 5)
         context = {**context, "error": error, **_chosen(request)}
         return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
@@ -151,7 +239,7 @@ class PagesController(Controller):
     def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor) -> Template:
         """The page, or for the filter form (which pushes this URL, so a reload or a shared link
         gives the whole page) just the table. htmx restoring history asks for the whole page."""
-        context = _list_context(request.user, status, cursor, None, 20)
+        context = list_context(request.user, status, cursor, None, 20)
         headers = {"Vary": "HX-Request"}  # one URL, two bodies: caches must tell them apart
         if request.htmx and not request.htmx.history_restore_request:
             fragment = _fragment("partials/jobs_table.html", context)
@@ -162,21 +250,35 @@ class PagesController(Controller):
 
     @get("/jobs/table", sync_to_thread=True)
     def jobs_table(self, request: PageRequest, status: StatusFilter, cursor: Cursor, since: Since) -> Template:
-        return _fragment("partials/jobs_table.html", _list_context(request.user, status, cursor, since, 20))
+        return _fragment("partials/jobs_table.html", list_context(request.user, status, cursor, since, 20))
 
     @get("/jobs/recent", sync_to_thread=True)
     def recent_jobs(self, request: PageRequest, since: Since) -> Template:
-        return _fragment("partials/recent_jobs.html", _list_context(request.user, None, None, since, 5))
+        return _fragment("partials/recent_jobs.html", list_context(request.user, None, None, since, 5))
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
     def job_page(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template:
         view = _require(job_id, request.user, quire.recent_views)
-        return Template("pages/job.html", context=_job_context(view, None))
+        webhooks = {"webhooks": deliveries.deliveries_of(job_id), "webhooks_base": f"/jobs/{job_id}"}
+        context = {**job_context(view, None), **webhooks}
+        return Template("pages/job.html", context=context)
+
+    @post("/jobs/{job_id:str}/webhooks/{delivery_id:str}/replay", sync_to_thread=True, status_code=303)
+    def replay_webhook(self, request: PageRequest, job_id: str, delivery_id: str, quire: QuireDep) -> Redirect:
+        """Send a delivered or given-up webhook again, then back to the job's deliveries."""
+        _require_visible(job_id, request.user)
+        delivery = deliveries.get_delivery(delivery_id)
+        if delivery is None or delivery.subject_id != job_id:
+            raise NotFoundException("No such webhook delivery.")
+        # One already being sent again is left to finish; the page shows where it is.
+        with contextlib.suppress(deliveries.NotReplayable):
+            quire.webhooks.replay(delivery_id)
+        return Redirect(f"/jobs/{job_id}#webhooks", status_code=303)
 
     @get("/jobs/{job_id:str}/status", sync_to_thread=True)
     def job_status(self, request: PageRequest, job_id: str, since: Since, quire: QuireDep) -> Template:
         view = _require(job_id, request.user, quire.recent_views)
-        return _fragment("partials/job_card.html", _job_context(view, since))
+        return _fragment("partials/job_card.html", job_context(view, since))
 
     @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
     def preview_page(self, request: PageRequest, job_id: str, page: int) -> Response[bytes]:
@@ -196,6 +298,29 @@ class PagesController(Controller):
         data, media_type = found
         return Response(data, media_type=media_type, headers=PRIVATE_CACHE)
 
+    @post("/jobs/{job_id:str}/review", status_code=303)
+    async def save_review(self, request: PageRequest, job_id: str, quire: QuireDep) -> Redirect | Template:
+        """Save a person's review of an invoice's fields, then show the job again (without JavaScript too)."""
+        form = await request.form()
+        given = {name: str(form.get(name) or "").strip() or None for name in INVOICE_FIELDS}
+        viewer = request.user
+
+        def save() -> Redirect | Template:
+            _require_visible(job_id, viewer)
+            try:
+                review.save_review(job_id, review.ReviewedFields.model_validate(given), viewer.email)
+            except ValidationError as exc:
+                names = ", ".join(FIELD_LABELS.get(str(e["loc"][0]), str(e["loc"][0])) for e in exc.errors())
+                error = f"Nothing was saved: check {names} (amounts like 1234.50, dates like 2026-01-31)."
+            except review.NotReviewable as exc:
+                error = str(exc)
+            else:
+                return Redirect(f"/jobs/{job_id}", status_code=303)
+            context = {**job_context(_require(job_id, viewer, quire.recent_views), None), "review_error": error}
+            return Template("pages/job.html", context=context, status_code=422)
+
+        return await to_thread.run_sync(save)
+
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
     def cancel(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
         return _act(request, quire, job_id, lambda job_id: service.cancel(quire.dispatcher, job_id))
@@ -207,7 +332,7 @@ class PagesController(Controller):
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
     def delete(self, request: PageRequest, job_id: str, quire: QuireDep) -> Redirect | ClientRedirect:
         view = _require(job_id, request.user, quire.recent_views)
-        service.delete(job_id)
+        service.delete(quire.dispatcher, job_id)
         request.session[FLASH_KEY] = f"Deleted {view['input']['filename']} and its results."
         if request.htmx:
             return ClientRedirect("/jobs")
@@ -222,7 +347,7 @@ def _act(request: PageRequest, quire: QuireDep, job_id: str, action: Callable[[s
         action(job_id)
     if request.htmx:
         view = _require(job_id, request.user, quire.recent_views)
-        return _fragment("partials/job_card.html", _job_context(view, None))
+        return _fragment("partials/job_card.html", job_context(view, None))
     return Redirect(f"/jobs/{job_id}", status_code=303)
 
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quire.documents.storage import get_storage
-from quire.jobs import store
+from quire.jobs import service, store
+from quire.jobs.states import TERMINAL
+from quire.settings import get_settings
 from quire.workflows.registry import WORKFLOWS
 
 RETRY = "retry"
@@ -147,6 +149,19 @@ def banner(view: Mapping[str, Any]) -> Banner | None:
     return Banner("bad", title, text, actions)
 
 
+def page_basics() -> dict[str, Any]:
+    """What every page's templates use: the workflows, upload limits, languages and labels."""
+    settings = get_settings()
+    return {
+        "workflows": list(WORKFLOWS.values()),
+        "max_upload_mb": settings.max_upload_mb,
+        "document_languages": service.document_languages(),
+        "status_labels": STATUS_LABELS,
+        "event_labels": EVENT_LABELS,
+        "terminal": {str(s) for s in TERMINAL},
+    }
+
+
 def result_preview(view: Mapping[str, Any]) -> dict[str, Any] | None:
     """The validated JSON result of a completed job, for rendering on its page."""
     if view["status"] != "completed" or view["artifact"] is None:
@@ -160,3 +175,18 @@ def result_preview(view: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     result: dict[str, Any] = document.get("result", {})
     return result
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, ... 21st: a place in line."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def about(seconds: float) -> str:
+    """A rough duration, as the estimate it is: '35 s', '4 min', '2 h'."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{round(seconds / 3600)} h"

@@ -21,6 +21,7 @@ from PIL import Image
 from quire.documents.extract import extract
 from quire.documents.storage import get_storage
 from quire.errors import InvalidInput
+from quire.jobs.models import preview_key
 
 PREVIEW_PAGES = 3
 RENDER_SCALE = 1.5  # 108 dpi: legible beside the result, about 100-200 KB a page
@@ -113,7 +114,7 @@ def page_png(job_id: str, input_ref: str, number: int) -> bytes | None:
     if not 1 <= number <= PREVIEW_PAGES:
         return None
     storage = get_storage()
-    key = f"artifacts/{job_id}/preview/page-{number}.png"
+    key = preview_key(job_id, f"page-{number}.png")
     with contextlib.suppress(OSError):
         return storage.read_bytes(key)
     try:
@@ -145,7 +146,7 @@ def input_image(job_id: str, input_ref: str) -> tuple[bytes, str] | None:
     kind = _image_type(data)
     if kind != "image/tiff":
         return (data, kind) if kind else None
-    key = f"artifacts/{job_id}/preview/image.png"
+    key = preview_key(job_id, "image.png")
     with contextlib.suppress(OSError):
         return storage.read_bytes(key), "image/png"
     out = io.BytesIO()

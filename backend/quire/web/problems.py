@@ -24,6 +24,20 @@ def problem(status: int, code: str, detail: str, headers: dict[str, str] | None 
     )
 
 
+STORAGE_RETRY_AFTER_S = 30
+STORAGE_UNAVAILABLE = "File storage cannot be reached right now, so nothing was stored. Try again in a minute."
+
+
+def storage_unavailable() -> ProblemDetailsException:
+    """503 while the file storage cannot be reached: nothing was stored, no job was created."""
+    return problem(
+        503,
+        "storage_unavailable",
+        STORAGE_UNAVAILABLE,
+        headers={"Retry-After": str(STORAGE_RETRY_AFTER_S)},
+    )
+
+
 MULTIPART_LIMIT = "Request Entity Too Large"
 MULTIPART_LIMIT_ANSWER = (
     "A part of this form is over our limits: a file name longer than a few thousand characters, "
@@ -73,6 +87,12 @@ def http_exception_to_problem(request: Request[Any, Any, Any], exc: HTTPExceptio
         reset = next((v for k, v in headers.items() if k.lower() == "ratelimit-reset"), "60")
         headers["Retry-After"] = str(max(1, int(float(reset))))
     return problem(status, code, detail, headers=headers).to_response(request)
+
+
+def storage_unavailable_to_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """Any route that meets unreachable storage (a delete, a preview) answers 503 with Retry-After."""
+    log.warning("storage unreachable on %s %s: %s", request.method, request.url.path, exc)
+    return storage_unavailable().to_response(request)
 
 
 def unexpected_to_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from backend.tests.conftest import Database, make_database
+from backend.tests.conftest import Database, make_database, storage_env
 from backend.tests.integration.stack import Stack
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -49,12 +49,14 @@ def running_stack(
         database.drop()
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres), "sqlite-s3"])
 def shared_stack(
     request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    """One web and one worker per backend, shared by the tests that do not disturb processes."""
-    with running_stack(request.param, redis_server, tmp_path_factory.mktemp(f"stack-{request.param}")) as stack:
+    """One web and one worker per backend (and on a bucket), shared by the tests that do not disturb processes."""
+    backend, _, storage = str(request.param).partition("-")
+    root = tmp_path_factory.mktemp(f"stack-{request.param}")
+    with running_stack(backend, redis_server, root, **storage_env(storage or "local", request)) as stack:
         yield stack
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,12 @@ FAST_TIMERS = {
     "QUIRE_RETRY_MAX_S": "0.2",
     "QUIRE_BROKER_HEARTBEAT_TIMEOUT_MS": "3000",
     "QUIRE_WORKER_IDLE_POLL_MS": "20",
+    # Webhooks: receivers on 127.0.0.1 (started by the tests), short attempts, quick retries.
+    "QUIRE_WEBHOOK_ALLOW_PRIVATE": "true",
+    "QUIRE_WEBHOOK_TIMEOUT_S": "1.5",
+    "QUIRE_WEBHOOK_RETRY_BASE_S": "0.05",
+    "QUIRE_WEBHOOK_RETRY_MAX_S": "0.2",
+    "QUIRE_WEBHOOK_MAX_ATTEMPTS": "3",
 }
 # One test token submits every document of a module; the per-person upload quotas are tested
 # where they are set low on purpose (test_security).
@@ -76,11 +83,14 @@ class Stack:
             "QUIRE_MODEL_PROVIDER": "fake",
             **FAST_TIMERS,
             **GENEROUS_QUOTAS,
+            # One web process per stack unless a test asks for more (`quire web --workers N`).
+            "QUIRE_WEB_WORKERS": "1",
             **env,
         }
         self.redis_url = redis_url
         self.processes: list[subprocess.Popen[bytes]] = []
         self.workers: list[subprocess.Popen[bytes]] = []
+        self.web: subprocess.Popen[bytes] | None = None  # the latest `quire web` started by start_web
         self.port = 0
         self._client: httpx.Client | None = None
         self.token = ""
@@ -118,12 +128,17 @@ class Stack:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.base_url, timeout=30, headers=headers)
 
-    def start_web(self, owner: str = "owner@example.com") -> Stack:
-        """Start `quire web`, with an account whose token `http` uses."""
+    def start_web(self, owner: str = "owner@example.com", port: int | None = None, workers: int = 1) -> Stack:
+        """Start `quire web` (on `port`, or a free one, with `workers` processes), with an account
+        whose token `http` uses."""
         if not self.token:
             self.token = self.create_user(owner)
-        self.port = free_port()
-        process = self._spawn("web", "web", "--port", str(self.port))
+        self.port = port or free_port()
+        if self._client is not None:  # bound to the port of a web process before this one
+            self._client.close()
+            self._client = None
+        extra = ["--workers", str(workers)] if workers != 1 else []
+        process = self.web = self._spawn("web", "web", "--port", str(self.port), *extra)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -135,12 +150,29 @@ class Stack:
                 time.sleep(0.1)
         raise RuntimeError("quire web did not become healthy")
 
-    def start_worker(self, processes: int = 1, threads: int = 4) -> subprocess.Popen[bytes]:
+    def another_web(self) -> str:
+        """Start a second `quire web` on its own port, sharing this stack's Redis and database;
+        its base URL."""
+        port = free_port()
+        self._spawn(f"web-{port}", "web", "--port", str(port))
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                    return url
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"the second quire web did not become ready: {self.logs(f'web-{port}')}")
+
+    def start_worker(self, processes: int = 1, threads: int = 4, within: float = 30) -> subprocess.Popen[bytes]:
+        """Start `quire worker` and wait up to `within` seconds for its processes to be ready."""
         log = self.root / "worker.log"
         ready_before = self._ready_count()
         worker = self._spawn("worker", "worker", "--processes", str(processes), "--threads", str(threads))
         self.workers.append(worker)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + within
         while self._ready_count() < ready_before + processes:
             if worker.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"quire worker did not start: {log.read_text()[-3000:]}")
@@ -185,8 +217,19 @@ class Stack:
             self._client = self.client(self.token)
         return self._client
 
-    def submit(self, data: bytes, workflow: str = "document_summary", **limits: Any) -> str:
-        form = {"workflow": workflow, **{k: str(v) for k, v in limits.items()}}
+    def submit_batch(self, documents: dict[str, bytes], workflow: str = "document_summary", **fields: Any) -> str:
+        """Submit text documents as one batch (`fields`: its other form fields); returns its id."""
+        files = [("file", (name, data, "text/plain")) for name, data in documents.items()]
+        form = {"workflow": workflow, **{k: str(v) for k, v in fields.items()}}
+        response = self.http.post("/batches", data=form, files=files)
+        assert response.status_code == 202, response.text
+        batch_id: str = response.json()["batch_id"]
+        return batch_id
+
+    def submit(self, data: bytes, workflow: str = "document_summary", **fields: Any) -> str:
+        """Submit a document as a multipart form; `fields` are the form's other fields (limits,
+        `callback_url`, ...)."""
+        form = {"workflow": workflow, **{k: str(v) for k, v in fields.items()}}
         response = self.http.post("/ai-jobs", data=form, files={"file": ("doc.txt", data, "text/plain")})
         assert response.status_code == 202, response.text
         job_id: str = response.json()["job_id"]
@@ -209,6 +252,37 @@ class Stack:
             time.sleep(0.05)
 
     # Evidence
+
+    def _bucket(self) -> tuple[Any, str, str] | None:
+        """(S3 client, bucket, key prefix) when this stack keeps its files in a bucket."""
+        url = self.env.get("QUIRE_STORAGE_URL", "")
+        if not url.startswith("s3://"):
+            return None
+        import boto3
+
+        bucket, _, prefix = url.removeprefix("s3://").partition("/")
+        return boto3.client("s3", endpoint_url=self.env["QUIRE_S3_ENDPOINT_URL"]), bucket, prefix.strip("/")
+
+    def stored(self, prefix: str) -> list[str]:
+        """The keys of the stored objects under `prefix` (`uploads`, `artifacts/<job id>`), read
+        straight from the data directory or the bucket."""
+        bucket = self._bucket()
+        if bucket is None:
+            root = self.data_dir / "files"
+            found = [root / prefix] if (root / prefix).is_file() else (root / prefix).rglob("*")
+            return sorted(str(p.relative_to(root)) for p in found if p.is_file() and not p.name.startswith("."))
+        client, name, key_prefix = bucket
+        pages = client.get_paginator("list_objects_v2").paginate(Bucket=name, Prefix=f"{key_prefix}/{prefix}")
+        return sorted(item["Key"].removeprefix(f"{key_prefix}/") for page in pages for item in page.get("Contents", []))
+
+    def overwrite(self, key: str, data: bytes) -> None:
+        """Change a stored object behind Quire's back (as a damaged disk or a careless operator would)."""
+        bucket = self._bucket()
+        if bucket is None:
+            (self.data_dir / "files" / key).write_bytes(data)
+        else:
+            client, name, key_prefix = bucket
+            client.put_object(Bucket=name, Key=f"{key_prefix}/{key}", Body=data)
 
     def workflow_calls(self, data: bytes) -> int:
         """How many times the fake provider ran for this document."""
@@ -240,3 +314,19 @@ def memory_kb(pid: int, field: str = "VmRSS") -> int:
         if line.startswith(f"{field}:"):
             return int(line.split()[1])
     return 0
+
+
+def sse_events(response: httpx.Response) -> Iterator[tuple[str, str]]:
+    """The (event, data) pairs of a text/event-stream response as they arrive; comments as
+    ("comment", text)."""
+    event, data = "message", []
+    for line in response.iter_lines():
+        if line.startswith(":"):
+            yield "comment", line[1:].strip()
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif line == "" and data:
+            yield event, "\n".join(data)
+            event, data = "message", []

@@ -216,12 +216,11 @@ def test_list_is_paginated_newest_first(shared_stack: Stack) -> None:
 def test_delete_removes_record_and_files(shared_stack: Stack) -> None:
     job_id = shared_stack.submit(document())
     view = shared_stack.wait(job_id)
-    files = list((shared_stack.data_dir / "files" / "artifacts" / job_id).rglob("*.json"))
-    assert files
+    assert any(key.endswith(".json") for key in shared_stack.stored(f"artifacts/{job_id}"))
     assert shared_stack.http.delete(f"/ai-jobs/{job_id}").status_code == 204
     assert shared_stack.http.get(f"/ai-jobs/{job_id}").status_code == 404
     assert shared_stack.http.get(view["artifact"]["url"]).status_code == 404
-    assert not (shared_stack.data_dir / "files" / "artifacts" / job_id).exists()
+    assert shared_stack.stored(f"artifacts/{job_id}") == []
     assert shared_stack.http.delete(f"/ai-jobs/{job_id}").status_code == 404
 
 

@@ -65,6 +65,47 @@ def test_operator_pages_are_for_admins_only(ops_stack: Stack) -> None:
     assert crashed not in admin.get("/admin/jobs", params={"status": "completed"}).text
 
 
+def test_a_malformed_answer_leaves_evidence_for_operators_only(ops_stack: Stack) -> None:
+    # Given a model whose answer does not match the workflow's schema
+    ops_stack.start_worker()
+    ops_stack.create_user("admin@example.com", admin=True)
+    job_id = ops_stack.submit(document("malformed"))
+    # When the job runs, it dead-letters at once (no retry for a malformed answer)
+    view = ops_stack.wait(job_id)
+    assert view["status"] == "dead_letter"
+    assert event_types(view) == ["queued", "running", "dead_letter"]
+    # Then its owner sees the plain error and no trace of the answer, in the API and on the page
+    assert view["error"]["code"] == "malformed_output"
+    assert view["artifacts"] == []
+    assert view["artifact"] is None
+    assert "unexpected" not in str(view)
+    assert "Field required" not in str(view)
+    evidence_name = "raw-answer-attempt-1.json"
+    assert ops_stack.http.get(f"/ai-jobs/{job_id}/artifacts/{evidence_name}").status_code == 404
+    owner = browser_session(ops_stack, "operator@example.com")
+    assert "Field required" not in owner.get(f"/jobs/{job_id}").text
+    assert owner.get(f"/admin/jobs/{job_id}/evidence/{evidence_name}").status_code == 404
+    # And an admin sees the validator's findings (field paths and messages) and the raw answer
+    admin = browser_session(ops_stack, "admin@example.com")
+    page = admin.get(f"/admin/jobs/{job_id}").text
+    assert "validation: title: Field required; summary: Field required" in page
+    assert f'data-evidence="{evidence_name}"' in page
+    raw = admin.get(f"/admin/jobs/{job_id}/evidence/{evidence_name}")
+    assert raw.status_code == 200
+    assert raw.json() == {"unexpected": "shape"}
+    assert raw.headers["content-disposition"].startswith("attachment")
+    # The same as JSON for operators' tools; for the owner it does not exist
+    detail = admin.get(f"/admin/jobs/{job_id}/detail").json()
+    [evidence] = detail["evidence"]
+    assert evidence["url"] == f"/admin/jobs/{job_id}/evidence/{evidence_name}"
+    assert "validation: title: Field required" in (detail["history"][-1]["operator_detail"] or "")
+    assert owner.get(f"/admin/jobs/{job_id}/detail").status_code == 404
+    # Even for an admin the owner's routes do not serve it: it is not a result of the job
+    admin_api = ops_stack.client(ops_stack.create_user("admin2@example.com", admin=True))
+    assert evidence_name not in admin_api.get(f"/ai-jobs/{job_id}").text
+    assert admin_api.get(f"/ai-jobs/{job_id}/artifacts/{evidence_name}").status_code == 404
+
+
 def test_group_replay_asks_first_and_keeps_the_rate(ops_stack: Stack) -> None:
     ops_stack.start_worker()
     ops_stack.create_user("admin@example.com", admin=True)
@@ -86,6 +127,50 @@ def test_group_replay_asks_first_and_keeps_the_rate(ops_stack: Stack) -> None:
     assert all(0.2 <= g <= 0.6 for g in gaps), gaps
     done = admin.post("/admin/dead-letters/replay", data={**form, "confirm": "yes", "_csrf_token": csrf(admin)})
     assert done.status_code == 303
+
+
+def test_a_group_replay_survives_restarts_and_replays_each_job_once(ops_stack: Stack) -> None:
+    # Given a dead-letter group of ten jobs whose provider still refuses them
+    worker = ops_stack.start_worker()
+    ops_stack.create_user("admin@example.com", admin=True)
+    ids = [ops_stack.submit(document("rejected")) for _ in range(10)]
+    for job_id in ids:
+        ops_stack.wait(job_id)
+
+    def replayed_events() -> list[datetime]:
+        return sorted(_at(e["at"]) for i in ids for e in ops_stack.job(i)["events"] if e["type"] == "replayed")
+
+    # When an admin replays the group at 2 jobs a second
+    admin = browser_session(ops_stack, "admin@example.com")
+    form = {"error": "upstream_rejected", "workflow": "document_summary", "workflow_version": "1", "rate": "2"}
+    started = admin.post("/admin/dead-letters/replay", data={**form, "confirm": "yes", "_csrf_token": csrf(admin)})
+    assert started.status_code == 303
+    assert started.headers["location"].startswith("/admin/dead-letters#replay-")
+    deadline = time.monotonic() + 30
+    while len(replayed_events()) < 2:
+        assert time.monotonic() < deadline, "no worker took the replay on"
+        time.sleep(0.1)
+    # ... and midway both the web process and the worker carrying the replay out are killed
+    assert len(replayed_events()) < len(ids)
+    assert ops_stack.web is not None
+    ops_stack.kill(ops_stack.web)
+    ops_stack.kill(worker)
+    ops_stack.start_web()
+    ops_stack.start_worker()
+    # Then another worker goes on from where it stopped, and the admin page shows the progress
+    admin = browser_session(ops_stack, "admin@example.com")
+    deadline = time.monotonic() + 60
+    while 'data-replay-state="done"' not in (page := admin.get("/admin/dead-letters").text):
+        assert time.monotonic() < deadline, page
+        time.sleep(0.3)
+    assert 'data-replayed="10"' in page
+    assert "10 of 10 replayed" in page
+    # And every job of the group was replayed exactly once (each failed again, and was not replayed again)
+    assert [[e["type"] for e in ops_stack.job(i)["events"]].count("replayed") for i in ids] == [1] * len(ids)
+    assert all(ops_stack.wait(i)["status"] == "dead_letter" for i in ids)
+    # At the rate asked for: nine gaps of at least half a second, give or take the clock's grain
+    replayed = replayed_events()
+    assert (replayed[-1] - replayed[0]).total_seconds() >= 9 * 0.5 * 0.9
 
 
 def test_purge_removes_records_and_files(ops_stack: Stack) -> None:
@@ -128,6 +213,7 @@ def test_retention_deletes_old_files_and_keeps_a_tombstone(ops_stack: Stack) -> 
     assert ops_stack.http.get(fresh["artifact"]["url"]).status_code == 200
 
 
+@pytest.mark.parametrize("ops_stack", [{"QUIRE_LOG_LEVEL": "debug"}], indirect=True)
 def test_log_lines_of_a_job_carry_its_id_and_attempt(ops_stack: Stack) -> None:
     ops_stack.start_worker()
     response = ops_stack.http.post(
@@ -152,6 +238,7 @@ def test_log_lines_of_a_job_carry_its_id_and_attempt(ops_stack: Stack) -> None:
     assert all({"attempt", "worker_id", "workflow", "timestamp", "level"} <= set(line) for line in mine)
     assert {line["attempt"] for line in mine} == {1, 2}
     assert any(line["event"] == "attempt failed" and line["error"] == "upstream_unavailable" for line in mine)
+    assert [line["attempt"] for line in mine if line["event"] == "attempt completed"] == [2]
     web = [line for line in json_lines("web") if line.get("request_id") == "req-test-0001"]
     assert any(line.get("event") == "job accepted" and line.get("job_id") == job_id for line in web)
 

@@ -11,9 +11,11 @@ import redis
 from dramatiq.message import Message
 
 from backend.tests.conftest import Database
+from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import Stack, child_pids, document, event_types
 from quire.queue.broker import QUEUE, create_broker
-from quire.queue.embedded_redis import EmbeddedRedis
+from quire.queue.embedded_redis import EmbeddedRedis, free_port
+from quire.queue.recovery import my_turn
 
 
 def test_killed_worker_job_is_recovered_by_a_new_worker(stack: Stack) -> None:
@@ -159,3 +161,15 @@ def test_a_worker_process_stops_on_a_burst_of_signals(stack: Stack) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):
         supervisor.send_signal(signum)
     assert supervisor.wait(timeout=15) == 0
+
+
+def test_worker_processes_take_turns_at_recovery(redis_server: EmbeddedRedis) -> None:
+    # One pass per interval however many worker processes run the loop; the turn comes back
+    # once the interval is over (the lock is never released: it expires).
+    client = redis.Redis.from_url(fresh_redis_url(redis_server))
+    assert my_turn(client, 0.5)
+    assert not my_turn(client, 0.5)
+    time.sleep(0.6)
+    assert my_turn(client, 0.5)
+    # Without Redis every process makes its own pass.
+    assert my_turn(redis.Redis(port=free_port(), socket_connect_timeout=0.5), 0.5)

@@ -27,6 +27,8 @@ from backend.tests.documents import encrypted_pdf, pdf_bytes
 from backend.tests.integration.stack import TERMINAL, Stack, child_pids, document, memory_kb
 from backend.tests.stress.conftest import FULL, scale
 from quire.queue.embedded_redis import EmbeddedRedis
+from quire.queue.worker import SUPPORT_CONNECTIONS
+from quire.settings import Settings
 
 Record = Callable[[str, str, str, str], None]
 STRESS_ENV = {"QUIRE_SUBMISSIONS_PER_MINUTE": "100000", "QUIRE_LOGIN_ATTEMPTS_PER_MINUTE": "1000"}
@@ -162,8 +164,9 @@ def test_backpressure_and_admission_control(runbook: tuple[Stack, EmbeddedRedis]
     assert not any(code >= 500 or code == 0 for code in codes), codes
     assert codes[202] == total
     assert all(v["status"] == "completed" for v in views.values())
-    # web: SQLAlchemy's default pool (5 + 10 overflow); each worker process: threads + 2.
-    bound = 15 + 2 * (4 + 2)
+    # web: SQLAlchemy's default pool (5 + 10 overflow); each worker process: its pool, sized to its
+    # Dramatiq threads, its webhook threads and its support threads.
+    bound = 15 + 2 * (4 + Settings.model_fields["webhook_threads"].default + SUPPORT_CONNECTIONS)
     if samples:
         assert max(samples) <= bound, max(samples)
     record("backpressure", f"{total} concurrent submissions: {dict(codes)}", "-",

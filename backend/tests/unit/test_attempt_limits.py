@@ -11,7 +11,7 @@ from quire.jobs import states
 from quire.jobs.models import utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
-from quire.queue.runner import AttemptLimits, AttemptTimedOut, DeadlinePassed
+from quire.queue.execution import AttemptLimits, AttemptTimedOut, DeadlinePassed
 
 REF = AttemptRef("job-1", 1, "worker-a")
 

@@ -16,13 +16,15 @@ import pytest
 from backend.tests.conftest import Database
 from backend.tests.unit.test_states import WORKER, current, force, make_job
 from quire.documents.extract import Progress
-from quire.errors import ErrorCode
-from quire.jobs import service, states
-from quire.jobs.models import JobStatus, Upload, utcnow
+from quire.errors import ErrorCode, MalformedOutput
+from quire.jobs import operations, service, states, store
+from quire.jobs.models import Artifact, JobStatus, Upload, utcnow
 from quire.jobs.states import AttemptRef
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
+from quire.queue.execution import AttemptProgress, ExecutionControl
+from quire.queue.failures import AttemptFailure, classify, record_failure
 from quire.queue.recovery import recover_once
-from quire.queue.runner import AttemptProgress, ExecutionControl, Runner
+from quire.queue.runner import Runner
 from quire.settings import get_settings
 
 
@@ -33,6 +35,9 @@ def queue(migrated: Database) -> Iterator[InMemoryQueue]:
     yield InMemoryQueue()
     os.environ.pop("QUIRE_REPUBLISH_AFTER_SECONDS")
     get_settings.cache_clear()
+
+
+DOWN = AttemptFailure(ErrorCode.UPSTREAM_UNAVAILABLE, "The provider is down.", "detail")
 
 
 def _upload() -> Upload:
@@ -63,6 +68,47 @@ def test_submit_is_accepted_when_the_queue_is_down(queue: InMemoryQueue) -> None
     assert queue.messages == []
 
 
+def test_submit_many_records_each_message_it_publishes_and_tells_hooks_once(queue: InMemoryQueue) -> None:
+    # Given a dispatcher with a hook that hears many moves at once and one that hears them one by one
+    dispatcher = Dispatcher(queue)
+    together: list[list[str]] = []
+    one_by_one: list[str] = []
+
+    class Together:
+        def __call__(self, job_id: str, moved: object) -> None:
+            raise AssertionError("a hook with `many` hears a bulk move in one call")
+
+        def many(self, moves: list[tuple[str, object]]) -> None:
+            together.append([job_id for job_id, _ in moves])
+
+    dispatcher.on_commit(Together())
+    dispatcher.on_commit(lambda job_id, moved: one_by_one.append(job_id))
+    # When three uploads are submitted at once
+    jobs = service.submit_many(dispatcher, "document_summary", [_upload() for _ in range(3)], service.Limits(), None)
+    # Then each job's message went out, the one its record expects, in order
+    ids = [job.id for job in jobs]
+    assert [m.job_id for m in queue.messages] == ids
+    assert [current(job_id).message_id for job_id in ids] == [m.message_id for m in queue.messages]
+    assert {current(job_id).status for job_id in ids} == {JobStatus.QUEUED}
+    # And the hooks heard of every job: the first in one call, the second once per job
+    assert together == [ids]
+    assert one_by_one == ids
+
+
+def test_submit_many_is_accepted_when_the_queue_is_down(queue: InMemoryQueue) -> None:
+    queue.reachable = False
+    dispatcher = Dispatcher(queue)
+    jobs = service.submit_many(dispatcher, "document_summary", [_upload(), _upload()], service.Limits(), None)
+    assert queue.messages == []
+    # The message ids are recorded all the same, and recovery republishes them once the queue is back
+    assert all(current(job.id).message_id for job in jobs)
+    queue.reachable = True
+    for job in jobs:
+        force(job.id, updated_at=utcnow() - timedelta(seconds=30))
+    assert recover_once(dispatcher).republished == 2
+    assert {m.job_id for m in queue.messages} == {job.id for job in jobs}
+
+
 def test_replay_publishes_once_and_only_from_a_replayable_state(queue: InMemoryQueue) -> None:
     dispatcher = Dispatcher(queue)
     job = make_job(JobStatus.DEAD_LETTER)
@@ -77,8 +123,7 @@ def test_replay_publishes_once_and_only_from_a_replayable_state(queue: InMemoryQ
 
 def test_a_retry_publishes_a_delayed_message(queue: InMemoryQueue) -> None:
     job_id, ref = _running()
-    runner = Runner(Dispatcher(queue), ExecutionControl(worker_id=WORKER))
-    runner._fail(current(job_id), ref, ErrorCode.UPSTREAM_UNAVAILABLE, "The provider is down.", "detail")
+    record_failure(Dispatcher(queue), current(job_id), ref, DOWN)
     [message] = queue.messages
     assert message.delay_s > 0
     assert current(job_id).status == JobStatus.QUEUED
@@ -87,8 +132,7 @@ def test_a_retry_publishes_a_delayed_message(queue: InMemoryQueue) -> None:
 
 def test_a_final_failure_publishes_nothing(queue: InMemoryQueue) -> None:
     job_id, ref = _running(attempt=3)
-    runner = Runner(Dispatcher(queue), ExecutionControl(worker_id=WORKER))
-    runner._fail(current(job_id), ref, ErrorCode.UPSTREAM_UNAVAILABLE, "The provider is down.", "detail")
+    record_failure(Dispatcher(queue), current(job_id), ref, DOWN)
     assert current(job_id).status == JobStatus.DEAD_LETTER
     assert queue.messages == []
 
@@ -159,8 +203,7 @@ def test_hooks_also_hear_of_moves_that_send_nothing(queue: InMemoryQueue) -> Non
     seen: list[str] = []
     dispatcher.on_commit(lambda job_id, moved: seen.append(moved.status))  # type: ignore[attr-defined]
     job_id, ref = _running(attempt=3)
-    runner = Runner(dispatcher, ExecutionControl(worker_id=WORKER))
-    runner._fail(current(job_id), ref, ErrorCode.UPSTREAM_UNAVAILABLE, "The provider is down.", "detail")
+    record_failure(dispatcher, current(job_id), ref, DOWN)
     queued = make_job(JobStatus.QUEUED)
     service.cancel(dispatcher, queued.id)
     with pytest.raises(service.NotAllowed):
@@ -180,3 +223,33 @@ def test_hooks_hear_of_progress_written_with_the_lease(queue: InMemoryQueue) -> 
     # A fenced-out attempt writes nothing and tells nobody.
     AttemptProgress(AttemptRef(job_id, 9, WORKER), on_written=dispatcher.committed)(Progress(3, 3, "Done"))
     assert len(seen) == 1
+
+
+def test_a_malformed_answers_evidence_is_published_with_the_failure_for_operators_only(queue: InMemoryQueue) -> None:
+    # Given a running attempt whose model answered in the wrong shape, with its raw answer staged
+    job_id, ref = _running()
+    malformed = MalformedOutput("bad shape", raw_answer="{}", problems=[{"path": "title", "message": "Field required"}])
+    raw = Artifact(
+        job_id=job_id,
+        name="raw-answer-attempt-1.json",
+        storage_key="k",
+        size=2,
+        sha256="0" * 64,
+        content_type="application/json",
+        operator_only=True,
+    )
+    # When a late attempt of the same job reports the same failure, nothing is published
+    late = AttemptRef(job_id, 9, WORKER)
+    record_failure(Dispatcher(queue), current(job_id), late, classify(malformed, [raw]))
+    assert store.evidence_of(job_id) == []
+    # When the attempt that owns the job reports it, the job is dead-lettered with its evidence
+    record_failure(Dispatcher(queue), current(job_id), ref, classify(malformed, [raw]))
+    assert current(job_id).status == JobStatus.DEAD_LETTER
+    assert [a["name"] for a in store.evidence_of(job_id)] == ["raw-answer-attempt-1.json"]
+    # Then operators read the validator's findings; the owner's view has neither
+    assert "validation: title: Field required" in (operations.history(job_id)[-1]["operator_detail"] or "")
+    view = store.view_of(job_id)
+    assert view is not None
+    assert view["artifacts"] == []
+    assert store.get_artifact(job_id, "raw-answer-attempt-1.json") is None
+    assert store.get_artifact(job_id, "raw-answer-attempt-1.json", operator=True) is not None

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from quire.documents.extract import DOCX, HTML, MARKDOWN, PDF, TEXT, XML, UnsupportedType, detect_type, extract
+from quire.documents.extract import (
+    DOCX,
+    HTML,
+    MARKDOWN,
+    PDF,
+    TEXT,
+    XML,
+    UnsupportedType,
+    detect_type,
+    extract,
+    pdf_words,
+)
 from quire.errors import InvalidInput
 
 
@@ -123,3 +134,31 @@ def test_an_xml_declaration_or_an_einvoice_root_is_xml() -> None:
     assert detect_type(b'<?xml version="1.0"?><note/>', "a.txt") == XML
     cii = b'<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100">'
     assert detect_type(cii, "invoice") == XML
+
+
+def _pdf_with_text_operator(operands: str) -> bytes:
+    """A one-page PDF whose text is one TJ operator: strings with the generator's own spacing between them."""
+    content = f"BT /F1 12 Tf 50 700 Td [{operands}] TJ ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%b\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%b\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_a_kerning_gap_inside_a_word_does_not_split_it_but_a_word_space_does() -> None:
+    # Given a generator that kerns "Rechnungskor" and "rektur" apart by 0.15 em and spaces words by 0.4 em
+    words = pdf_words(_pdf_with_text_operator("(Rechnungskor) -150 (rektur) -400 (Nr.)"), 1)
+    # Then the word is whole and the next word stands apart
+    assert [w.text for w in words] == ["Rechnungskorrektur", "Nr."]

@@ -20,7 +20,7 @@ NOT_IMPORTED = ("quire.__main__", "quire.migrations.env", "quire.migrations.vers
 LAYERS: list[tuple[str, ...]] = [
     ("quire", "quire.settings", "quire.errors", "quire.logs", "quire.db", "quire.metrics", "quire.migrations"),
     ("quire.documents", "quire.workflows", "quire.accounts"),
-    ("quire.jobs", "quire.queue"),
+    ("quire.jobs", "quire.queue", "quire.webhooks"),
     ("quire.bootstrap",),
     # Entry points: the web app, the CLI and the worker process.
     ("quire.web", "quire.app", "quire.cli", "quire.__main__", "quire.queue.worker"),

@@ -8,7 +8,8 @@ from sqlalchemy import create_engine, inspect, pool
 from sqlmodel import SQLModel
 
 import quire.accounts.models
-import quire.jobs.models  # noqa: F401
+import quire.jobs.models
+import quire.webhooks.models  # noqa: F401
 from backend.tests.conftest import Database
 from quire.migrations import upgrade
 

@@ -6,8 +6,14 @@ from typing import Any
 
 from quire.app import create_app
 
-# Answers with no JSON body: a 204, and a download whose body is the file itself.
-NO_JSON_BODY = {("delete", "/ai-jobs/{job_id}"), ("get", "/ai-jobs/{job_id}/artifacts/{name}")}
+# Answers with no JSON body: a 204, a download whose body is the file itself, and the event
+# streams (text/event-stream; each event's data is a JobOut, docs/api.md).
+NO_JSON_BODY = {
+    ("delete", "/ai-jobs/{job_id}"),
+    ("get", "/ai-jobs/{job_id}/artifacts/{name}"),
+    ("get", "/ai-jobs/stream"),
+    ("get", "/ai-jobs/{job_id}/stream"),
+}
 
 
 def test_every_json_route_documents_its_response() -> None:

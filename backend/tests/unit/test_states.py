@@ -264,3 +264,17 @@ def test_progress_is_written_with_the_lease_by_the_attempt_that_holds_it(migrate
     claimed = states.claim(job.id, WORKER, 30)
     assert claimed is not None
     assert claimed.progress is None
+
+
+def test_a_short_attempts_progress_is_recorded_by_its_completion(migrated: Database) -> None:
+    # Given a running attempt that finished reading before its progress was worth a write of its own
+    job = make_job(JobStatus.RUNNING, attempt=1)
+    read = {"done": 1, "total": 1, "unit": "pages", "message": "Read 1 of 1 pages"}
+    # When a late attempt completes with it, nothing changes
+    assert states.complete(AttemptRef(job.id, 2, WORKER), [], {}, read) is None
+    assert current(job.id).progress is None
+    # When the attempt that holds the job completes with it, one write records both
+    completed = states.complete(AttemptRef(job.id, 1, WORKER), [], {}, read)
+    assert completed is not None
+    assert (completed.status, completed.progress) == (JobStatus.COMPLETED, read)
+    assert current(job.id).progress == read

@@ -7,7 +7,7 @@ import pytest
 from backend.tests.documents import TOPICS, article
 from quire.documents.extract import Document
 from quire.workflows.document_summary import DocumentSummary
-from quire.workflows.models.local import summarize, textrank
+from quire.workflows.models.local import centrality, sentence_scores, summarize, textrank
 
 
 @pytest.mark.parametrize("topic", range(len(TOPICS)))
@@ -26,6 +26,20 @@ def test_textrank_prefers_the_connected_sentence() -> None:
     scores = textrank([{"bike", "lane", "city"}, {"bike", "lane", "council"}, {"tomato", "garden"}])
     assert scores[2] < scores[0]
     assert scores[2] < scores[1]
+
+
+def test_the_sentence_nearest_the_documents_centroid_scores_highest() -> None:
+    # Twelve sentences about bike lanes, each with a word of its own, and one about a garden
+    topic = ["bike", "lane", "city", "council"]
+    bags = [[*topic[i % 4 : i % 4 + 2], f"detail{i}"] for i in range(11)] + [["tomato", "garden", "weather"]]
+    bags[5] = [*topic, "detail5"]
+    central = centrality(bags)
+    assert max(range(len(bags)), key=lambda i: central[i]) == 5
+    assert central[11] < min(central[:11])
+    scores = sentence_scores(bags)
+    assert scores[5] == max(scores)
+    assert scores[11] == min(scores)
+    assert sentence_scores([]) == []
 
 
 def test_german_and_french_are_recognised() -> None:

@@ -10,7 +10,7 @@ import pytest
 from quire.jobs.models import utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
-from quire.queue.runner import AttemptLimits, AttemptTimedOut, ExecutionControl, call_with_timeout
+from quire.queue.execution import AttemptLimits, AttemptTimedOut, ExecutionControl, call_with_timeout
 
 
 def limits(timeout_s: float) -> AttemptLimits:

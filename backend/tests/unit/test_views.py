@@ -9,7 +9,8 @@ from backend.tests.conftest import Database
 from backend.tests.unit.test_states import REF, WORKER, force, make_job
 from quire.db import session_scope
 from quire.jobs import states, store
-from quire.jobs.models import Artifact, JobStatus, utcnow
+from quire.jobs.line import place_in_line, places_in_line
+from quire.jobs.models import Artifact, JobStatus, WorkerProcess, utcnow
 
 
 def artifact(job_id: str) -> Artifact:
@@ -54,3 +55,24 @@ def test_a_caller_changing_its_view_changes_no_one_elses(migrated: Database) -> 
     assert again is not None
     assert again["status"] == "queued"
     assert again["events"]
+
+
+def test_one_read_of_the_line_gives_each_job_the_place_its_own_read_gives(migrated: Database) -> None:
+    # Given a finished attempt (a basis for estimates), a live worker and five jobs in line
+    done = make_job()
+    claimed = states.claim(done.id, WORKER, 30)
+    assert claimed is not None
+    assert states.complete(REF(claimed), [artifact(done.id)], {}) is not None
+    with session_scope() as session:
+        session.add(WorkerProcess(id="w", hostname="h", pid=1, threads=2))
+    line = [make_job() for _ in range(5)]
+    wanted = [job.id for job in line[1:4]] + [done.id, "no-such-job"]
+    # When the places of some of them are read at once
+    with session_scope() as session:
+        places = places_in_line(session, wanted)
+        # Then only the queued ones asked for have a place, each the one its own read finds
+        assert set(places) == {job.id for job in line[1:4]}
+        for job in line[1:4]:
+            assert places[job.id] == place_in_line(session, job)
+    assert [places[job.id]["position"] for job in line[1:4]] == [2, 3, 4]
+    assert all(place["eta_s"] is not None for place in places.values())

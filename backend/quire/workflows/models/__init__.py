@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from quire.documents.extract import Document
-from quire.errors import MalformedOutput
+from quire.errors import MalformedOutput, Problem
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -41,5 +42,12 @@ def ask(model: ModelProvider, task: Task, document: Document, schema: type[T]) -
         return schema.model_validate(raw)
     except ValidationError as exc:
         raise MalformedOutput(
-            f"The model's answer did not match the {schema.__name__} schema ({exc.error_count()} problems)."
+            f"The model's answer did not match the {schema.__name__} schema ({exc.error_count()} problems).",
+            raw_answer=json.dumps(raw, indent=2, ensure_ascii=False, default=str),
+            problems=validation_problems(exc),
         ) from exc
+
+
+def validation_problems(exc: ValidationError) -> list[Problem]:
+    """The validator's findings as (field path, message) pairs, for the operator detail."""
+    return [{"path": ".".join(str(part) for part in error["loc"]), "message": error["msg"]} for error in exc.errors()]

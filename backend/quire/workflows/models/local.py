@@ -2,7 +2,8 @@
 
 Summaries are extractive: only the document's prose is considered (`prose`: no markup, code,
 tables, running headers, reference lists or boilerplate), sentences are ranked by TextRank (PageRank
-over a graph whose edges are shared content words), and picked greedily so that no picked sentence
+over a graph whose edges are shared content words) and, as much, by their closeness to the
+document's centroid (the sum of the sentences' TF-IDF vectors), and picked greedily so that no picked sentence
 nearly repeats another. The summary's length follows the document's: about twice the square root
 of its prose sentences, at most 10 and at most half its prose words. Key points
 are the next best sentences, never one of the summary's. Invoices are read by the layout-aware
@@ -31,6 +32,9 @@ SUMMARY_WORD_SHARE = 0.5  # a summary never approaches the length of what it sum
 KEY_POINTS = 5
 KEY_POINT_MAX_WORDS = 40
 NEAR_DUPLICATE = 0.6  # share of content words two sentences have in common (Jaccard)
+# A sentence's closeness to the document's centroid counts as much as its TextRank (tuned on half of the
+# benchmark's papers, bench/summaries.py).
+CENTROID_WEIGHT = 1.0
 
 
 def textrank(bags: list[set[str]], damping: float = 0.85, iterations: int = 40) -> list[float]:
@@ -74,10 +78,40 @@ def similarity(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _ranked(bags: list[set[str]]) -> list[int]:
-    """Sentence indices, best first by TextRank; the earlier of two equals first."""
-    scores = textrank(bags)
-    return sorted(range(len(bags)), key=lambda i: (-scores[i], i))
+def centrality(bags: list[list[str]]) -> list[float]:
+    """Cosine similarity of each sentence to the document's centroid (Radev's centroid summarizer): the
+    sum of the sentences' TF-IDF vectors, sentences counting as the documents of the IDF, of the words
+    used in more than one sentence (a word used once says nothing about the document as a whole)."""
+    n = len(bags)
+    frequency = Counter(word for bag in bags for word in set(bag))
+    idf = {word: math.log(n / count) for word, count in frequency.items()}
+    vectors = [{word: tf * idf[word] for word, tf in Counter(bag).items()} for bag in bags]
+    centroid: Counter[str] = Counter()
+    for vector in vectors:
+        centroid.update({word: weight for word, weight in vector.items() if frequency[word] > 1})
+    norm = math.sqrt(sum(v * v for v in centroid.values())) or 1.0
+    return [
+        sum(weight * centroid[word] for word, weight in vector.items())
+        / (norm * (math.sqrt(sum(v * v for v in vector.values())) or 1.0))
+        for vector in vectors
+    ]
+
+
+def sentence_scores(bags: list[list[str]]) -> list[float]:
+    """How summary-worthy each sentence is: its TextRank plus its closeness to the centroid, each
+    scaled to 0-1 (the two measure centrality differently: links to other sentences, and weight of
+    the document's distinctive words)."""
+    if not bags:
+        return []
+    rank = textrank([set(bag) for bag in bags])
+    central = centrality(bags)
+    top_rank, top_central = max(rank) or 1.0, max(central) or 1.0
+    return [rank[i] / top_rank + CENTROID_WEIGHT * central[i] / top_central for i in range(len(bags))]
+
+
+def _ranked(scores: list[float]) -> list[int]:
+    """Sentence indices, best first; the earlier of two equals first."""
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
 
 
 def _pick(
@@ -107,8 +141,9 @@ def summarize(document: Document) -> dict[str, Any]:
     tokens = words(document.text)
     candidates = [s for s in prose_sentences(document.text) if not s.lower().startswith("quire-fake:")]
     candidates = candidates[:MAX_SENTENCES]
-    bags = [set(content_words(words(s))) for s in candidates]
-    order = _ranked(bags)
+    terms = [content_words(words(s)) for s in candidates]
+    bags = [set(t) for t in terms]
+    order = _ranked(sentence_scores(terms))
     budget = max(25, int(sum(len(words(s)) for s in candidates) * SUMMARY_WORD_SHARE))
     used = 0
 

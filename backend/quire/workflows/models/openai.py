@@ -24,7 +24,15 @@ from pydantic import BaseModel
 
 from quire.db import utcnow
 from quire.documents.extract import Document
-from quire.errors import ErrorCode, JobFailure, MalformedOutput, RateLimited, UpstreamRejected, UpstreamUnavailable
+from quire.errors import (
+    ErrorCode,
+    JobFailure,
+    MalformedOutput,
+    Problem,
+    RateLimited,
+    UpstreamRejected,
+    UpstreamUnavailable,
+)
 from quire.settings import Settings
 from quire.workflows.models import Task
 from quire.workflows.models.redaction import Redaction
@@ -119,12 +127,15 @@ def read_response(status: int, headers: httpx.Headers, body: bytes) -> dict[str,
         raise MalformedOutput("The model provider's response could not be read.") from exc
     if message.get("refusal"):
         raise UpstreamRejected("The model declined to process this document.")
+    content = message.get("content") or ""
     try:
-        answer = json.loads(message.get("content") or "")
+        answer = json.loads(content)
     except ValueError as exc:
-        raise MalformedOutput("The model's answer was not valid JSON.") from exc
+        problem: Problem = {"path": "", "message": f"not JSON: {exc}"}
+        raise MalformedOutput("The model's answer was not valid JSON.", raw_answer=content, problems=[problem]) from exc
     if not isinstance(answer, dict):
-        raise MalformedOutput("The model's answer was not a JSON object.")
+        problem = {"path": "", "message": f"a JSON {type(answer).__name__}, not an object"}
+        raise MalformedOutput("The model's answer was not a JSON object.", raw_answer=content, problems=[problem])
     return answer
 
 
