@@ -9,6 +9,13 @@ loudly, instead of quietly turning a defence off.
   after that hook; and it asks whether a message is held by reading the broker's hashes
   `<namespace>:<queue>.msgs` and `<namespace>:<queue>.DQ.msgs`.
 
+- queue/broker.py's `WakingConsumer` subclasses Dramatiq's private `_RedisConsumer` and rewrites its
+  `__next__` with the consumer's own attributes, blocking on a wake-up list when idle.
+- web/limits.py's `CountingRateLimitMiddleware` (given through `RateLimitConfig.middleware_class`)
+  builds Litestar's answers and headers from a counter: it reads the middleware's `unit`,
+  `max_requests` and `config`, and hands its helpers a `CacheObject` whose history has one entry per
+  request counted.
+
 Everything else uses public extension points: sessions through `SessionMiddleware(backend=...)`
 and the backend's public methods, the rate limiter's fail-open through a `Store`.
 """
@@ -16,6 +23,7 @@ and the backend's public methods, the rate limiter's fail-open through a `Store`
 from __future__ import annotations
 
 import inspect
+import time
 from pathlib import Path
 
 import uvicorn
@@ -24,10 +32,12 @@ from dramatiq.brokers.redis import RedisBroker as DramatiqRedisBroker
 from dramatiq.common import dq_name
 from dramatiq.message import Message
 from litestar.middleware import csrf as litestar_csrf
+from litestar.middleware import rate_limit as litestar_rate_limit
 from litestar.utils.scope.state import ScopeState
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from quire.queue.broker import QUEUE, REDIS_MESSAGE_ID, KeyedByMessageId, RedisBroker
+from quire.queue.broker import QUEUE, REDIS_MESSAGE_ID, KeyedByMessageId, RedisBroker, WakingConsumer
+from quire.web.limits import CountingRateLimitMiddleware, login_rate_limit
 from quire.web.server import HeaderDeadlineProtocol
 
 
@@ -105,3 +115,63 @@ def test_dramatiqs_redis_layout_the_presence_check_reads() -> None:
     # A delayed message waits in the `.DQ` queue, moved to the ready one by the consumer.
     assert dq_name(QUEUE) == f"{QUEUE}.DQ"
     assert 'redis.call("hset", queue_messages, message_id, message_data)' in dispatch
+
+
+# The loop of Dramatiq's Redis consumer that `WakingConsumer.__next__` is a copy of, but for what it
+# does when idle. A change to it means the copy must be read against the new loop.
+DRAMATIQ_CONSUMER_LOOP = [
+    "data = self.message_cache.pop(0)",
+    "self.misses = 0",
+    "message = Message.decode(data)",
+    "self.queued_message_ids.add(message.message_id)",
+    "return MessageProxy(message)",
+    "self.outstanding_message_count < self.prefetch",
+    "self.message_cache = messages = self.broker.do_fetch(",
+    "self.prefetch - self.outstanding_message_count,",
+    "self.misses, backoff_ms = compute_backoff(self.misses, max_backoff=self.timeout)",
+]
+
+
+def test_dramatiqs_redis_consumer_is_still_the_one_the_waking_consumer_copies() -> None:
+    # The broker builds its consumers from `consumer_class`, which the waking one replaces.
+    assert "self.consumer_class(self, queue_name, prefetch, timeout)" in inspect.getsource(DramatiqRedisBroker.consume)
+    assert RedisBroker.__new__(RedisBroker).consumer_class is WakingConsumer
+    assert issubclass(WakingConsumer, dramatiq_redis._RedisConsumer)
+    # The attributes the copy reads are the ones the consumer sets up.
+    init = inspect.getsource(dramatiq_redis._RedisConsumer.__init__)
+    for attribute in ("self.message_cache = []", "self.queued_message_ids = set()", "self.misses = 0"):
+        assert attribute in init, attribute
+    for attribute in ("self.prefetch = prefetch", "self.timeout = timeout"):
+        assert attribute in init, attribute
+    assert isinstance(vars(dramatiq_redis._RedisConsumer)["outstanding_message_count"], property)
+    # And the loop is the one the copy was made from, in the same order.
+    loop = inspect.getsource(dramatiq_redis._RedisConsumer.__next__)
+    places = [loop.index(line) for line in DRAMATIQ_CONSUMER_LOOP]
+    assert places == sorted(places)
+    # The acks and nacks, which the copy leaves to the parent, still forget a message the same way.
+    for method in (dramatiq_redis._RedisConsumer.ack, dramatiq_redis._RedisConsumer.nack):
+        assert "self.queued_message_ids.discard(message.message_id)" in inspect.getsource(method)
+    assert "except redis.ConnectionError" in loop
+    assert "raise ConnectionClosed" in loop
+
+
+def test_litestars_rate_limiter_answers_from_a_history_of_one_entry_per_request() -> None:
+    config = login_rate_limit()
+    assert config.middleware_class is CountingRateLimitMiddleware
+    assert issubclass(CountingRateLimitMiddleware, litestar_rate_limit.RateLimitMiddleware)
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        return None
+
+    limiter = CountingRateLimitMiddleware(app, config)
+    # The attributes the counting middleware reads are the ones Litestar's sets from the config.
+    assert (limiter.unit, limiter.max_requests, limiter.config) == (*config.rate_limit, config)
+    window = litestar_rate_limit.DURATION_VALUES[limiter.unit]
+    # The headers count what is left from the history's length, as the counter gives it.
+    seen = litestar_rate_limit.CacheObject(history=[0] * 2, reset=int(time.time()) + window)
+    headers = limiter.create_response_headers(seen)
+    assert headers[config.rate_limit_remaining_header_key] == str(limiter.max_requests - 2)
+    assert headers[config.rate_limit_limit_header_key] == str(limiter.max_requests)
+    assert 0 < int(headers[config.rate_limit_reset_header_key]) <= window
+    for helper in ("should_check_request", "cache_key_from_request", "create_send_wrapper"):
+        assert callable(getattr(limiter, helper)), helper
