@@ -135,10 +135,11 @@ class AdminController(Controller):
         }
         return Template("admin/job.html", context=context)
 
-    @get("/jobs/{job_id:str}/detail", sync_to_thread=True)
+    @get("/jobs/{job_id:str}/detail", sync_to_thread=True, include_in_schema=True)
     def job_detail(self, job_id: str, quire: QuireDep) -> OperatorJobOut:
         """The operator's view of a job as JSON: the owner's view, the history with the operator
-        detail, and the evidence files."""
+        detail, and the evidence files. The one JSON route under /admin, so the one in /schema
+        (admins only: for anyone else it is a 404 like the rest of /admin)."""
         view = store.view_of(job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")

@@ -41,3 +41,11 @@ def test_the_job_view_is_documented_key_by_key() -> None:
     assert set(job["properties"]) >= {"job_id", "status", "artifact", "artifacts", "error", "errors", "events"}
     artifact = schema["components"]["schemas"]["ArtifactOut"]
     assert "url" in artifact["properties"]
+
+
+def test_the_operators_json_view_is_documented_and_the_admin_pages_are_not() -> None:
+    schema: dict[str, Any] = create_app().openapi_schema.to_schema()
+    admin = [path for path in schema["paths"] if path.startswith("/admin")]
+    assert admin == ["/admin/jobs/{job_id}/detail"]
+    answer = schema["paths"]["/admin/jobs/{job_id}/detail"]["get"]["responses"]["200"]
+    assert answer["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/OperatorJobOut"}
