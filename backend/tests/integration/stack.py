@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -330,3 +331,17 @@ def sse_events(response: httpx.Response) -> Iterator[tuple[str, str]]:
         elif line == "" and data:
             yield event, "\n".join(data)
             event, data = "message", []
+
+
+def follow(client: httpx.Client, path: str, until: str = "end", timeout: float = 30) -> list[tuple[str, Any]]:
+    """Read a stream's events (comments left out) up to and including the first `until` event."""
+    seen: list[tuple[str, Any]] = []
+    with client.stream("GET", path, timeout=timeout) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for event, data in sse_events(response):
+            if event != "comment":
+                seen.append((event, json.loads(data)))
+            if event == until:
+                break
+    return seen

@@ -9,32 +9,17 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psutil
 import pytest
 
 from backend.tests.integration.conftest import running_stack
-from backend.tests.integration.stack import Stack, document, sse_events
+from backend.tests.integration.stack import Stack, document, follow, sse_events
 from backend.tests.integration.test_security import browser_session
 from quire.queue.embedded_redis import EmbeddedRedis
 
 ORDER = {"queued": 0, "running": 1, "completed": 2}
-
-
-def follow(client: httpx.Client, path: str, until: str = "end", timeout: float = 30) -> list[tuple[str, Any]]:
-    """Read a stream's events (comments left out) up to and including the first `until` event."""
-    seen: list[tuple[str, Any]] = []
-    with client.stream("GET", path, timeout=timeout) as response:
-        assert response.status_code == 200, response.read()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for event, data in sse_events(response):
-            if event != "comment":
-                seen.append((event, json.loads(data)))
-            if event == until:
-                break
-    return seen
 
 
 def test_job_stream_sends_snapshot_then_each_change_in_order_then_end(shared_stack: Stack) -> None:

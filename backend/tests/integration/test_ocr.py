@@ -17,7 +17,7 @@ from PIL import Image
 from pypdf import PdfReader
 
 from backend.tests.integration.conftest import running_stack
-from backend.tests.integration.stack import Stack
+from backend.tests.integration.stack import Stack, follow
 from backend.tests.scans import degrade, encode, page_images
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -110,6 +110,25 @@ def test_a_three_page_scan_shows_its_progress_page_by_page(ocr_stack: Stack) -> 
     seen.append((final["done"], final["total"]))
     assert {(1, 3), (2, 3), (3, 3)} <= set(seen), seen
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_a_scans_stream_sends_its_page_progress_in_order_then_end(ocr_stack: Stack) -> None:
+    # Given an image-only PDF of three pages, followed by its stream from the moment it is accepted
+    pages = page_images((CORPUS / "d05.pdf").read_bytes(), dpi=150, pages=1) * 3
+    job_id = _submit(ocr_stack, "three.pdf", encode(pages, "PDF", dpi=150))
+    # When the worker reads it page by page
+    events = follow(ocr_stack.http, f"/ai-jobs/{job_id}/stream", timeout=90)
+    # Then the stream tells each page as it is read, then the completion, then `end`
+    assert [name for name, _ in events][-1] == "end"
+    views = [data for name, data in events if name == "job"]
+    running = [view["progress"] for view in views if view["status"] == "running" and view["progress"]]
+    done = [progress["done"] for progress in running]
+    assert {1, 2} <= set(done), running
+    assert done == sorted(done)
+    assert all(progress["total"] == 3 and progress["unit"] == "pages" for progress in running)
+    assert views[-1]["status"] == "completed"
+    # And the last event is exactly what the database holds
+    assert views[-1] == ocr_stack.job(job_id)
 
 
 def _png_declaring(width: int, height: int) -> bytes:
