@@ -194,13 +194,23 @@ def test_purge_removes_records_and_files(ops_stack: Stack) -> None:
 @pytest.mark.parametrize("ops_stack", [{"QUIRE_RETENTION_DAYS": str(2 / 86400)}], indirect=True)
 def test_retention_deletes_old_files_and_keeps_a_tombstone(ops_stack: Stack) -> None:
     ops_stack.start_worker()
+    ops_stack.create_user("admin@example.com", admin=True)
     old = ops_stack.submit(document())
+    malformed = ops_stack.submit(document("malformed"))
     view = ops_stack.wait(old)
+    assert ops_stack.wait(malformed)["status"] == "dead_letter"
     deadline = time.monotonic() + 20
     while (after := ops_stack.job(old))["artifact"]["deleted_at"] is None:
         assert time.monotonic() < deadline, "retention never ran"
         time.sleep(0.3)
     assert not (ops_stack.data_dir / "files" / "artifacts" / old).exists()
+    # A malformed answer kept for operators goes with the rest of its job's files
+    admin = browser_session(ops_stack, "admin@example.com")
+    while (evidence := admin.get(f"/admin/jobs/{malformed}/detail").json()["evidence"])[0]["deleted_at"] is None:
+        assert time.monotonic() < deadline, "retention never reached the malformed job"
+        time.sleep(0.3)
+    assert not (ops_stack.data_dir / "files" / "artifacts" / malformed).exists()
+    assert admin.get(evidence[0]["url"]).status_code == 410
     assert ops_stack.http.get(view["artifact"]["url"]).status_code == 410
     # The record keeps what the files were.
     assert after["status"] == "completed"
