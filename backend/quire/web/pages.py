@@ -33,7 +33,7 @@ from quire.web.limits import submission_rate_limit
 from quire.web.links import JobOut, batch_url, with_links
 from quire.web.polling import Poll, next_poll
 from quire.web.presenters import banner, page_basics, result_preview
-from quire.web.preview import input_image, page_png, preview_of
+from quire.web.preview import input_image, page_png, preview_of, preview_source
 from quire.web.problems import STORAGE_RETRY_AFTER_S
 from quire.web.uploads import read_form
 from quire.webhooks import deliveries
@@ -69,7 +69,7 @@ def job_context(view: JobOut, since: int | None, poll: Poll | None = None) -> di
         "poll": poll or next_poll(get_settings(), since, terminal),
         "banner": banner(view),
         "result": result,
-        "preview": preview_of(job.input_ref, view["input"]["filename"], result) if job else None,
+        "preview": preview_of(preview_source(job), view["input"]["filename"], result) if job else None,
     }
 
 
@@ -282,9 +282,10 @@ class PagesController(Controller):
 
     @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
     def preview_page(self, request: PageRequest, job_id: str, page: int) -> Response[bytes]:
-        """A page of the job's PDF as an image (rendered once, then kept with the job's files)."""
+        """A page of the job's PDF, or of the searchable PDF OCR made of a scan, as an image
+        (rendered once, then kept with the job's files)."""
         job = _require_visible(job_id, request.user)
-        png = page_png(job_id, job.input_ref, page)
+        png = page_png(job_id, preview_source(job), page)
         if png is None:
             raise NotFoundException("No such page.")
         return Response(png, media_type="image/png", headers=PRIVATE_CACHE)

@@ -2,7 +2,9 @@
 
 PDF pages are rendered with PDFium (pypdfium2) on first view and kept in storage under the job's
 artifact prefix, so they are deleted with the job and never rendered twice; they are not listed
-as downloads. Images are shown as uploaded (a TIFF, which browsers do not show, as a PNG of its
+as downloads. A document read by OCR (a scan or a photo) is shown as its searchable PDF: those
+pages are the images as OCR read them, turned upright, so the reader's boxes fall on their words.
+Images without one are shown as uploaded (a TIFF, which browsers do not show, as a PNG of its
 first page, converted once). Other types (DOCX, TXT, Markdown, HTML) are shown as the text Quire
 read from them. A preview is a typed structure without URLs: the page adds links.
 """
@@ -21,7 +23,8 @@ from PIL import Image
 from quire.documents.extract import extract
 from quire.documents.storage import get_storage
 from quire.errors import InvalidInput
-from quire.jobs.models import preview_key
+from quire.jobs import store
+from quire.jobs.models import Job, preview_key
 
 PREVIEW_PAGES = 3
 RENDER_SCALE = 1.5  # 108 dpi: legible beside the result, about 100-200 KB a page
@@ -82,10 +85,20 @@ def field_boxes(result: dict[str, Any] | None, page: int) -> tuple[FieldBox, ...
     return tuple(found)
 
 
-def preview_of(input_ref: str, filename: str, result: dict[str, Any] | None) -> Preview | None:
-    """What to show of the document; None when it cannot be read (the result says why)."""
+def preview_source(job: Job) -> str:
+    """The storage key of the document the preview shows: the searchable PDF when OCR made one
+    (kept until retention), else the upload."""
+    searchable = store.get_artifact(job.id, f"{job.workflow}-searchable.pdf")
+    if searchable is not None and searchable.deleted_at is None:
+        return searchable.storage_key
+    return job.input_ref
+
+
+def preview_of(source_ref: str, filename: str, result: dict[str, Any] | None) -> Preview | None:
+    """What to show of the document stored under `source_ref` (see `preview_source`); None when it
+    cannot be read (the result says why)."""
     try:
-        data = get_storage().read_bytes(input_ref)
+        data = get_storage().read_bytes(source_ref)
     except OSError:
         return None
     if _image_type(data):
@@ -109,8 +122,9 @@ def preview_of(input_ref: str, filename: str, result: dict[str, Any] | None) -> 
     return Preview(kind="text", text=text[:TEXT_PREVIEW_CHARS], truncated=len(text) > TEXT_PREVIEW_CHARS)
 
 
-def page_png(job_id: str, input_ref: str, number: int) -> bytes | None:
-    """Page `number` (from 1) of the job's PDF as a PNG, rendered once and then read from storage."""
+def page_png(job_id: str, source_ref: str, number: int) -> bytes | None:
+    """Page `number` (from 1) of the previewed PDF (see `preview_source`) as a PNG, rendered once
+    and then read from storage."""
     if not 1 <= number <= PREVIEW_PAGES:
         return None
     storage = get_storage()
@@ -118,7 +132,7 @@ def page_png(job_id: str, input_ref: str, number: int) -> bytes | None:
     with contextlib.suppress(OSError):
         return storage.read_bytes(key)
     try:
-        pdf = pdfium.PdfDocument(storage.read_bytes(input_ref))
+        pdf = pdfium.PdfDocument(storage.read_bytes(source_ref))
     except (OSError, pdfium.PdfiumError):
         return None
     try:

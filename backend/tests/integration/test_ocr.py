@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 import time
 import zlib
@@ -18,6 +19,7 @@ from pypdf import PdfReader
 
 from backend.tests.integration.conftest import running_stack
 from backend.tests.integration.stack import Stack, follow
+from backend.tests.integration.test_security import browser_session
 from backend.tests.scans import degrade, encode, page_images
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -129,6 +131,36 @@ def test_a_scans_stream_sends_its_page_progress_in_order_then_end(ocr_stack: Sta
     assert views[-1]["status"] == "completed"
     # And the last event is exactly what the database holds
     assert views[-1] == ocr_stack.job(job_id)
+
+
+def test_a_scans_preview_is_the_page_as_read_with_each_box_on_its_words(ocr_stack: Stack) -> None:
+    # Given a scan uploaded a quarter turn off, read by OCR
+    job_id = _submit(ocr_stack, "turned.png", _scan("d01.pdf", "PNG", turn=90))
+    assert ocr_stack.wait(job_id, timeout=60)["status"] == "completed"
+    turned = Image.open(io.BytesIO(_scan("d01.pdf", "PNG", turn=90)))
+    assert turned.width > turned.height
+    # When its owner opens the job page
+    owner = browser_session(ocr_stack, "owner@example.com")
+    page = owner.get(f"/jobs/{job_id}").text
+    # Then the preview shows the page upright, as OCR read it, with the reader's boxes on it
+    assert 'data-preview="pages"' in page
+    view_box = re.search(r'<svg viewBox="0 0 ([\d.]+) ([\d.]+)"[^>]*data-page="1"', page)
+    assert view_box is not None, page
+    width_pt, height_pt = (float(v) for v in view_box.groups())
+    assert height_pt > width_pt
+    rendered = owner.get(f"/jobs/{job_id}/preview/1")
+    assert rendered.status_code == 200
+    image = Image.open(io.BytesIO(rendered.content)).convert("L")
+    assert image.height > image.width
+    # And each box outlines printed words (grey ones too), not blank paper
+    boxes = re.findall(r'data-box="(\w+)"\s+x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"', page)
+    assert "total" in {name for name, *_ in boxes}, page
+    scale = image.width / width_pt
+    for name, *numbers in boxes:
+        x, y, w, h = (float(v) * scale for v in numbers)
+        inside = image.crop((round(x), round(y), round(x + w), round(y + h)))
+        ink = sum(1 for value in inside.get_flattened_data() if value < 200) / max(inside.width * inside.height, 1)
+        assert ink > 0.04, (name, ink)
 
 
 def _png_declaring(width: int, height: int) -> bytes:
