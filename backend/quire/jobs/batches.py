@@ -188,20 +188,24 @@ class _Admission:
             max_ratio=settings.archive_max_ratio,
         )
         try:
-            with zipfile.ZipFile(part.stream) as archive:
-                try:
-                    for entry in members(archive, limits):
-                        name = display_name(part.filename, entry.name)
-                        if isinstance(entry, Member):
-                            self._member(archive, entry, name)
-                        else:
-                            self.rejected.append(Rejected(name, entry.reason))
-                finally:
-                    self.flush()  # its documents are read from it
-        except ArchiveRefused as exc:
-            self.rejected.append(Rejected(part.filename, str(exc)))
+            archive = zipfile.ZipFile(part.stream)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError):
             self.rejected.append(Rejected(part.filename, "The archive is damaged and cannot be read."))
+            return
+        # Only opening the archive can find it damaged (a damaged entry is refused on its own):
+        # a failure to store its documents is the service's, and reaches the caller as such.
+        with archive:
+            try:
+                for entry in members(archive, limits):
+                    name = display_name(part.filename, entry.name)
+                    if isinstance(entry, Member):
+                        self._member(archive, entry, name)
+                    else:
+                        self.rejected.append(Rejected(name, entry.reason))
+            except ArchiveRefused as exc:
+                self.rejected.append(Rejected(part.filename, str(exc)))
+            finally:
+                self.flush()  # its documents are read from it
 
     def _member(self, archive: zipfile.ZipFile, member: Member, name: str) -> None:
         if not self._room_left(name):
@@ -326,22 +330,36 @@ def submit_batch(
             raise
         return found
     admission = _Admission(dispatcher, batch, limits, language)
-    for part in parts:
-        if is_archive(part.stream):
-            admission.archive(part)
-        else:
-            admission.document(part.filename, part.stream)
-    admission.flush()
+    try:
+        for part in parts:
+            if is_archive(part.stream):
+                admission.archive(part)
+            else:
+                admission.document(part.filename, part.stream)
+        admission.flush()
+    except BaseException:
+        # Storage or the database failed partway: the jobs admitted so far run as any job does, so
+        # their batch is sealed (or it would read "running" forever and never complete); a batch
+        # that admitted nothing is not kept. The caller answers with the failure.
+        _seal(batch, admission, completion)
+        raise
+    if not _seal(batch, admission, completion):
+        raise NothingAccepted(admission.rejected)
+    return BatchSubmitted(batch, admission.jobs, admission.rejected, created=True)
+
+
+def _seal(batch: Batch, admission: _Admission, completion: BatchCompletion) -> bool:
+    """Close the batch to new documents with what it admitted; False (and the batch deleted) when that is nothing."""
     if not admission.jobs:
         with session_scope() as session:
             session.execute(delete(Batch).where(col(Batch.id) == batch.id))
-        raise NothingAccepted(admission.rejected)
+        return False
     rejected = [{"filename": r.filename, "reason": r.reason} for r in admission.rejected]
     with session_scope() as session:
         session.execute(update(Batch).where(col(Batch.id) == batch.id).values(rejected=rejected, sealed_at=utcnow()))
     batch.rejected, batch.sealed_at = rejected, utcnow()
     completion.check(batch.id)  # every job may have finished while the others were admitted
-    return BatchSubmitted(batch, admission.jobs, admission.rejected, created=True)
+    return True
 
 
 def _existing(scoped_key: str, fingerprint: str | None) -> BatchSubmitted | None:

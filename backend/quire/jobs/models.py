@@ -158,7 +158,7 @@ class Batch(SQLModel, table=True):
     owner_id: str | None = Field(default=None, max_length=64)
     workflow: str = Field(max_length=64)
     # Where to announce the batch's end (signed webhooks); stored as given, delivered elsewhere.
-    callback_url: str | None = Field(default=None, max_length=2000)
+    callback_url: str | None = Field(default=None, max_length=2048)
     # Files refused at admission: [{"filename", "reason"}], answered again to a repeated request.
     rejected: list[dict[str, str]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     idempotency_key: str | None = Field(default=None, max_length=300, unique=True)

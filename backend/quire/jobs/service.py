@@ -535,7 +535,9 @@ def delete(dispatcher: Dispatcher, job_id: str) -> bool:
     upload row, and the expiry of unused uploads removes both later. Once the record is gone the
     after-commit hooks hear `JobRemoved`, so the job's open streams say so and end.
     """
-    states.cancel(job_id, detail="Deleted on request.")
+    # Through the dispatcher, so its after-commit hooks hear the cancel (a batch whose last active
+    # job this was completes now, not at the next recovery pass).
+    dispatcher.record(job_id, partial(states.cancel, job_id, detail="Deleted on request."))
     job = store.get_job(job_id)
     if job is None:
         return False

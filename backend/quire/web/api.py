@@ -179,19 +179,29 @@ class JobsController(Controller):
                 await to_thread.run_sync(service.discard_upload, upload)
                 raise
 
-            submitted = await to_thread.run_sync(
-                lambda: answer_errors(
-                    service.submit,
-                    quire.dispatcher,
-                    fields.workflow,
-                    upload,
-                    fields.limits,
-                    user.user_id,
-                    idempotency_key,
-                    fields.language,
-                    callback_url=fields.callback_url,
-                )
-            )
+            def submit_stored() -> service.Submitted:
+                try:
+                    submitted = answer_errors(
+                        service.submit,
+                        quire.dispatcher,
+                        fields.workflow,
+                        upload,
+                        fields.limits,
+                        user.user_id,
+                        idempotency_key,
+                        fields.language,
+                        callback_url=fields.callback_url,
+                    )
+                except BaseException:
+                    service.discard_upload(upload)  # only while no job uses it
+                    raise
+                if not submitted.created:
+                    # A repeat is answered with the job the first request made: this copy of the
+                    # file would only count against the person's quota until it expired.
+                    service.discard_upload(upload)
+                return submitted
+
+            submitted = await to_thread.run_sync(submit_stored)
         else:
             try:
                 payload = JobRequest.model_validate_json(await request.body())

@@ -7,6 +7,8 @@ import hashlib
 import time
 from datetime import datetime
 
+import httpx
+
 from backend.tests.integration.stack import Stack, document, event_types
 
 
@@ -171,6 +173,31 @@ def test_idempotency_key_returns_the_same_job(shared_stack: Stack) -> None:
     assert changed.json()["code"] == "idempotency_conflict"
     listed = shared_stack.http.get("/ai-jobs", params={"limit": 100}).json()["items"]
     assert sum(1 for item in listed if item["job_id"] == first.json()["job_id"]) == 1
+
+
+def test_a_repeated_multipart_submission_keeps_one_stored_file(shared_stack: Stack) -> None:
+    # Given a job submitted with its file and an Idempotency-Key
+    data = document(f"unique {time.time_ns()}")
+    headers = {"Idempotency-Key": f"key-{time.time_ns()}"}
+
+    def post(max_attempts: str) -> httpx.Response:
+        return shared_stack.http.post(
+            "/ai-jobs",
+            data={"workflow": "document_summary", "max_attempts": max_attempts},
+            files={"file": ("a.txt", data, "text/plain")},
+            headers=headers,
+        )
+
+    first = post("2")
+    assert first.status_code == 202
+    before = shared_stack.stored("uploads")
+    # When the client sends it again (a retry after a lost answer), and once more with other fields
+    repeat, conflict = post("2"), post("3")
+    # Then the repeat names the same job, the conflict is refused, and neither left a file behind
+    assert repeat.status_code == 202
+    assert repeat.json()["job_id"] == first.json()["job_id"]
+    assert conflict.status_code == 409
+    assert shared_stack.stored("uploads") == before
 
 
 def test_cancel_fences_the_running_attempt_and_replay_runs_again(shared_stack: Stack) -> None:

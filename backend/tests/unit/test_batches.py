@@ -12,10 +12,11 @@ from sqlmodel import Session, select
 from backend.tests.conftest import Database
 from quire.db import session_scope
 from quire.documents.archive import ArchiveLimits, ArchiveRefused, Member, Refusal, is_archive, members
-from quire.jobs import service
-from quire.jobs.batches import BatchCompletion
+from quire.errors import StorageUnavailable
+from quire.jobs import batches, service
+from quire.jobs.batches import BatchCompletion, Part, submit_batch
 from quire.jobs.export import escape_formula
-from quire.jobs.models import Batch, Upload, utcnow
+from quire.jobs.models import Batch, Job, Upload, utcnow
 from quire.jobs.store import UploadActivity
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
 from quire.settings import get_settings
@@ -154,6 +155,19 @@ def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(migrated: Data
     assert heard == [batch_id, batch_id]
 
 
+def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(migrated: Database) -> None:
+    dispatcher = Dispatcher(InMemoryQueue())
+    completion = BatchCompletion()
+    dispatcher.on_commit(completion)
+    heard: list[str] = []
+    completion.on_completed(lambda _session, batch: heard.append(batch.id))
+    batch_id, (first, second) = _batch_of(dispatcher, 2)
+    service.cancel(dispatcher, first)
+    # When the other, still queued, is deleted, the batch is finished then, not at the next recovery pass
+    assert service.delete(dispatcher, second)
+    assert heard == [batch_id]
+
+
 def test_a_batch_is_not_finished_while_it_is_still_being_admitted(migrated: Database) -> None:
     dispatcher = Dispatcher(InMemoryQueue())
     completion = BatchCompletion()
@@ -218,3 +232,47 @@ def test_recovery_marks_a_batch_whose_last_job_ended_in_a_process_that_died(migr
     assert completion.finish_unmarked() == 1
     assert heard == [batch_id]
     assert completion.finish_unmarked() == 0
+
+
+def _documents(count: int) -> list[Part]:
+    return [Part(f"{i}.txt", io.BytesIO(f"Document {i}. It has a sentence.".encode())) for i in range(count)]
+
+
+@pytest.mark.parametrize("fails_at", [1, 3])
+def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
+    migrated: Database, monkeypatch: pytest.MonkeyPatch, fails_at: int
+) -> None:
+    # Given storage that fails on the `fails_at`th document, admitted one chunk per document
+    monkeypatch.setattr(batches, "CHUNK_DOCUMENTS", 1)
+    monkeypatch.setattr(batches, "STORE_THREADS", 1)
+    stored: list[int] = []
+    store_reserved = service.store_reserved
+
+    def failing(upload: Upload, stream: io.BytesIO) -> None:
+        stored.append(1)
+        if len(stored) == fails_at:
+            raise StorageUnavailable("the bucket went away")
+        store_reserved(upload, stream)
+
+    monkeypatch.setattr(service, "store_reserved", failing)
+    dispatcher = Dispatcher(InMemoryQueue())
+    completion = BatchCompletion()
+    dispatcher.on_commit(completion)
+    # When a batch of four is submitted, the caller hears of the failure
+    with pytest.raises(StorageUnavailable):
+        submit_batch(dispatcher, completion, "document_summary", _documents(4), "owner")
+    with session_scope() as session:
+        kept = session.exec(select(Batch)).all()
+        jobs = session.exec(select(Job)).all()
+    # Then the documents admitted before it run in a sealed batch, which can complete
+    assert len(jobs) == fails_at - 1
+    if not jobs:
+        assert kept == []  # nothing was admitted: no batch is kept
+        return
+    [batch] = kept
+    assert batch.sealed_at is not None
+    assert {job.batch_id for job in jobs} == {batch.id}
+    for job in jobs:
+        service.cancel(dispatcher, job.id)
+    with session_scope() as session:
+        assert session.get_one(Batch, batch.id).completed_at is not None

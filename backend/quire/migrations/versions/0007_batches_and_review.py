@@ -23,7 +23,7 @@ def upgrade() -> None:
         sa.Column("id", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
         sa.Column("owner_id", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
         sa.Column("workflow", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-        sa.Column("callback_url", sqlmodel.sql.sqltypes.AutoString(length=2000), nullable=True),
+        sa.Column("callback_url", sqlmodel.sql.sqltypes.AutoString(length=2048), nullable=True),
         sa.Column("rejected", sa.JSON(), nullable=False),
         sa.Column("idempotency_key", sqlmodel.sql.sqltypes.AutoString(length=300), nullable=True),
         sa.Column("request_fingerprint", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
