@@ -13,8 +13,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 run: install
 	$(BIN)/quire dev
 
+# Two passes: most tests shared among three processes (the work is mostly waiting on servers and
+# workers), then the tests marked `serial` alone (they measure time, or load the whole machine).
+# Both always run; the command fails if either does.
 test: install browser lint typecheck
-	$(BIN)/pytest
+	$(BIN)/pytest -n 3 --dist loadgroup -m "not serial"; parallel=$$?; \
+	$(BIN)/pytest -m serial --output=test-results/playwright-serial; serial=$$?; \
+	exit $$(( parallel || serial ))
 
 install: $(STAMP) $(ASSETS) ocr
 

@@ -55,6 +55,20 @@ def _postgres_reason() -> str | None:
 POSTGRES_UNAVAILABLE = _postgres_reason()
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """How `make test` shares the tests among processes (pytest-xdist, `--dist loadgroup`).
+
+    The browser tests form one group, so one process starts their stack and Chromium; every other
+    file is a group of its own, so its module-scoped stacks start once. (Tests marked `serial` run
+    in a second pass, alone.)
+    """
+    for item in items:
+        path = Path(item.path)
+        group = "e2e" if path.parent.name == "e2e" else f"{path.parent.name}/{path.name}"
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_report_header() -> str:
     if POSTGRES_UNAVAILABLE:
         return f"!!! POSTGRESQL TESTS WILL BE SKIPPED: {POSTGRES_UNAVAILABLE} (set QUIRE_TEST_DATABASE_URL)"

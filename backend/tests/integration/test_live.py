@@ -14,6 +14,7 @@ import httpx
 import psutil
 import pytest
 
+from backend.tests.aio import run_async
 from backend.tests.integration.conftest import running_stack
 from backend.tests.integration.stack import Stack, document, follow, sse_events
 from backend.tests.integration.test_security import browser_session
@@ -199,7 +200,7 @@ def test_a_thousand_waiting_clients_hold_no_thread_each(shared_stack: Stack) -> 
             return await asyncio.gather(*waiting)
 
     # When a thousand clients wait on it at once
-    responses = asyncio.run(wait_all())
+    responses = run_async(wait_all)
     shared_stack.http.post(f"/ai-jobs/{job_id}/cancel")
     # Then every one got its answer after the wait, and the web process grew no thread per waiter
     assert all(r.status_code == 200 and r.headers["preference-applied"] == "wait=4" for r in responses)

@@ -106,6 +106,7 @@ def test_a_malformed_answer_leaves_evidence_for_operators_only(ops_stack: Stack)
     assert admin_api.get(f"/ai-jobs/{job_id}/artifacts/{evidence_name}").status_code == 404
 
 
+@pytest.mark.serial  # measures the spacing of replays, which a busy machine stretches
 def test_group_replay_asks_first_and_keeps_the_rate(ops_stack: Stack) -> None:
     ops_stack.start_worker()
     ops_stack.create_user("admin@example.com", admin=True)

@@ -20,6 +20,9 @@ from backend.tests.stress.conftest import FULL, scale
 from backend.tests.stress.test_runbook import STRESS_ENV, Record, submit_all, wait_all
 from quire.queue.embedded_redis import EmbeddedRedis
 
+# Several hosts' worth of processes, and a kill timed against their progress: it runs alone (`make test`).
+pytestmark = pytest.mark.serial
+
 
 @pytest.mark.timeout(900 if FULL else 300)
 def test_web_and_two_worker_hosts_share_only_postgres_redis_and_a_bucket(

@@ -30,6 +30,9 @@ from quire.queue.embedded_redis import EmbeddedRedis
 from quire.queue.worker import SUPPORT_CONNECTIONS
 from quire.settings import Settings
 
+# The runbook loads the whole machine, and one case restarts PostgreSQL: it runs alone (`make test`).
+pytestmark = pytest.mark.serial
+
 Record = Callable[[str, str, str, str], None]
 STRESS_ENV = {"QUIRE_SUBMISSIONS_PER_MINUTE": "100000", "QUIRE_LOGIN_ATTEMPTS_PER_MINUTE": "1000"}
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
+from backend.tests.aio import run_async
 from quire.jobs.line import QueuePlace
 from quire.queue.live import Change
 from quire.web import live
@@ -86,7 +85,7 @@ def test_a_change_wakes_its_job_its_owner_and_after_a_while_the_line(monkeypatch
         assert owner.lost
         assert other.lost
 
-    asyncio.run(scenario())
+    run_async(scenario)
 
 
 def test_the_line_is_read_once_for_all_and_wakes_only_the_watchers_whose_place_changed(
@@ -128,4 +127,4 @@ def test_the_line_is_read_once_for_all_and_wakes_only_the_watchers_whose_place_c
         assert [await watch.changed(0.05) for watch in first] == [False, False, False]
         assert len(reads) == 2
 
-    asyncio.run(scenario())
+    run_async(scenario)

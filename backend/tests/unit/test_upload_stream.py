@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from pathlib import Path
 
-import anyio
 import pytest
 from litestar.exceptions import ClientException, HTTPException
 
+from backend.tests.aio import run_async
 from backend.tests.conftest import Database
 from quire.documents.einvoice import HEAD_BYTES
 from quire.jobs import service
@@ -81,7 +81,7 @@ def test_an_upload_over_the_limit_is_refused_within_one_chunk_of_it() -> None:
     before = files_left()
     request = StreamedRequest({"workflow": "document_summary"}, "big.txt", text_of(limit + 20 * CHUNK))
     with pytest.raises(service.UploadRejected) as refused:
-        anyio.run(read_form, request, partial(service.begin_upload, owner_id=None))
+        run_async(read_form, request, partial(service.begin_upload, owner_id=None))
     assert refused.value.status == 413
     # Read: the small field and the part's headers, the limit, and at most the one chunk that passed it
     assert limit < request.read <= limit + CHUNK + 1024, request.read
@@ -93,7 +93,7 @@ def test_the_type_is_decided_from_the_first_bytes() -> None:
     before = files_left()
     request = StreamedRequest({}, "a.pdf", binary)
     with pytest.raises(service.UploadRejected) as refused:
-        anyio.run(read_form, request, partial(service.begin_upload, owner_id=None))
+        run_async(read_form, request, partial(service.begin_upload, owner_id=None))
     assert refused.value.status == 415
     assert request.read <= HEAD_BYTES + 2 * CHUNK
     assert files_left() == before
@@ -102,7 +102,7 @@ def test_the_type_is_decided_from_the_first_bytes() -> None:
 def test_a_streamed_form_stores_its_file_and_reads_its_fields(migrated: Database) -> None:
     content = b"".join(text_of(3 * 1024 * 1024 + 17))
     request = StreamedRequest({"workflow": "document_summary", "timeout_s": "30"}, "notes.txt", iter([content]))
-    form = anyio.run(read_form, request, partial(service.begin_upload, owner_id=None))
+    form = run_async(read_form, request, partial(service.begin_upload, owner_id=None))
     assert form.fields == {"workflow": "document_summary", "timeout_s": "30"}
     assert form.upload is not None
     assert (form.upload.size, form.upload.sha256) == (len(content), hashlib.sha256(content).hexdigest())
@@ -129,7 +129,7 @@ def test_a_form_cut_short_after_its_file_keeps_nothing(migrated: Database) -> No
     before = files_left()
     request = CutShortRequest({}, "notes.txt", text_of(300_000))
     with pytest.raises(ClientException):
-        anyio.run(read_form, request, partial(service.begin_upload, owner_id=None))
+        run_async(read_form, request, partial(service.begin_upload, owner_id=None))
     assert files_left() == before
     with session_scope() as session:
         assert session.exec(select(Upload)).all() == []
@@ -163,7 +163,7 @@ def test_a_batch_is_read_into_windows_of_one_spool_each_a_file_of_its_own() -> N
     files = {"a.txt": b"a" * (3 * CHUNK + 5), "b.txt": b"small", "c.zip": archive.getvalue()}
     request = BatchRequest({"workflow": "invoice_summary", "language": "de"}, files)
     # When it is read as it streams
-    form = anyio.run(partial(read_batch_form, request, max_parts=10, max_bytes=10 * CHUNK))
+    form = run_async(partial(read_batch_form, request, max_parts=10, max_bytes=10 * CHUNK))
     try:
         # Then the fields are kept, and each part reads back as exactly its file, from any point
         assert form.fields == {"workflow": "invoice_summary", "language": "de"}
@@ -189,7 +189,7 @@ def test_a_batch_is_read_into_windows_of_one_spool_each_a_file_of_its_own() -> N
 def test_a_batch_over_its_size_is_refused_within_one_chunk_of_it() -> None:
     request = BatchRequest({"workflow": "document_summary"}, {"big.txt": b"x" * (40 * CHUNK)})
     with pytest.raises(HTTPException) as refused:
-        anyio.run(partial(read_batch_form, request, max_parts=10, max_bytes=4 * CHUNK))
+        run_async(partial(read_batch_form, request, max_parts=10, max_bytes=4 * CHUNK))
     assert refused.value.status_code == 413
     assert request.read <= 6 * CHUNK  # the fields and headers, the limit, and one chunk past it
 
@@ -197,4 +197,4 @@ def test_a_batch_over_its_size_is_refused_within_one_chunk_of_it() -> None:
 def test_a_batch_with_more_parts_than_allowed_is_refused() -> None:
     request = BatchRequest({"workflow": "document_summary"}, {f"{n}.txt": b"x" for n in range(12)})
     with pytest.raises(ClientException):
-        anyio.run(partial(read_batch_form, request, max_parts=10, max_bytes=4 * CHUNK))
+        run_async(partial(read_batch_form, request, max_parts=10, max_bytes=4 * CHUNK))
