@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 from collections.abc import Awaitable, Callable
 from types import FrameType, TracebackType
 from typing import Any, TypeVar
@@ -49,6 +50,15 @@ LINE_WAKE_INTERVAL_S = 1.0
 LINE_WAKE_SLICE = 50
 LINE_WAKE_SPREAD = 0.5
 RECONNECT_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 5.0)
+# The subscription waits in a read that nothing may answer for hours. A connection dropped silently
+# (a NAT or load balancer forgetting it) is found by TCP keepalive: probes after 30 s of quiet,
+# every 10 s, three unanswered ones and the read fails, streams end and pages poll. (The system's
+# default would wait two hours.)
+KEEPALIVE = {
+    option: value
+    for name, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3))
+    if (option := getattr(socket, name, None)) is not None
+}
 
 
 class LiveUnavailable(Exception):
@@ -176,7 +186,8 @@ class LiveHub:
         watched by a thousand streams costs one database read, not a thousand."""
         version = self._versions.get(job_id, 0)
         found = self._reads.get(job_id)
-        if found is None or found[0] != version:
+        # A read that failed is not shared on: the next watcher to ask reads again.
+        if found is None or found[0] != version or _failed(found[1]):
             found = (version, asyncio.ensure_future(read()))
             self._reads[job_id] = found
         result: T = await asyncio.shield(found[1])
@@ -285,7 +296,9 @@ class LiveHub:
     async def _listen(self) -> None:
         failures = 0
         while not self.stopping:
-            client = aioredis.Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_keepalive=True)
+            client = aioredis.Redis.from_url(
+                self.redis_url, socket_connect_timeout=2, socket_keepalive=True, socket_keepalive_options=KEEPALIVE
+            )
             try:
                 async with client.pubsub(ignore_subscribe_messages=True) as pubsub:
                     await pubsub.subscribe(CHANNEL)
@@ -340,3 +353,7 @@ def read_places(job_ids: frozenset[str]) -> dict[str, QueuePlace]:
     """The places in line of those of `job_ids` still queued (one read of the whole line)."""
     with session_scope() as session:
         return places_in_line(session, job_ids)
+
+
+def _failed(future: asyncio.Future[Any]) -> bool:
+    return future.done() and (future.cancelled() or future.exception() is not None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from backend.tests.aio import run_async
@@ -84,6 +86,33 @@ def test_a_change_wakes_its_job_its_owner_and_after_a_while_the_line(monkeypatch
         hub._lose_all()
         assert owner.lost
         assert other.lost
+
+    run_async(scenario)
+
+
+def test_a_read_is_shared_by_the_watchers_of_a_change_but_a_failed_one_is_not() -> None:
+    async def scenario() -> None:
+        hub = LiveHub("redis://unused", max_watchers=10, read_line=lambda ids: {})
+        hub.subscribed = True
+        watches = [hub.watch(job_id="j1") for _ in range(3)]
+        reads: list[int] = []
+
+        async def read() -> int:
+            reads.append(1)
+            await asyncio.sleep(0.01)
+            if len(reads) == 1:
+                raise RuntimeError("the database went away for a moment")
+            return len(reads)
+
+        # Given a read that fails, the watchers waiting on it hear the failure together
+        answers = await asyncio.gather(*(hub.shared("j1", read) for _ in watches), return_exceptions=True)
+        assert [type(answer) for answer in answers] == [RuntimeError] * 3
+        # Then the next ask reads again, though the job has not changed, and that read is shared
+        assert await asyncio.gather(*(hub.shared("j1", read) for _ in watches)) == [2, 2, 2]
+        assert len(reads) == 2
+        # And a change of the job makes the next ask read once more
+        hub.deliver(Change("j1", "u1", "running"))
+        assert await hub.shared("j1", read) == 3
 
     run_async(scenario)
 
