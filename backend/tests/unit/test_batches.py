@@ -134,13 +134,19 @@ def _batch_of(dispatcher: Dispatcher, count: int) -> tuple[str, list[str]]:
     return batch.id, jobs
 
 
-def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(migrated: Database) -> None:
-    # Given a sealed batch of two jobs, and a listener on the dispatcher's after-commit hook
+def _listening() -> tuple[Dispatcher, BatchCompletion, list[str]]:
+    """A dispatcher whose after-commit hook checks batches, and the ids of the batches heard finishing."""
     dispatcher = Dispatcher(InMemoryQueue())
     completion = BatchCompletion()
     dispatcher.on_commit(completion)
     heard: list[str] = []
     completion.on_completed(lambda _session, batch: heard.append(batch.id))
+    return dispatcher, completion, heard
+
+
+def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(migrated: Database) -> None:
+    # Given a sealed batch of two jobs, and a listener on the dispatcher's after-commit hook
+    dispatcher, completion, heard = _listening()
     batch_id, (first, second) = _batch_of(dispatcher, 2)
     # When the first job ends, the batch is not finished
     service.cancel(dispatcher, first)
@@ -156,11 +162,7 @@ def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(migrated: Data
 
 
 def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(migrated: Database) -> None:
-    dispatcher = Dispatcher(InMemoryQueue())
-    completion = BatchCompletion()
-    dispatcher.on_commit(completion)
-    heard: list[str] = []
-    completion.on_completed(lambda _session, batch: heard.append(batch.id))
+    dispatcher, _completion, heard = _listening()
     batch_id, (first, second) = _batch_of(dispatcher, 2)
     service.cancel(dispatcher, first)
     # When the other, still queued, is deleted, the batch is finished then, not at the next recovery pass
@@ -169,11 +171,7 @@ def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(migrated: 
 
 
 def test_a_batch_is_not_finished_while_it_is_still_being_admitted(migrated: Database) -> None:
-    dispatcher = Dispatcher(InMemoryQueue())
-    completion = BatchCompletion()
-    dispatcher.on_commit(completion)
-    heard: list[str] = []
-    completion.on_completed(lambda _session, batch: heard.append(batch.id))
+    dispatcher, completion, heard = _listening()
     batch_id, (job,) = _batch_of(dispatcher, 1)
     with session_scope() as session:
         session.get_one(Batch, batch_id).sealed_at = None
