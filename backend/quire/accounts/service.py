@@ -6,6 +6,7 @@ import base64
 import hashlib
 import secrets
 from dataclasses import dataclass
+from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -18,8 +19,15 @@ from quire.db import session_scope, utcnow
 
 # argon2-cffi's defaults are Argon2id with the RFC 9106 low-memory parameters.
 _hasher = PasswordHasher()
-# Verifying against this keeps a login for an unknown email as slow as one for a known email.
-_DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verifying against this keeps a login for an unknown email as slow as one for a known email.
+    Made on first use: hashing costs every process that imports this module (the CLI too) a while."""
+    return _hasher.hash(secrets.token_urlsafe(16))
+
+
 TOKEN_PREFIX = "qt_"  # noqa: S105 - a marker, not a secret
 # Standard Webhooks secrets: `whsec_` and base64 of at least 24 random bytes (32 here).
 WEBHOOK_SECRET_PREFIX = "whsec_"  # noqa: S105 - a marker, not a secret
@@ -82,7 +90,7 @@ def authenticate(email: str, password: str) -> Principal | None:
     with session_scope() as session:
         user = session.exec(select(User).where(User.email == normalise_email(email))).first()
     try:
-        _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
+        _hasher.verify(user.password_hash if user else _dummy_hash(), password)
     except (VerificationError, InvalidHashError):
         return None
     return _principal(user) if user else None
