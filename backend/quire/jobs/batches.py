@@ -45,7 +45,7 @@ from quire.documents.archive import (
 from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.storage import TooLarge
 from quire.jobs import service, store
-from quire.jobs.models import Batch, Job, JobStatus, Upload, utcnow
+from quire.jobs.models import Batch, Job, JobRemoved, JobStatus, Upload, utcnow
 from quire.jobs.results import InvoiceRow, ResultCache, invoice_rows
 from quire.jobs.states import TERMINAL
 from quire.queue.dispatch import Dispatcher
@@ -545,6 +545,9 @@ class BatchCompletion:
         self.listeners.append(listener)
 
     def __call__(self, job_id: str, moved: object) -> None:
+        if isinstance(moved, JobRemoved) and moved.batch_id is not None:
+            self.check(moved.batch_id)  # the batch's last active job may be the one deleted
+            return
         if not isinstance(moved, Job) or moved.batch_id is None:
             return
         if moved.status in TERMINAL:

@@ -139,9 +139,10 @@ class Job(SQLModel, table=True):
 @dataclass(frozen=True)
 class JobRemoved:
     """What the after-commit hooks are told when a job's record is deleted: it is gone for good, so
-    its open streams end (the owner's list streams drop it)."""
+    its open streams end (the owner's list streams drop it), and its batch may have finished."""
 
     owner_id: str | None
+    batch_id: str | None = None
 
 
 class Batch(SQLModel, table=True):

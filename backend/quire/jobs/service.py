@@ -535,9 +535,7 @@ def delete(dispatcher: Dispatcher, job_id: str) -> bool:
     upload row, and the expiry of unused uploads removes both later. Once the record is gone the
     after-commit hooks hear `JobRemoved`, so the job's open streams say so and end.
     """
-    # Through the dispatcher, so its after-commit hooks hear the cancel (a batch whose last active
-    # job this was completes now, not at the next recovery pass).
-    dispatcher.record(job_id, partial(states.cancel, job_id, detail="Deleted on request."))
+    states.cancel(job_id, detail="Deleted on request.")  # the hooks hear of the removal instead
     job = store.get_job(job_id)
     if job is None:
         return False
@@ -545,7 +543,7 @@ def delete(dispatcher: Dispatcher, job_id: str) -> bool:
     storage.delete_tree(artifacts_prefix(job_id))
     if store.delete_job(job_id) is None:
         return False
-    dispatcher.committed(job_id, JobRemoved(job.owner_id))
+    dispatcher.committed(job_id, JobRemoved(job.owner_id, job.batch_id))
     remove_unused_upload(job.input_ref.removeprefix("uploads/"))
     return True
 
