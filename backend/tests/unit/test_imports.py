@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("quire.jobs", "quire.queue", "quire.webhooks"),
     ("quire.bootstrap",),
     # Entry points: the web app, the CLI and the worker process.
-    ("quire.web", "quire.app", "quire.cli", "quire.__main__", "quire.queue.worker"),
+    ("quire.web", "quire.app", "quire.cli", "quire.commands", "quire.__main__", "quire.queue.worker"),
 ]
 
 

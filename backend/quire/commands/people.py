@@ -1,0 +1,66 @@
+"""Accounts from the command line: `quire users`, `quire tokens` and `quire webhooks`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from quire.accounts import service as accounts
+
+
+@click.group()
+def users() -> None:
+    """Manage accounts."""
+
+
+@users.command("create")
+@click.argument("email")
+@click.option("--admin", is_flag=True, help="Give the account the admin role.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+def users_create(email: str, admin: bool, password_stdin: bool) -> None:
+    """Create an account."""
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        principal = accounts.create_user(email, password, is_admin=admin)
+    except accounts.AccountError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"created {principal.email}{' (admin)' if principal.is_admin else ''}")
+
+
+@click.group()
+def tokens() -> None:
+    """Manage API tokens."""
+
+
+@tokens.command("create")
+@click.argument("email")
+@click.option("--name", default="cli", show_default=True)
+def tokens_create(email: str, name: str) -> None:
+    """Create an API token for EMAIL and print it (shown once)."""
+    principal = accounts.user_by_email(email)
+    if principal is None:
+        raise click.ClickException(f"no account {email}")
+    _, secret = accounts.create_token(principal.user_id, name)
+    click.echo(secret)
+
+
+@click.group()
+def webhooks() -> None:
+    """Webhook signing secrets."""
+
+
+@webhooks.command("secret")
+@click.argument("email")
+def webhooks_secret(email: str) -> None:
+    """Rotate EMAIL's webhook signing secret and print the new one (whsec_...).
+
+    Deliveries attempted from now on are signed with the new secret alone.
+    """
+    principal = accounts.user_by_email(email)
+    if principal is None:
+        raise click.ClickException(f"no account {email}")
+    click.echo(accounts.rotate_webhook_secret(principal.user_id))
