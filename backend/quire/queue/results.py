@@ -7,6 +7,7 @@ files are never seen. A malformed answer is staged as evidence for operators onl
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,10 @@ def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) 
     workflow = get_workflow(job.workflow)
     model = get_provider(settings.model_provider, job.timeout_s)
     data = get_storage().read_bytes(job.input_ref)
+    if hashlib.sha256(data).hexdigest() != job.input_sha256:
+        # Downloads are checked against the recorded digest; so is what a worker reads. A short or
+        # damaged read is worth another try; a stored copy that stays wrong ends in dead_letter.
+        raise StorageUnavailable("The stored copy of the document is not the one that was uploaded.")
     limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
     languages = job.language or settings.ocr_languages
     document: Document = extract(data, job.input_filename, job.input_sha256, limits, languages, progress)

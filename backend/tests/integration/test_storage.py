@@ -58,6 +58,22 @@ def test_a_damaged_artifact_is_never_served_as_whole(files_stack: Stack) -> None
         files_stack.http.get(artifact["url"])
 
 
+def test_a_worker_does_not_read_an_input_that_changed_after_it_was_accepted(files_stack: Stack) -> None:
+    # Given an upload whose stored copy was changed behind Quire's back before any job used it
+    uploaded = files_stack.http.post("/uploads", files={"file": ("a.txt", document(), "text/plain")}).json()
+    files_stack.overwrite(uploaded["input_ref"], document())
+    # When a job is run on it
+    body = {"workflow": "document_summary", "input_ref": uploaded["input_ref"], "limits": {"max_attempts": 1}}
+    accepted = files_stack.http.post("/ai-jobs", json=body)
+    assert accepted.status_code == 202, accepted.text
+    view = files_stack.wait(accepted.json()["job_id"])
+    # Then the worker refuses it as a storage fault (retried while attempts remain), and makes nothing of it
+    assert view["status"] == "dead_letter", view["events"]
+    assert view["error"]["code"] == "upstream_unavailable"
+    assert "not the one that was uploaded" in (view["events"][-1].get("detail") or ""), view["events"]
+    assert view["artifacts"] == []
+
+
 def test_an_upload_over_the_limit_without_a_length_is_refused_and_leaves_nothing(files_stack: Stack) -> None:
     # Given a body sent chunked (no Content-Length to refuse it from), far past the 2 MB limit
     # (how much of it the server reads is measured in tests/unit/test_upload_stream.py)
