@@ -17,7 +17,7 @@ run: install
 # workers), then the tests marked `serial` alone (they measure time, or load the whole machine).
 # Both always run; the command fails if either does.
 test: install browser lint typecheck
-	$(BIN)/pytest -n 3 --dist loadgroup --no-loadscope-reorder -m "not serial"; parallel=$$?; \
+	$(BIN)/pytest -n 3 --dist loadgroup -m "not serial"; parallel=$$?; \
 	$(BIN)/pytest -m serial --output=test-results/playwright-serial; serial=$$?; \
 	exit $$(( parallel || serial ))
 

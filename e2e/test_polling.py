@@ -58,6 +58,7 @@ def gaps(times: list[float]) -> list[float]:
     return [b - a for a, b in pairwise(times)]
 
 
+@pytest.mark.serial  # measures the gaps between polls, which a busy machine stretches
 def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_stack: Stack) -> None:
     sign_in(page, cadence_stack.base_url)
     without_streams(page)
