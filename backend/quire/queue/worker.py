@@ -106,6 +106,10 @@ def run_worker_process(threads: int) -> int:
 
     signals = StopRequest()
     stop = threading.Event()  # set by the main thread only; the support threads wait on it
+    # The heartbeat goes on through the graceful shutdown, until every attempt still held is handed
+    # back: stopped with the rest, a lease would run out while attempts finish, and another
+    # worker's recovery would take them as lost (worker_lost) instead of as handed over.
+    handed_back = threading.Event()
     supervisor = os.getppid()
 
     worker = dramatiq.Worker(
@@ -123,20 +127,21 @@ def run_worker_process(threads: int) -> int:
         worker_threads=settings.webhook_threads,
         worker_timeout=max(settings.worker_idle_poll_ms, 100),
     )
+    heartbeat = threading.Thread(
+        target=_heartbeat_loop, args=(handed_back, threads, control), name="lease-heartbeat", daemon=True
+    )
+    replaying = threading.Thread(
+        target=run_group_replays, args=(stop, quire.dispatcher, control.worker_id), name="group-replays", daemon=True
+    )
     support = [
-        threading.Thread(target=_heartbeat_loop, args=(stop, threads, control), name="lease-heartbeat", daemon=True),
+        heartbeat,
         threading.Thread(
             target=run_recovery_loop,
             args=(stop, quire.dispatcher, quire.webhooks, quire.broker.client, quire.batches.finish_unmarked),
             name="recovery",
             daemon=True,
         ),
-        threading.Thread(
-            target=run_group_replays,
-            args=(stop, quire.dispatcher, control.worker_id),
-            name="group-replays",
-            daemon=True,
-        ),
+        replaying,
     ]
     # Recorded before the heartbeat thread starts: the two would otherwise race to insert the row.
     _record_worker(control.worker_id, threads)
@@ -158,14 +163,17 @@ def run_worker_process(threads: int) -> int:
     # Graceful shutdown: take no new messages, let running attempts finish within the grace
     # period, then hand whatever is still running back to the queue for another worker.
     log.info(
-        "worker %s stopping; waiting up to %.0f s for running attempts", control.worker_id, settings.shutdown_grace_s
+        "worker %s stopping; waiting up to %g s for running attempts", control.worker_id, settings.shutdown_grace_s
     )
     worker.stop(timeout=int(settings.shutdown_grace_s * 1000))
     # An attempt cut short here is sent again once its claim runs out.
     webhook_worker.stop(timeout=int(settings.webhook_timeout_s * 1000))
     released = runner.release_held_attempts()
-    # The group replay this process carries out, if any, is given up for another worker to go on with.
-    support[-1].join(timeout=5)
+    handed_back.set()
+    # The group replay this process carries out, if any, is given up for another worker to go on
+    # with; the heartbeat's last write comes before the row is marked stopped.
+    for thread in (heartbeat, replaying):
+        thread.join(timeout=5)
     if released:
         log.warning("worker %s released %d unfinished attempts to other workers", control.worker_id, released)
     _record_worker(control.worker_id, threads, stopped=True)
