@@ -13,14 +13,12 @@ Figures, not assertions: they depend on the machine and on what else runs on it.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +29,11 @@ sys.path.insert(0, str(ROOT))
 CORPUS = ROOT / "backend" / "tests" / "corpus"
 
 from backend.tests.conftest import Database  # noqa: E402
+from backend.tests.documents import zip_of  # noqa: E402
 from backend.tests.integration.stack import Stack, document  # noqa: E402
 from quire.queue.embedded_redis import EmbeddedRedis  # noqa: E402
 
 Files = list[tuple[str, tuple[str, bytes, str]]]
-
-
-def zip_of(entries: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return out.getvalue()
 
 
 def pct(values: list[float], p: float) -> float:

@@ -7,25 +7,17 @@ import csv
 import hashlib
 import io
 import re
-import zipfile
 from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
+from backend.tests.documents import zip_of
 from backend.tests.integration.stack import Stack, document
 from e2e.conftest import screenshot
 from e2e.test_browser import open_job
 
 CORPUS = Path(__file__).resolve().parents[1] / "backend" / "tests" / "corpus" / "zugferd" / "pdf"
 SUMMARY = "[data-summary]"
-
-
-def zip_of(entries: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return out.getvalue()
 
 
 def drop(page: Page, files: dict[str, bytes]) -> None:

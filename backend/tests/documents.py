@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import random
+import zipfile
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -38,6 +39,15 @@ def encrypted_pdf(lines: list[str]) -> bytes:
     writer.encrypt(user_password="secret", owner_password="owner")
     out = io.BytesIO()
     writer.write(out)
+    return out.getvalue()
+
+
+def zip_of(entries: dict[str, bytes]) -> bytes:
+    """A ZIP archive (deflated) holding `entries`, name -> bytes."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
     return out.getvalue()
 
 

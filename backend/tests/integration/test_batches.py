@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import time
-import zipfile
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import httpx
 import openpyxl
 import pytest
 
+from backend.tests.documents import zip_of
 from backend.tests.integration.stack import PASSWORD, Stack, document, event_types, sha256
 from backend.tests.integration.test_security import browser_session, csrf
 
@@ -21,14 +21,6 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd" / "pdf"
 BINARY = b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4
 CORRUPT_PDF = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> broken beyond repair \x00\x01\x02"
 Files = list[tuple[str, tuple[str, bytes, str]]]
-
-
-def zip_of(entries: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    return out.getvalue()
 
 
 def wait_batch(stack: Stack, batch_id: str, status: str = "completed", timeout: float = 60) -> dict[str, Any]:
