@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
@@ -158,3 +159,53 @@ def test_batch_page_follows_its_jobs_live_without_polling(page: Page, live: Stac
     expect(region).to_have_attribute("data-live", "ended")
     assert polls == [], "the batch card polled while its stream was open"
     assert page.locator("[data-poll]").count() == 0
+
+
+def test_upload_page_card_follows_its_stream_without_polling(page: Page, live: Stack, tmp_path: Path) -> None:
+    # Given the upload page, watched for the card's polls (they carry ?since=; the first read does not)
+    page.goto(f"{live.base_url}/")
+    polls = record_polls(page, "/status?since=")
+    path = tmp_path / "report.txt"
+    path.write_bytes(document("slow:2"))
+    # When a slow document is uploaded through the form
+    page.set_input_files("#file", str(path))
+    page.get_by_role("button", name="Upload and start").click()
+    region = page.locator("#submission")
+    expect(region).to_have_attribute("data-live", "streaming")
+    # Then its card goes on to Completed from the stream, which then ends, without polling
+    expect(region.locator("[role=status]")).to_have_attribute("data-status", "completed", timeout=30_000)
+    expect(region).to_have_attribute("data-live", "ended")
+    assert polls == [], "the upload page's card polled while its stream was open"
+    # And the next upload's card follows its own job's stream
+    path.write_bytes(document("slow:1"))
+    page.set_input_files("#file", str(path))
+    page.get_by_role("button", name="Upload and start").click()
+    expect(region).to_have_attribute("data-live", "streaming")
+    job_id = region.locator("[role=status]").get_attribute("data-job-id")
+    assert region.get_attribute("data-live-stream") == f"/jobs/{job_id}/stream"
+    expect(region.locator("[role=status]")).to_have_attribute("data-status", "completed", timeout=30_000)
+    assert polls == []
+
+
+def test_card_reopens_its_stream_when_the_server_ends_it_after_its_lifetime(page: Page, live: Stack) -> None:
+    # Given a web process that ends every stream after 35 s (longer than the 30 s after which the
+    # page takes an ended stream for a finished one rather than a broken one), and a long job
+    web = live.another_web(QUIRE_STREAM_MAX_S="35")
+    job_id = live.submit(document("slow:45"))
+    live.wait(job_id, {"running"})
+    polls = record_polls(page, f"/jobs/{job_id}/status")
+    streams = record_polls(page, f"/jobs/{job_id}/stream")
+    page.goto(f"{web}/jobs/{job_id}")
+    region = page.locator("[data-live-stream]")
+    expect(region).to_have_attribute("data-live", "streaming")
+    # When the server ends the stream
+    deadline = time.monotonic() + 50
+    while len(streams) < 2 and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+    # Then the page opened a fresh one at once, stayed live without polling, and shows the next change
+    assert len(streams) >= 2, "the page did not reopen its stream"
+    assert streams[1] - streams[0] > 30, gaps(streams)
+    expect(region).to_have_attribute("data-live", "streaming")
+    assert polls == [], "the card polled instead of reopening its stream"
+    assert live.http.post(f"/ai-jobs/{job_id}/cancel").status_code == 200
+    expect(page.locator("[role=status]")).to_have_attribute("data-status", "cancelled", timeout=5_000)

@@ -3,6 +3,8 @@
 // region's polling is held back; if the stream cannot be opened or breaks, the region asks its
 // data-live-poll URL at once and the server-decided polling schedule takes over, and the stream is
 // tried again later. Without JavaScript, or without EventSource, the page polls as before.
+// A region added after the page loaded (the upload page's new job) is followed through
+// window.quireLive.follow.
 (function () {
   "use strict";
   if (!window.EventSource || !window.htmx) return;
@@ -14,7 +16,10 @@
   const LONG_LIVED_MS = 30000;
 
   function follow(region) {
+    // A region follows one stream at a time: the upload page reuses its region for the next job.
+    if (region.liveSource) region.liveSource.close();
     const source = new EventSource(region.dataset.liveStream);
+    region.liveSource = source;
     let openedAt = 0;
     // A retry made while polling leaves polling alone until the stream is really open.
     if (region.dataset.live !== "polling") region.dataset.live = "connecting";
@@ -57,7 +62,11 @@
   function retryLater(region) {
     const wait = region.liveRetryMs || RETRY_FIRST_MS;
     region.liveRetryMs = Math.min(wait * 2, RETRY_MAX_MS);
-    window.setTimeout(() => region.dataset.live === "polling" && follow(region), wait);
+    const stream = region.dataset.liveStream;
+    // Not when the region has moved on to another job's stream meanwhile.
+    window.setTimeout(() => {
+      if (region.dataset.live === "polling" && region.dataset.liveStream === stream) follow(region);
+    }, wait);
   }
 
   function replace(region, html) {
@@ -78,6 +87,8 @@
       event.preventDefault();
     }
   });
+
+  window.quireLive = { follow };
 
   document.addEventListener("DOMContentLoaded", () => {
     document.querySelectorAll("[data-live-stream]").forEach(follow);

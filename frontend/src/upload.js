@@ -198,16 +198,24 @@
       submission.appendChild(pending);
       // Keyboard and screen-reader users land on the new job's status, not back at the top.
       pending.focus();
-      window.htmx
-        .ajax("GET", `/jobs/${body.job_id}/status`, { target: "#submission", swap: "innerHTML" })
-        .then(() => {
-          state.hidden = true;
-          const status = submission.querySelector("[role=status]");
-          if (status) {
-            status.tabIndex = -1;
-            status.focus();
-          }
-        });
+      const card = `/jobs/${body.job_id}/status`;
+      window.htmx.ajax("GET", card, { target: "#submission", swap: "innerHTML" }).then(() => {
+        state.hidden = true;
+        const status = submission.querySelector("[role=status]");
+        if (status) {
+          status.tabIndex = -1;
+          status.focus();
+        }
+        // The new job's card follows its stream as the job page does (live.js), polling only
+        // when the stream cannot be had.
+        if (window.quireLive) {
+          submission.dataset.liveStream = `/jobs/${body.job_id}/stream`;
+          submission.dataset.livePoll = card;
+          delete submission.dataset.live;
+          submission.liveRetryMs = 0;
+          window.quireLive.follow(submission);
+        }
+      });
       document.body.dispatchEvent(new CustomEvent("quire:job-submitted"));
     });
     request.addEventListener("error", () => {

@@ -99,11 +99,11 @@ class Stack:
 
     # Processes
 
-    def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         log = (self.root / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", "quire", *args],
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -151,11 +151,11 @@ class Stack:
                 time.sleep(0.1)
         raise RuntimeError("quire web did not become healthy")
 
-    def another_web(self) -> str:
-        """Start a second `quire web` on its own port, sharing this stack's Redis and database;
-        its base URL."""
+    def another_web(self, **env: str) -> str:
+        """Start a second `quire web` on its own port, sharing this stack's Redis and database (with
+        `env` added to its environment); its base URL."""
         port = free_port()
-        self._spawn(f"web-{port}", "web", "--port", str(port))
+        self._spawn(f"web-{port}", "web", "--port", str(port), env=env)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
