@@ -26,8 +26,13 @@ from quire.web.streams import Feed, JobId, ThreadedFeed, job_stream_of, open_wat
 
 
 class TableFeed(ThreadedFeed):
-    """The jobs list page: the whole table first, then the row of each job that changes, or the
-    whole table again when a job not in it changes (a new one, say)."""
+    """The jobs list page: the whole table first, then the row of each shown job that changes, or the
+    whole table again when a job it does not show changes (a new one, say). A whole table is made at
+    most once every `MIN_INTERVAL_S` and never more often than twice the time the last one took (a
+    batch of thousands running changes a job not shown many times a second); the rows of jobs not
+    shown are never read one by one."""
+
+    MIN_INTERVAL_S = 1.0
 
     def __init__(self, request: PageRequest, status: str | None, cursor: str | None) -> None:
         super().__init__(lambda view: pages.render(request, "partials/job_row.html", _row_context(view)))
@@ -35,6 +40,8 @@ class TableFeed(ThreadedFeed):
         self.status = status
         self.cursor = cursor
         self._shown: set[str] = set()
+        self._table_at = 0.0
+        self._took = 0.0  # how long the last whole table took to make
 
     def snapshot(self) -> list[ServerSentEventMessage]:
         context = {
@@ -46,10 +53,24 @@ class TableFeed(ThreadedFeed):
             ServerSentEventMessage(data=pages.render(self.request, "partials/jobs_table.html", context), event="table")
         ]
 
+    async def follow(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
+        if job_ids <= self._shown:
+            return await super().follow(job_ids, line_moved)
+        return await self._table()
+
+    async def _table(self) -> list[ServerSentEventMessage]:
+        loop = asyncio.get_running_loop()
+        if (wait := self._table_at + max(self.MIN_INTERVAL_S, 2 * self._took) - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        self._table_at = loop.time()
+        events = await to_thread.run_sync(self.snapshot)
+        self._took = loop.time() - self._table_at
+        return events
+
     def changes(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
         views = {job_id: read_view(job_id, self.request.user) for job_id in sorted(job_ids)}
-        if any(job_id not in self._shown or view is None for job_id, view in views.items()):
-            return self.snapshot()
+        if any(view is None for view in views.values()):
+            return self.snapshot()  # a shown job was deleted
         return [event for view in views.values() if view is not None and (event := self.job_event(view)) is not None]
 
 

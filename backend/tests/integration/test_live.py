@@ -4,6 +4,7 @@ and ETA, fan-out to several web processes, and what happens when Redis goes away
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 import time
@@ -330,3 +331,38 @@ def test_batch_page_stream_sends_the_card_as_its_jobs_change_then_ends(shared_st
     shared_stack.create_user(email)
     stranger = browser_session(shared_stack, email)
     assert stranger.get(f"/batches/{batch_id}/stream").status_code == 404
+
+
+def test_list_page_stream_makes_the_whole_table_at_most_once_a_second(shared_stack: Stack) -> None:
+    # Given its owner's jobs list followed as the page follows it
+    owner = browser_session(shared_stack, "owner@example.com")
+    tables: list[tuple[float, str]] = []
+    with owner.stream("GET", "/jobs/stream", timeout=30) as stream:
+        assert stream.status_code == 200
+
+        def read() -> None:
+            try:
+                for event, data in sse_events(stream):
+                    if event == "table":
+                        tables.append((time.monotonic(), data))
+            except (httpx.HTTPError, RuntimeError):
+                return  # closed by the test
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 10
+        while not tables and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # When a dozen new jobs, none of them in the table yet, are submitted and run at once
+        jobs = [shared_stack.submit(document()) for _ in range(12)]
+        for job_id in jobs:
+            shared_stack.wait(job_id)
+        time.sleep(2.5)
+        stream.close()
+        reader.join(timeout=5)
+    # Then the whole table was made again, at most once a second, and the last one shows them all done
+    spaced = [b - a for a, b in itertools.pairwise(at for at, _ in tables[1:])]
+    assert len(tables) >= 2, "the table was never sent again"
+    assert all(gap > 0.9 for gap in spaced), spaced
+    last = tables[-1][1]
+    assert all(f'data-job-id="{job_id}"' in last for job_id in jobs)
