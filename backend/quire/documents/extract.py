@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -353,7 +353,7 @@ def _scanned_pdf_pages(
     """OCR of every page that has neither text for pypdf nor words for PDFium: a scanned page."""
     import pypdfium2 as pdfium
 
-    from quire.documents.ocr import languages_after, read_page, render_pdf_page
+    from quire.documents.ocr import read_pages, render_pdf_page
 
     with_words = {word.page for word in words}
     scanned = [n for n, text in enumerate(texts, start=1) if not text.strip() and n not in with_words]
@@ -361,22 +361,24 @@ def _scanned_pdf_pages(
         return {}
     count = len(texts)
     done = count - len(scanned)
-    read: dict[int, OcrPage] = {}
     pdf = pdfium.PdfDocument(data)
-    try:
+
+    def rendered() -> Iterator[tuple[int, Any, float]]:
         for number in scanned:
-            progress(Progress(done, count, f"Reading page {number} of {count}", ocr_pages=len(scanned)))
             page = pdf[number - 1]
             image, dpi = render_pdf_page(page)
             page.close()
-            read[number] = read_page(image, dpi, number, languages)
-            languages = languages_after(read[number], languages)
-            done += 1
+            yield number, image, dpi
+
+    def reading(read: int, number: int) -> None:
+        progress(Progress(done + read, count, f"Reading page {number} of {count}", ocr_pages=len(scanned)))
+
+    try:
+        return read_pages(rendered(), languages, reading)
     except pdfium.PdfiumError as exc:
         raise InvalidInput("This PDF is damaged or incomplete. Upload a different copy.") from exc
     finally:
         pdf.close()
-    return read
 
 
 def _searchable_pdf(original: bytes | None, count: int, read: dict[int, OcrPage]) -> bytes:
@@ -396,15 +398,15 @@ def _searchable_pdf(original: bytes | None, count: int, read: dict[int, OcrPage]
 
 
 def _image_pages(data: bytes, limits: Limits, languages: str, progress: ProgressCallback) -> dict[int, OcrPage]:
-    from quire.documents.ocr import languages_after, open_images, page_count, read_page
+    from quire.documents.ocr import open_images, page_count, read_pages
 
     count = page_count(data)
-    read: dict[int, OcrPage] = {}
-    for number, (image, dpi) in enumerate(open_images(data, limits.max_pages), start=1):
-        progress(Progress(number - 1, count, f"Reading page {number} of {count}", ocr_pages=count))
-        read[number] = read_page(image, dpi, number, languages)
-        languages = languages_after(read[number], languages)
-    return read
+
+    def reading(read: int, number: int) -> None:
+        progress(Progress(read, count, f"Reading page {number} of {count}", ocr_pages=count))
+
+    pages = ((number, image, dpi) for number, (image, dpi) in enumerate(open_images(data, limits.max_pages), start=1))
+    return read_pages(pages, languages, reading)
 
 
 def _legible(read: dict[int, OcrPage]) -> bool:

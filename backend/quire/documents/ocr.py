@@ -12,6 +12,9 @@ The first page is narrowed the same way before it is read: a quick English-only 
 150 dpi is enough for a language identifier (py3langid, restricted to the languages tried)
 to tell which language the page is in; when it is sure, the page is read in that language and English,
 else in all of them.
+A document of several pages is read on the machine's cores side by side (`read_pages`): the first page
+alone, since the language it shows narrows the others, then the rest a few at a time, each Tesseract run
+on one thread, while the next page is rendered.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import io
 import os
 import re
 import tempfile
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -260,6 +264,49 @@ def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> OcrP
             if not _needs_turning(turned.words) or legible_words(turned.words) > legible_words(result.words):
                 result = turned
     return result
+
+
+def page_threads() -> int:
+    """How many pages of one document are read at once: the cores this process may use, at most 4."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
+def read_pages(
+    pages: Iterable[tuple[int, Image.Image, float]], languages: str, reading: Callable[[int, int], None]
+) -> dict[int, OcrPage]:
+    """Each (number, image, dpi) of `pages` read by OCR, by number. The first page is read alone and the
+    language it shows narrows the rest (`languages_after`), which are read `page_threads()` at a time;
+    `pages` is pulled in the calling thread (a PDF renderer is not thread-safe). `reading(done, number)`
+    hears, in order, how many pages are read and which is the first still being read."""
+    read: dict[int, OcrPage] = {}
+    pending: deque[tuple[int, Future[OcrPage]]] = deque()
+    threads = page_threads()
+
+    def collect() -> None:
+        number, future = pending.popleft()
+        read[number] = future.result()
+        if pending:
+            reading(len(read), pending[0][0])
+
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="quire-ocr") as pool:
+        try:
+            for number, image, dpi in pages:
+                if not pending:
+                    reading(len(read), number)
+                if not read and not pending:
+                    read[number] = read_page(image, dpi, number, languages)
+                    languages = languages_after(read[number], languages)
+                    continue
+                pending.append((number, pool.submit(read_page, image, dpi, number, languages)))
+                if len(pending) >= threads:
+                    collect()
+            while pending:
+                collect()
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return read
 
 
 def _needs_turning(words: tuple[Word, ...]) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import struct
+import threading
+import time
 import zlib
 from decimal import Decimal
 from pathlib import Path
@@ -15,6 +17,7 @@ from pypdf import PdfReader, PdfWriter
 
 from backend.tests.documents import pdf_bytes
 from backend.tests.scans import degrade, encode, page_images
+from quire.documents import ocr
 from quire.documents.extract import JPEG, PNG, TIFF, WEBP, Document, Limits, Progress, Word, detect_type, extract
 from quire.documents.ocr import NO_TEXT_IN_IMAGE
 from quire.errors import InvalidInput
@@ -195,3 +198,39 @@ def test_a_quick_reading_tells_the_first_pages_language(invoice_page: Image.Imag
     assert guess_languages(short, 300, all_six) == all_six
     assert guess_languages(invoice_page, 150, "eng+fra") == "eng+fra"
     assert guess_languages(invoice_page, 150, "eng+deu+fra+heb") == "eng+deu+fra+heb"
+
+
+def test_pages_after_the_first_are_read_side_by_side_in_the_first_pages_languages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given five pages, a reader that takes its time, and the first page read as German
+    calls: list[tuple[int, str]] = []
+    busy, most = [0], [0]
+    lock = threading.Lock()
+
+    def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> ocr.OcrPage:
+        with lock:
+            calls.append((page, languages))
+            busy[0] += 1
+            most[0] = max(most[0], busy[0])
+        time.sleep(0.2 if page % 2 else 0.05)  # odd pages are slower: later pages finish first
+        with lock:
+            busy[0] -= 1
+        return ocr.OcrPage((), f"page {page}", b"", ("deu", "eng") if page == 1 else ())
+
+    monkeypatch.setattr(ocr, "read_page", read_page)
+    monkeypatch.setattr(ocr, "page_threads", lambda: 2)
+    heard: list[tuple[int, int]] = []
+    pages = ((n, Image.new("L", (10, 10)), 300.0) for n in range(1, 6))
+    # When they are read
+    read = ocr.read_pages(pages, "eng+deu+fra", lambda done, number: heard.append((done, number)))
+    # Then every page was read once, the first alone and the others two at a time in its language
+    assert sorted(read) == [1, 2, 3, 4, 5]
+    assert all(read[n].text == f"page {n}" for n in read)
+    assert calls[0] == (1, "eng+deu+fra")
+    assert sorted(calls[1:]) == [(n, "deu+eng") for n in range(2, 6)]
+    assert most[0] == 2
+    # And progress was heard in order: pages done never go back, and the page named is the first unread
+    assert heard[0] == (0, 1)
+    assert [done for done, _ in heard] == sorted(done for done, _ in heard)
+    assert all(number == done + 1 for done, number in heard)
