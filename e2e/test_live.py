@@ -166,7 +166,7 @@ def test_upload_page_card_follows_its_stream_without_polling(page: Page, live: S
     page.goto(f"{live.base_url}/")
     polls = record_polls(page, "/status?since=")
     path = tmp_path / "report.txt"
-    path.write_bytes(document("slow:2"))
+    path.write_bytes(document("slow:3"))
     # When a slow document is uploaded through the form
     page.set_input_files("#file", str(path))
     page.get_by_role("button", name="Upload and start").click()
@@ -177,7 +177,7 @@ def test_upload_page_card_follows_its_stream_without_polling(page: Page, live: S
     expect(region).to_have_attribute("data-live", "ended")
     assert polls == [], "the upload page's card polled while its stream was open"
     # And the next upload's card follows its own job's stream
-    path.write_bytes(document("slow:1"))
+    path.write_bytes(document("slow:3"))
     page.set_input_files("#file", str(path))
     page.get_by_role("button", name="Upload and start").click()
     expect(region).to_have_attribute("data-live", "streaming")
@@ -191,7 +191,7 @@ def test_card_reopens_its_stream_when_the_server_ends_it_after_its_lifetime(page
     # Given a web process that ends every stream after 35 s (longer than the 30 s after which the
     # page takes an ended stream for a finished one rather than a broken one), and a long job
     web = live.another_web(QUIRE_STREAM_MAX_S="35")
-    job_id = live.submit(document("slow:45"))
+    job_id = live.submit(document("slow:60"))
     live.wait(job_id, {"running"})
     polls = record_polls(page, f"/jobs/{job_id}/status")
     streams = record_polls(page, f"/jobs/{job_id}/stream")

@@ -199,7 +199,11 @@
       // Keyboard and screen-reader users land on the new job's status, not back at the top.
       pending.focus();
       const card = `/jobs/${body.job_id}/status`;
+      // htmx queues a second card's request behind the first and may settle them out of order:
+      // only the latest upload's card is followed.
+      submission.dataset.latestJob = body.job_id;
       window.htmx.ajax("GET", card, { target: "#submission", swap: "innerHTML" }).then(() => {
+        if (submission.dataset.latestJob !== body.job_id) return;
         state.hidden = true;
         const status = submission.querySelector("[role=status]");
         if (status) {

@@ -12,9 +12,9 @@ The first page is narrowed the same way before it is read: a quick English-only 
 150 dpi is enough for a language identifier (py3langid, restricted to the languages tried)
 to tell which language the page is in; when it is sure, the page is read in that language and English,
 else in all of them.
-A document of several pages is read on the machine's cores side by side (`read_pages`): the first page
-alone, since the language it shows narrows the others, then the rest a few at a time, each Tesseract run
-on one thread, while the next page is rendered.
+A document of several pages is read on the machine's cores side by side (`read_pages`): its pages one at
+a time until one has shown the document's language, which narrows the rest, then the rest a few at a
+time, each Tesseract run on one thread, while the next page is rendered.
 """
 
 from __future__ import annotations
@@ -275,10 +275,11 @@ def page_threads() -> int:
 def read_pages(
     pages: Iterable[tuple[int, Image.Image, float]], languages: str, reading: Callable[[int, int], None]
 ) -> dict[int, OcrPage]:
-    """Each (number, image, dpi) of `pages` read by OCR, by number. The first page is read alone and the
-    language it shows narrows the rest (`languages_after`), which are read `page_threads()` at a time;
-    `pages` is pulled in the calling thread (a PDF renderer is not thread-safe). `reading(done, number)`
-    hears, in order, how many pages are read and which is the first still being read."""
+    """Each (number, image, dpi) of `pages` read by OCR, by number. Pages are read one at a time until
+    one shows the document's language (`languages_after` narrows to it and English); the rest are then
+    read `page_threads()` at a time. `pages` is pulled in the calling thread (a PDF renderer is not
+    thread-safe). `reading(done, number)` hears, in order, how many pages are read and which is the
+    first still being read."""
     read: dict[int, OcrPage] = {}
     pending: deque[tuple[int, Future[OcrPage]]] = deque()
     threads = page_threads()
@@ -294,7 +295,8 @@ def read_pages(
             for number, image, dpi in pages:
                 if not pending:
                     reading(len(read), number)
-                if not read and not pending:
+                if not pending and (not read or len(languages.split("+")) > 2):
+                    # Alone: the first page, or the next after pages that did not show a language.
                     read[number] = read_page(image, dpi, number, languages)
                     languages = languages_after(read[number], languages)
                     continue

@@ -9,6 +9,7 @@ live.js falls back to polling when a stream fails.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from anyio import to_thread
@@ -27,10 +28,10 @@ from quire.web.streams import Feed, JobId, ThreadedFeed, job_stream_of, open_wat
 
 class TableFeed(ThreadedFeed):
     """The jobs list page: the whole table first, then the row of each shown job that changes, or the
-    whole table again when a job it does not show changes (a new one, say). A whole table is made at
-    most once every `MIN_INTERVAL_S` and never more often than twice the time the last one took (a
-    batch of thousands running changes a job not shown many times a second); the rows of jobs not
-    shown are never read one by one."""
+    whole table again when a job it does not show changes (a new one, say) or a shown one is deleted.
+    A whole table is made at most once every `MIN_INTERVAL_S` and never more often than twice the time
+    the last one took (a batch of thousands running changes jobs not shown many times a second), and
+    sent only when it differs from the last; the rows of jobs not shown are never read one by one."""
 
     MIN_INTERVAL_S = 1.0
 
@@ -40,37 +41,40 @@ class TableFeed(ThreadedFeed):
         self.status = status
         self.cursor = cursor
         self._shown: set[str] = set()
-        self._table_at = 0.0
-        self._took = 0.0  # how long the last whole table took to make
+        self._last_table = ""
+        self._table_at = 0.0  # time.monotonic() when the last whole table was started
+        self._took = 0.0  # how long it took to make
+        self._gone = False  # a shown job was deleted: the table must be made again
 
     def snapshot(self) -> list[ServerSentEventMessage]:
+        self._table_at = time.monotonic()
         context = {
             **pages.list_context(self.request.user, self.status, self.cursor, None, 20),
             "poll": pages.streaming(),
         }
         self._shown = {item["job_id"] for item in context["items"]}
-        return [
-            ServerSentEventMessage(data=pages.render(self.request, "partials/jobs_table.html", context), event="table")
-        ]
+        table = pages.render(self.request, "partials/jobs_table.html", context)
+        self._took = time.monotonic() - self._table_at
+        if table == self._last_table:
+            return []
+        self._last_table = table
+        return [ServerSentEventMessage(data=table, event="table")]
 
     async def follow(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
         if job_ids <= self._shown:
-            return await super().follow(job_ids, line_moved)
-        return await self._table()
-
-    async def _table(self) -> list[ServerSentEventMessage]:
-        loop = asyncio.get_running_loop()
-        if (wait := self._table_at + max(self.MIN_INTERVAL_S, 2 * self._took) - loop.time()) > 0:
+            events = await super().follow(job_ids, line_moved)
+            if not self._gone:
+                return events
+        if (wait := self._table_at + max(self.MIN_INTERVAL_S, 2 * self._took) - time.monotonic()) > 0:
             await asyncio.sleep(wait)
-        self._table_at = loop.time()
-        events = await to_thread.run_sync(self.snapshot)
-        self._took = loop.time() - self._table_at
-        return events
+        self._gone = False
+        return await to_thread.run_sync(self.snapshot)
 
     def changes(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
         views = {job_id: read_view(job_id, self.request.user) for job_id in sorted(job_ids)}
         if any(view is None for view in views.values()):
-            return self.snapshot()  # a shown job was deleted
+            self._gone = True
+            return []
         return [event for view in views.values() if view is not None and (event := self.job_event(view)) is not None]
 
 

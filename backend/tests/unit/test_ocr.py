@@ -234,3 +234,21 @@ def test_pages_after_the_first_are_read_side_by_side_in_the_first_pages_language
     assert heard[0] == (0, 1)
     assert [done for done, _ in heard] == sorted(done for done, _ in heard)
     assert all(number == done + 1 for done, number in heard)
+
+
+def test_pages_are_read_one_at_a_time_until_one_shows_the_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a cover page that shows no language, then pages in Dutch
+    calls: list[tuple[int, str]] = []
+
+    def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> ocr.OcrPage:
+        calls.append((page, languages))
+        return ocr.OcrPage((), "", b"", () if page == 1 else ("nld", "eng"))
+
+    monkeypatch.setattr(ocr, "read_page", read_page)
+    monkeypatch.setattr(ocr, "page_threads", lambda: 2)
+    pages = ((n, Image.new("L", (10, 10)), 300.0) for n in range(1, 5))
+    # When they are read
+    ocr.read_pages(pages, "eng+deu+nld", lambda done, number: None)
+    # Then the second page was read in every language, alone, and narrowed the pages after it
+    assert calls[:2] == [(1, "eng+deu+nld"), (2, "eng+deu+nld")]
+    assert sorted(calls[2:]) == [(3, "nld+eng"), (4, "nld+eng")]
