@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -250,7 +250,11 @@ def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Wor
     import pypdfium2.raw as pdfium_c
 
     count = textpage.count_chars()
-    text = textpage.get_text_range(0, count) if count else ""
+    text: Sequence[str] = textpage.get_text_range(0, count) if count else ""
+    if len(text) != count:
+        # A character outside the Basic Multilingual Plane (a math letter, an emoji) takes two indices,
+        # its UTF-16 surrogates, and one place in the text: read the indices one by one instead.
+        text = index_chars([pdfium_c.FPDFText_GetUnicode(textpage.raw, i) for i in range(count)])
     words: list[Word] = []
     chars: list[tuple[str, float, float, float, float]] = []
     for i, ch in enumerate([*text[:count], " "]):
@@ -274,6 +278,23 @@ def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Wor
         if box is not None:
             chars.append((ch, *box))
     return words
+
+
+def index_chars(codes: list[int]) -> list[str]:
+    """The character at each of PDFium's character indices, from their UTF-16 code units: a surrogate
+    pair gives its character at the first index and nothing at the second; no code gives a space,
+    an unpaired surrogate U+FFFD."""
+    chars: list[str] = []
+    for i, code in enumerate(codes):
+        if 0xDC00 <= code <= 0xDFFF and i and 0xD800 <= codes[i - 1] <= 0xDBFF:
+            chars.append("")  # the second half of the pair before it
+        elif 0xD800 <= code <= 0xDBFF and i + 1 < len(codes) and 0xDC00 <= codes[i + 1] <= 0xDFFF:
+            chars.append(chr(0x10000 + ((code - 0xD800) << 10) + (codes[i + 1] - 0xDC00)))
+        elif code == 0:
+            chars.append(" ")
+        else:
+            chars.append("\ufffd" if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF else chr(code))
+    return chars
 
 
 def _apart(

@@ -14,6 +14,7 @@ from quire.documents.extract import (
     UnsupportedType,
     detect_type,
     extract,
+    index_chars,
     pdf_words,
 )
 from quire.errors import InvalidInput
@@ -162,3 +163,11 @@ def test_a_kerning_gap_inside_a_word_does_not_split_it_but_a_word_space_does() -
     words = pdf_words(_pdf_with_text_operator("(Rechnungskor) -150 (rektur) -400 (Nr.)"), 1)
     # Then the word is whole and the next word stands apart
     assert [w.text for w in words] == ["Rechnungskorrektur", "Nr."]
+
+
+def test_a_character_outside_the_basic_plane_keeps_its_index_and_the_ones_after_it() -> None:
+    # PDFium gives a math letter (U+1D431) as two indices, its UTF-16 surrogates, with one box
+    codes = [ord("x"), 0xD835, 0xDC31, ord("="), 0, 0xDC31, ord("y")]
+    chars = index_chars(codes)
+    assert chars == ["x", "\U0001d431", "", "=", " ", "\ufffd", "y"]
+    assert len(chars) == len(codes)
