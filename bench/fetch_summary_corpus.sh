@@ -2,16 +2,23 @@
 # Lay out the public documents of the summary benchmark that are not committed here, from Debian
 # packages (`apt-get download`, unpacked with `dpkg-deb -x`, nothing installed) and the licence
 # texts every Debian system ships. bench/corpus/SOURCES.md lists each file, its source and licence.
-# Usage: bench/fetch_summary_corpus.sh [TARGET]   (default: var/summary-corpus)
+# The PDFs of three more TeX Live documentation packages go to ABSTRACTS: bench/summaries.py scores
+# its summaries against the abstract of every one of them that has one (ROUGE only).
+# Usage: bench/fetch_summary_corpus.sh [TARGET [ABSTRACTS]]
+#        (default: var/summary-corpus var/summary-abstracts)
 set -euo pipefail
 
 target="${1:-var/summary-corpus}"
+abstracts="${2:-var/summary-abstracts}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$target"/{contracts,articles,reports,specifications,papers}
+mkdir -p "$target"/{contracts,articles,reports,specifications,papers} "$abstracts"
 
+mkdir -p "$work/more"
 (cd "$work" && apt-get download python3.11-doc debian-policy texlive-latex-base-doc >/dev/null)
+(cd "$work/more" && apt-get download texlive-latex-recommended-doc texlive-science-doc texlive-metapost-doc >/dev/null)
 for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
+for deb in "$work"/more/*.deb; do dpkg-deb -x "$deb" "$work/more/root"; done
 doc="$work/root/usr/share/doc"
 
 for licence in Apache-2.0 GPL-3 MPL-2.0 LGPL-2.1; do
@@ -31,4 +38,10 @@ done
 cp "$doc/texlive-doc/latex/natbib/natbib.pdf" "$target/specifications/"
 cp "$doc/texlive-doc/bibtex/babelbib/tugboat-babelbib.pdf" "$target/papers/"
 cp "$doc/texlive-doc/latex/hyperref/paper.pdf" "$target/papers/hyperref-pdf-navigation.pdf"
+# Named by their place under texlive-doc (latex/caption/caption.pdf -> latex-caption-caption.pdf): many
+# packages call their manual by the same name.
+more="$work/more/root/usr/share/doc/texlive-doc"
+(cd "$more" && find . -name '*.pdf' -printf '%P\0') |
+  while IFS= read -r -d '' pdf; do cp "$more/$pdf" "$abstracts/${pdf//\//-}"; done
 find "$target" -type f | sort
+echo "$(find "$abstracts" -name '*.pdf' | wc -l) PDFs in $abstracts"

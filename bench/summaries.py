@@ -7,15 +7,22 @@ arXiv/PubMed summarization benchmarks do: the summarizer gets the body without t
 its summary is scored against the abstract with ROUGE-1/2/L (F1, Porter stemmer), beside the Lead-3
 and Lead-10 baselines (the body's first 3 and 10 sentences) on the same bodies.
 
-The papers are split in two halves, the same on every run: ordered by the SHA-256 of their file
-names, every second one is held out. The summarizer's weights were tuned on the other half only;
-ROUGE is printed for each half and for all.
+Beside the papers among those documents, every PDF of `var/summary-abstracts/` (laid out by the
+fetch script from three TeX Live documentation packages: package manuals and articles) that opens
+with an abstract is scored the same way, ROUGE only. A document is scored when its abstract is found
+and is 30 to 400 words long, and its body at least three times as long (as arXiv/PubMed-style sets
+leave out documents whose abstract is not a summary of a longer body); 86 of them with the
+packages of Debian 12.
+
+The scored documents are split in two halves, the same on every run: ordered by the SHA-256 of their
+file names, every second one is held out. The summarizer's weights and length were chosen on the
+other half only; ROUGE is printed for each half and for all.
 
 Documents come from folders laid out as FOLDER/<kind>/<file>: `bench/corpus/` (papers committed
 with their licences) and, when fetched with `bench/fetch_summary_corpus.sh`, `var/summary-corpus/`.
 bench/corpus/SOURCES.md names each document, where it comes from and its licence.
 
-Usage: python bench/summaries.py [FOLDER ...]
+Usage: python bench/summaries.py [FOLDER ...] [--abstracts DIR]
 """
 
 from __future__ import annotations
@@ -30,12 +37,16 @@ from statistics import mean
 from rouge_score import rouge_scorer
 
 from quire.documents.extract import Document, extract
+from quire.errors import InvalidInput
 from quire.workflows.models.local import summarize
 from quire.workflows.models.prose import prose_sentences
 from quire.workflows.models.text import words
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_FOLDERS = [ROOT / "bench" / "corpus", ROOT / "var" / "summary-corpus"]
+DEFAULT_ABSTRACTS = ROOT / "var" / "summary-abstracts"
+ABSTRACT_WORDS = (30, 400)  # an abstract's length, in words, for its document to be scored
+BODY_PER_ABSTRACT = 3  # and the body at least this many times as long
 SUFFIXES = {".md", ".txt", ".html", ".pdf", ".docx"}
 ROUGE = ("rouge1", "rouge2", "rougeL")
 # What no prose sentence contains: markup, code and table punctuation, addresses.
@@ -89,11 +100,53 @@ def repeats(sentences: list[str]) -> int:
     )
 
 
-def measure(kind: str, path: Path, scorer: rouge_scorer.RougeScorer) -> Row:
+def scored(abstract: str | None, body: str) -> bool:
+    """Whether a document's summary is scored against its abstract (see the module docstring)."""
+    if abstract is None:
+        return False
+    length = len(words(abstract))
+    return ABSTRACT_WORDS[0] <= length <= ABSTRACT_WORDS[1] and len(words(body)) >= BODY_PER_ABSTRACT * length
+
+
+def rouge_of(abstract: str, body: str, summary: str, scorer: rouge_scorer.RougeScorer) -> dict[str, tuple[float, ...]]:
+    """ROUGE F1 of the summary, Lead-3 and Lead-10 against the abstract, per metric."""
+    lead = prose_sentences(body)
+    candidates = {"ours": summary, "lead3": " ".join(lead[:3]), "lead10": " ".join(lead[:10])}
+    reference = " ".join(prose_sentences(abstract)) or abstract
+    scores = {name: scorer.score(reference, text) for name, text in candidates.items()}
+    return {m: (scores["ours"][m].fmeasure, scores["lead3"][m].fmeasure, scores["lead10"][m].fmeasure) for m in ROUGE}
+
+
+def read(path: Path) -> tuple[str | None, Document]:
+    """The document's abstract (None without one) and its body as a document of its own."""
     data = path.read_bytes()
     document = extract(data, path.name, hashlib.sha256(data).hexdigest())
     abstract, body = split_abstract(path.name, document.text)
-    source = Document(text=body, filename=document.filename, content_type=document.content_type, sha256=document.sha256)
+    return abstract, Document(
+        text=body, filename=document.filename, content_type=document.content_type, sha256=document.sha256
+    )
+
+
+def abstract_rows(folder: Path, scorer: rouge_scorer.RougeScorer) -> list[Row]:
+    """ROUGE rows for the PDFs of `folder` that open with an abstract worth scoring against."""
+    rows = []
+    for path in sorted(folder.glob("*.pdf")):
+        try:
+            abstract, source = read(path)
+        except InvalidInput:
+            continue  # damaged or encrypted: not a document to score
+        if abstract is None or not scored(abstract, source.text):
+            continue
+        result = summarize(source)
+        row = Row("abstracts", path.name, len(words(source.text)), len(words(result["summary"])), 0.0, 0)
+        row.rouge = rouge_of(abstract, source.text, result["summary"], scorer)
+        rows.append(row)
+    return rows
+
+
+def measure(kind: str, path: Path, scorer: rouge_scorer.RougeScorer) -> Row:
+    abstract, source = read(path)
+    body = source.text
     result = summarize(source)
     summary_sentences = prose_sentences(result["summary"]) or [result["summary"]]
     shown = summary_sentences + list(result["key_points"])
@@ -106,13 +159,7 @@ def measure(kind: str, path: Path, scorer: rouge_scorer.RougeScorer) -> Row:
         repeats(shown),
     )
     if abstract:
-        lead = prose_sentences(body)
-        candidates = {"ours": result["summary"], "lead3": " ".join(lead[:3]), "lead10": " ".join(lead[:10])}
-        reference = " ".join(prose_sentences(abstract)) or abstract
-        scores = {name: scorer.score(reference, text) for name, text in candidates.items()}
-        row.rouge = {
-            m: (scores["ours"][m].fmeasure, scores["lead3"][m].fmeasure, scores["lead10"][m].fmeasure) for m in ROUGE
-        }
+        row.rouge = rouge_of(abstract, body, result["summary"], scorer)
     return row
 
 
@@ -125,6 +172,10 @@ def documents(folders: list[Path]) -> list[tuple[str, Path]]:
 
 
 def main(argv: list[str]) -> int:
+    abstracts = DEFAULT_ABSTRACTS
+    if "--abstracts" in argv:
+        at = argv.index("--abstracts")
+        abstracts, argv = Path(argv[at + 1]), argv[:at] + argv[at + 2 :]
     folders = [Path(a) for a in argv] or DEFAULT_FOLDERS
     scorer = rouge_scorer.RougeScorer(list(ROUGE), use_stemmer=True)
     rows = [measure(kind, path, scorer) for kind, path in documents(folders)]
@@ -139,7 +190,7 @@ def main(argv: list[str]) -> int:
     print(f"\n{len(rows)} documents of {len(kinds)} kinds ({', '.join(kinds)}); "
           f"non-prose share {mean(r.non_prose for r in rows):.1%} on average, max {worst:.1%}; "
           f"repeated sentences {sum(r.repeated for r in rows)} in all")  # fmt: skip
-    scored = [r for r in rows if r.rouge]
+    scored = [r for r in rows if r.rouge] + (abstract_rows(abstracts, scorer) if abstracts.is_dir() else [])
     held = held_out_papers([r.name for r in scored])
     parts = [
         ("tuning half", [r for r in scored if r.name not in held]),
@@ -149,8 +200,7 @@ def main(argv: list[str]) -> int:
     for label, part in parts:
         if not part:
             continue
-        print(f"\nROUGE F1 against the abstract, {label}: {len(part)} papers (body without the abstract): "
-              f"{', '.join(r.name for r in part) if label != 'all' else ''}")  # fmt: skip
+        print(f"\nROUGE F1 against the abstract, {label}: {len(part)} documents (body without the abstract)")
         print(f"{'':<10}{'ours':>8}{'Lead-3':>8}{'Lead-10':>9}")
         for m in ROUGE:
             ours, lead3, lead10 = (mean(r.rouge[m][k] for r in part if r.rouge) for k in range(3))
