@@ -9,14 +9,15 @@ and Lead-10 baselines (the body's first 3 and 10 sentences) on the same bodies.
 
 Beside the papers among those documents, every PDF of `var/summary-abstracts/` (laid out by the
 fetch script from three TeX Live documentation packages: package manuals and articles) that opens
-with an abstract is scored the same way, ROUGE only. A document is scored when its abstract is found
-and is 30 to 400 words long, and its body at least three times as long (as arXiv/PubMed-style sets
-leave out documents whose abstract is not a summary of a longer body); 86 of them with the
-packages of Debian 12.
+with an abstract is scored the same way, ROUGE only: those whose abstract is 30 to 400 words long
+and whose body is at least three times as long (as arXiv/PubMed-style sets leave out documents
+whose abstract is not a summary of a longer body); 86 of them with the packages of Debian 12.
 
 The scored documents are split in two halves, the same on every run: ordered by the SHA-256 of their
-file names, every second one is held out. The summarizer's weights and length were chosen on the
-other half only; ROUGE is printed for each half and for all.
+file names, every second one is held out. ROUGE is printed for each half and for all. The
+summarizer's weights and length were chosen on the tuning half of the 83 documents that could be
+read then; nine more joined once extraction read characters outside the Basic Multilingual Plane,
+which moved the halves, so the figures for all are the ones to read.
 
 Documents come from folders laid out as FOLDER/<kind>/<file>: `bench/corpus/` (papers committed
 with their licences) and, when fetched with `bench/fetch_summary_corpus.sh`, `var/summary-corpus/`.
