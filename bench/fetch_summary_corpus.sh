@@ -12,7 +12,7 @@ target="${1:-var/summary-corpus}"
 abstracts="${2:-var/summary-abstracts}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$target"/{contracts,articles,reports,specifications,papers} "$abstracts"
+mkdir -p "$target"/{contracts,articles,reports,specifications,papers} "$work/abstracts"
 
 mkdir -p "$work/more"
 (cd "$work" && apt-get download python3.11-doc debian-policy texlive-latex-base-doc >/dev/null)
@@ -42,6 +42,8 @@ cp "$doc/texlive-doc/latex/hyperref/paper.pdf" "$target/papers/hyperref-pdf-navi
 # packages call their manual by the same name.
 more="$work/more/root/usr/share/doc/texlive-doc"
 (cd "$more" && find . -name '*.pdf' -printf '%P\0') |
-  while IFS= read -r -d '' pdf; do cp "$more/$pdf" "$abstracts/${pdf//\//-}"; done
+  while IFS= read -r -d '' pdf; do cp "$more/$pdf" "$work/abstracts/${pdf//\//-}"; done
+# Moved into place last: the Makefile fetches again while the folder is missing.
+rm -rf "$abstracts" && mkdir -p "$(dirname "$abstracts")" && mv "$work/abstracts" "$abstracts"
 find "$target" -type f | sort
 echo "$(find "$abstracts" -name '*.pdf' | wc -l) PDFs in $abstracts"

@@ -252,12 +252,15 @@ def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Wor
     count = textpage.count_chars()
     text: Sequence[str] = textpage.get_text_range(0, count) if count else ""
     if len(text) != count:
-        # A character outside the Basic Multilingual Plane (a math letter, an emoji) takes two indices,
-        # its UTF-16 surrogates, and one place in the text: read the indices one by one instead.
+        # The text and the indices disagree: a character outside the Basic Multilingual Plane (a math
+        # letter, an emoji) takes two indices, its UTF-16 surrogates, and a glyph with no Unicode is
+        # left out of the text. Read the indices one by one instead, so each box keeps its character.
         text = index_chars([pdfium_c.FPDFText_GetUnicode(textpage.raw, i) for i in range(count)])
     words: list[Word] = []
     chars: list[tuple[str, float, float, float, float]] = []
     for i, ch in enumerate([*text[:count], " "]):
+        if not ch:
+            continue  # the second half of a surrogate pair, or a glyph with no Unicode
         box = None if ch.isspace() or not ch.isprintable() else textpage.get_charbox(i, loose=True)
         if box is None and chars and i + 1 < count and pdfium_c.FPDFText_IsGenerated(textpage.raw, i) == 1:
             following = textpage.get_charbox(i + 1, loose=True)
@@ -282,8 +285,8 @@ def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Wor
 
 def index_chars(codes: list[int]) -> list[str]:
     """The character at each of PDFium's character indices, from their UTF-16 code units: a surrogate
-    pair gives its character at the first index and nothing at the second; no code gives a space,
-    an unpaired surrogate U+FFFD."""
+    pair gives its character at the first index and nothing at the second; a glyph with no Unicode
+    (code 0) gives nothing, as PDFium's text leaves it out; an unpaired surrogate gives U+FFFD."""
     chars: list[str] = []
     for i, code in enumerate(codes):
         if 0xDC00 <= code <= 0xDFFF and i and 0xD800 <= codes[i - 1] <= 0xDBFF:
@@ -291,7 +294,7 @@ def index_chars(codes: list[int]) -> list[str]:
         elif 0xD800 <= code <= 0xDBFF and i + 1 < len(codes) and 0xDC00 <= codes[i + 1] <= 0xDFFF:
             chars.append(chr(0x10000 + ((code - 0xD800) << 10) + (codes[i + 1] - 0xDC00)))
         elif code == 0:
-            chars.append(" ")
+            chars.append("")
         else:
             chars.append("\ufffd" if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF else chr(code))
     return chars
