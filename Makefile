@@ -84,7 +84,7 @@ bench: install loadgen
 	$(BIN)/python bench/upload_memory.py
 	$(BIN)/python bench/streams.py
 	$(BIN)/python bench/batches.py
-	test -d var/summary-abstracts || bash bench/fetch_summary_corpus.sh
+	test -d var/summary-unseen || bash bench/fetch_summary_corpus.sh
 	$(BIN)/python bench/summaries.py
 
 lock: install

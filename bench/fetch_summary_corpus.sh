@@ -4,21 +4,25 @@
 # texts every Debian system ships. bench/corpus/SOURCES.md lists each file, its source and licence.
 # The PDFs of three more TeX Live documentation packages go to ABSTRACTS: bench/summaries.py scores
 # its summaries against the abstract of every one of them that has one (ROUGE only).
-# Usage: bench/fetch_summary_corpus.sh [TARGET [ABSTRACTS]]
-#        (default: var/summary-corpus var/summary-abstracts)
+# The PDFs of two more go to UNSEEN, scored apart: nothing has been tuned on them.
+# Usage: bench/fetch_summary_corpus.sh [TARGET [ABSTRACTS [UNSEEN]]]
+#        (default: var/summary-corpus var/summary-abstracts var/summary-unseen)
 set -euo pipefail
 
 target="${1:-var/summary-corpus}"
 abstracts="${2:-var/summary-abstracts}"
+unseen="${3:-var/summary-unseen}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$target"/{contracts,articles,reports,specifications,papers} "$work/abstracts"
+mkdir -p "$target"/{contracts,articles,reports,specifications,papers} "$work/abstracts" "$work/unseen"
 
-mkdir -p "$work/more"
+mkdir -p "$work/more" "$work/new"
 (cd "$work" && apt-get download python3.11-doc debian-policy texlive-latex-base-doc >/dev/null)
 (cd "$work/more" && apt-get download texlive-latex-recommended-doc texlive-science-doc texlive-metapost-doc >/dev/null)
+(cd "$work/new" && apt-get download texlive-humanities-doc texlive-fonts-recommended-doc >/dev/null)
 for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
 for deb in "$work"/more/*.deb; do dpkg-deb -x "$deb" "$work/more/root"; done
+for deb in "$work"/new/*.deb; do dpkg-deb -x "$deb" "$work/new/root"; done
 doc="$work/root/usr/share/doc"
 
 for licence in Apache-2.0 GPL-3 MPL-2.0 LGPL-2.1; do
@@ -40,10 +44,13 @@ cp "$doc/texlive-doc/bibtex/babelbib/tugboat-babelbib.pdf" "$target/papers/"
 cp "$doc/texlive-doc/latex/hyperref/paper.pdf" "$target/papers/hyperref-pdf-navigation.pdf"
 # Named by their place under texlive-doc (latex/caption/caption.pdf -> latex-caption-caption.pdf): many
 # packages call their manual by the same name.
-more="$work/more/root/usr/share/doc/texlive-doc"
-(cd "$more" && find . -name '*.pdf' -printf '%P\0') |
-  while IFS= read -r -d '' pdf; do cp "$more/$pdf" "$work/abstracts/${pdf//\//-}"; done
-# Moved into place last: the Makefile fetches again while the folder is missing.
+for set in more:abstracts new:unseen; do
+  from="$work/${set%%:*}/root/usr/share/doc/texlive-doc"
+  (cd "$from" && find . -name '*.pdf' -printf '%P\0') |
+    while IFS= read -r -d '' pdf; do cp "$from/$pdf" "$work/${set##*:}/${pdf//\//-}"; done
+done
 rm -rf "$abstracts" && mkdir -p "$(dirname "$abstracts")" && mv "$work/abstracts" "$abstracts"
+# Moved into place last: the Makefile fetches again while this folder is missing.
+rm -rf "$unseen" && mkdir -p "$(dirname "$unseen")" && mv "$work/unseen" "$unseen"
 find "$target" -type f | sort
-echo "$(find "$abstracts" -name '*.pdf' | wc -l) PDFs in $abstracts"
+echo "$(find "$abstracts" -name '*.pdf' | wc -l) PDFs in $abstracts, $(find "$unseen" -name '*.pdf' | wc -l) in $unseen"
