@@ -14,15 +14,10 @@ abstracts="${2:-var/summary-abstracts}"
 unseen="${3:-var/summary-unseen}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$target"/{contracts,articles,reports,specifications,papers} "$work/abstracts" "$work/unseen"
+mkdir -p "$target"/{contracts,articles,reports,specifications,papers}
 
-mkdir -p "$work/more" "$work/new"
 (cd "$work" && apt-get download python3.11-doc debian-policy texlive-latex-base-doc >/dev/null)
-(cd "$work/more" && apt-get download texlive-latex-recommended-doc texlive-science-doc texlive-metapost-doc >/dev/null)
-(cd "$work/new" && apt-get download texlive-humanities-doc texlive-fonts-recommended-doc >/dev/null)
 for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
-for deb in "$work"/more/*.deb; do dpkg-deb -x "$deb" "$work/more/root"; done
-for deb in "$work"/new/*.deb; do dpkg-deb -x "$deb" "$work/new/root"; done
 doc="$work/root/usr/share/doc"
 
 for licence in Apache-2.0 GPL-3 MPL-2.0 LGPL-2.1; do
@@ -42,15 +37,22 @@ done
 cp "$doc/texlive-doc/latex/natbib/natbib.pdf" "$target/specifications/"
 cp "$doc/texlive-doc/bibtex/babelbib/tugboat-babelbib.pdf" "$target/papers/"
 cp "$doc/texlive-doc/latex/hyperref/paper.pdf" "$target/papers/hyperref-pdf-navigation.pdf"
-# Named by their place under texlive-doc (latex/caption/caption.pdf -> latex-caption-caption.pdf): many
-# packages call their manual by the same name.
-for set in more:abstracts new:unseen; do
-  from="$work/${set%%:*}/root/usr/share/doc/texlive-doc"
+# Every PDF of the TeX Live documentation PACKAGES into FOLDER, named by its place under texlive-doc
+# (latex/caption/caption.pdf -> latex-caption-caption.pdf): many packages call their manual by the same name.
+pdfs_of() {
+  local folder="$1" stage
+  shift
+  stage="$(mktemp -d -p "$work")"
+  mkdir -p "$stage/debs" "$stage/pdfs"
+  (cd "$stage/debs" && apt-get download "$@" >/dev/null)
+  for deb in "$stage"/debs/*.deb; do dpkg-deb -x "$deb" "$stage/root"; done
+  local from="$stage/root/usr/share/doc/texlive-doc"
   (cd "$from" && find . -name '*.pdf' -printf '%P\0') |
-    while IFS= read -r -d '' pdf; do cp "$from/$pdf" "$work/${set##*:}/${pdf//\//-}"; done
-done
-rm -rf "$abstracts" && mkdir -p "$(dirname "$abstracts")" && mv "$work/abstracts" "$abstracts"
-# Moved into place last: the Makefile fetches again while this folder is missing.
-rm -rf "$unseen" && mkdir -p "$(dirname "$unseen")" && mv "$work/unseen" "$unseen"
+    while IFS= read -r -d '' pdf; do cp "$from/$pdf" "$stage/pdfs/${pdf//\//-}"; done
+  rm -rf "$folder" && mkdir -p "$(dirname "$folder")" && mv "$stage/pdfs" "$folder"
+}
+pdfs_of "$abstracts" texlive-latex-recommended-doc texlive-science-doc texlive-metapost-doc
+# Last: the Makefile fetches again while this folder is missing.
+pdfs_of "$unseen" texlive-humanities-doc texlive-fonts-recommended-doc
 find "$target" -type f | sort
 echo "$(find "$abstracts" -name '*.pdf' | wc -l) PDFs in $abstracts, $(find "$unseen" -name '*.pdf' | wc -l) in $unseen"

@@ -32,6 +32,7 @@ Usage: python bench/summaries.py [FOLDER ...] [--abstracts DIR] [--unseen DIR]
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import re
 import sys
@@ -178,18 +179,15 @@ def documents(folders: list[Path]) -> list[tuple[str, Path]]:
 
 
 def main(argv: list[str]) -> int:
-    folder_of = {"--abstracts": DEFAULT_ABSTRACTS, "--unseen": DEFAULT_UNSEEN}
-    for option in folder_of:
-        if option in argv:
-            at = argv.index(option)
-            if at + 1 >= len(argv):
-                print(f"{option} needs a folder", file=sys.stderr)
-                return 2
-            folder_of[option], argv = Path(argv[at + 1]), argv[:at] + argv[at + 2 :]
-    abstracts, unseen = folder_of["--abstracts"], folder_of["--unseen"]
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folders", nargs="*", type=Path, help="folders of documents laid out as <kind>/<file>")
+    parser.add_argument("--abstracts", type=Path, default=DEFAULT_ABSTRACTS, help="PDFs scored against their abstract")
+    parser.add_argument("--unseen", type=Path, default=DEFAULT_UNSEEN, help="the same, never used to tune")
+    args = parser.parse_args(argv)
+    abstracts, unseen = args.abstracts, args.unseen
     if not abstracts.is_dir():
         print(f"{abstracts} is not there: only the papers among the documents are scored", file=sys.stderr)
-    folders = [Path(a) for a in argv] or DEFAULT_FOLDERS
+    folders = args.folders or DEFAULT_FOLDERS
     scorer = rouge_scorer.RougeScorer(list(ROUGE), use_stemmer=True)
     rows = [measure(kind, path, scorer) for kind, path in documents(folders)]
     if not rows:
