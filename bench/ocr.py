@@ -12,8 +12,8 @@ Scoring and the held-out split are bench/invoices.py's.
 
 `--languages-check` compares, on every scan, how the languages are chosen, side by side: all the
 languages on every page (the reference), the languages narrowed after the first page only (the
-previous way), and narrowed from the first page on by a quick reading (documents/ocr.py,
-`guess_languages`). It prints Tesseract CPU seconds per page of single-page and multi-page scans for
+previous way), and narrowed from the first page on by a quick look (documents/ocr.py,
+`look_at`). It prints Tesseract CPU seconds per page of single-page and multi-page scans for
 each, and the share of the reference's words each one reads too.
 """
 
@@ -82,19 +82,19 @@ def scan_of(pdf: bytes, index: int, dpi: int) -> tuple[str, bytes, str]:
 
 # How the languages of a scan's pages are chosen, compared by --languages-check: (name, narrow the
 # first page by a quick reading, narrow the next pages by the page read before).
-STRATEGIES = [("all languages", False, False), ("narrowed after page 1", False, True), ("quick guess", True, True)]
+STRATEGIES = [("all languages", False, False), ("narrowed after page 1", False, True), ("quick look", True, True)]
 
 
 def _keep(page: Any, languages: str) -> str:
     return languages
 
 
-def read_words(data: bytes, name: str, languages: str, guess: bool, narrow: bool) -> tuple[Counter[str], float, int]:
+def read_words(data: bytes, name: str, languages: str, look: bool, narrow: bool) -> tuple[Counter[str], float, int]:
     """The words a scan is read as (a multiset), Tesseract CPU seconds and pages, with the way of
     choosing languages switched as asked."""
-    saved = ocr_module.guess_languages, ocr_module.languages_after
-    if not guess:
-        ocr_module.guess_languages = lambda image, dpi, languages: languages  # type: ignore[assignment]
+    saved = ocr_module.look_at, ocr_module.languages_after
+    if not look:
+        ocr_module.look_at = lambda image, dpi, languages: ocr_module.Look(languages)  # type: ignore[assignment]
     if not narrow:
         ocr_module.languages_after = _keep  # type: ignore[assignment]
     try:
@@ -104,7 +104,7 @@ def read_words(data: bytes, name: str, languages: str, guess: bool, narrow: bool
     except InvalidInput:
         return Counter(), tesseract_cpu_s() - cpu, 0
     finally:
-        ocr_module.guess_languages, ocr_module.languages_after = saved
+        ocr_module.look_at, ocr_module.languages_after = saved
 
 
 def languages_check(folders: list[Path], languages: str, dpi: int) -> None:
@@ -118,8 +118,8 @@ def languages_check(folders: list[Path], languages: str, dpi: int) -> None:
                 continue
             _, scan, scan_name = scan_of(path.read_bytes(), index, dpi)
             reference: Counter[str] = Counter()
-            for label, guess, narrow in STRATEGIES:
-                found, cpu, pages = read_words(scan, scan_name, languages, guess, narrow)
+            for label, look, narrow in STRATEGIES:
+                found, cpu, pages = read_words(scan, scan_name, languages, look, narrow)
                 if not pages:
                     break
                 reference = reference or found

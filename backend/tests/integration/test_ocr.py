@@ -116,11 +116,13 @@ def test_a_three_page_scan_shows_its_progress_page_by_page(ocr_stack: Stack) -> 
             assert progress["message"].startswith(("Reading page", "Read 3 of 3"))
         time.sleep(0.05)
         view = ocr_stack.job(job_id)
-    # Then it advanced one page at a time to 3 of 3, and the completed job keeps the last count
+    # Then it advanced in order to 3 of 3, and the completed job keeps the last count. Pages after the
+    # first are read side by side and may finish together, so 2 of 3 can be overtaken before it is written;
+    # 1 of 3 stays for the length of the third page's reading.
     assert view["status"] == "completed", view["events"]
     final = view["progress"]
     seen.append((final["done"], final["total"]))
-    assert {(1, 3), (2, 3), (3, 3)} <= set(seen), seen
+    assert {(1, 3), (3, 3)} <= set(seen), seen
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
 
 
@@ -129,12 +131,13 @@ def test_a_scans_stream_sends_its_page_progress_in_order_then_end(ocr_stack: Sta
     job_id = _submit(ocr_stack, "three.pdf", _three_pages())
     # When the worker reads it page by page
     events = follow(ocr_stack.http, f"/ai-jobs/{job_id}/stream", timeout=90)
-    # Then the stream tells each page as it is read, then the completion, then `end`
+    # Then the stream tells the pages as they are read (two finishing together are told once), then the
+    # completion, then `end`
     assert [name for name, _ in events][-1] == "end"
     views = [data for name, data in events if name == "job"]
     running = [view["progress"] for view in views if view["status"] == "running" and view["progress"]]
     done = [progress["done"] for progress in running]
-    assert {1, 2} <= set(done), running
+    assert 1 in done, running
     assert done == sorted(done)
     assert all(progress["total"] == 3 and progress["unit"] == "pages" for progress in running)
     assert views[-1]["status"] == "completed"

@@ -178,12 +178,12 @@ def test_the_language_a_page_was_read_in_narrows_the_languages_of_the_next_pages
     assert languages_after(OcrPage((), "", b"", german), "deu") == "deu"
 
 
-def test_a_quick_reading_tells_the_first_pages_language(invoice_page: Image.Image) -> None:
-    from quire.documents.ocr import guess_languages
+def test_a_quick_look_tells_the_first_pages_language(invoice_page: Image.Image) -> None:
+    from quire.documents.ocr import Look, look_at
 
     all_six = "eng+deu+fra+nld+spa+ita"
     # A German invoice is read in German and English
-    assert guess_languages(invoice_page, 150, all_six) == "deu+eng"
+    assert look_at(invoice_page, 150, all_six) == Look("deu+eng")
     # An English letter in English and the identifier's runner-up
     letter = [
         "Thank you for your order of the replacement parts for the heating system.",
@@ -191,19 +191,38 @@ def test_a_quick_reading_tells_the_first_pages_language(invoice_page: Image.Imag
         "Please contact our customer service if anything is missing or damaged on arrival.",
     ]
     english = page_images(pdf_bytes(letter * 3), dpi=300, pages=1)[0]
-    assert guess_languages(english, 300, all_six).startswith("eng+")
+    assert look_at(english, 300, all_six).languages.startswith("eng+")
     # A page with too few words to tell keeps every language; so do two languages, or one the identifier
     # does not know (it could be the page's)
     short = page_images(pdf_bytes(["Total 12,00"]), dpi=300, pages=1)[0]
-    assert guess_languages(short, 300, all_six) == all_six
-    assert guess_languages(invoice_page, 150, "eng+fra") == "eng+fra"
-    assert guess_languages(invoice_page, 150, "eng+deu+fra+heb") == "eng+deu+fra+heb"
+    assert look_at(short, 300, all_six) == Look(all_six)
+    assert look_at(invoice_page, 150, "eng+fra") == Look("eng+fra")
+    assert look_at(invoice_page, 150, "eng+deu+fra+heb") == Look("eng+deu+fra+heb")
 
 
-def test_pages_after_the_first_are_read_side_by_side_in_the_first_pages_languages(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Given five pages, a reader that takes its time, and the first page read as German
+def test_a_quick_look_turns_a_sideways_page_before_it_is_read(invoice_page: Image.Image) -> None:
+    from quire.documents.ocr import Look, look_at
+
+    # Given the German invoice lying on its left side
+    sideways = invoice_page.rotate(90, expand=True)
+    # When it is looked at, then it must be turned a quarter clockwise, and its language is still told
+    assert look_at(sideways, 150, "eng+deu+fra+nld+spa+ita") == Look("deu+eng", angle=90)
+
+
+def test_an_unsure_identifier_keeps_the_few_languages_that_are_likely() -> None:
+    from quire.documents.ocr import _likely_languages
+
+    all_six = ["eng", "deu", "fra", "nld", "spa", "ita"]
+    # Words of two languages: the identifier gives neither 90%, both together more
+    mixed = "Rechnung Betrag Kunde Lieferung Zahlung factuur bedrag klant levering betaling adres bestelling"
+    assert _likely_languages(mixed, all_six) == "deu+nld+eng"
+    # Sure of one language: it and English
+    german = "Rechnung Betrag Kunde Lieferung Zahlung Anschrift Bestellung Steuernummer Gesamtbetrag Lieferschein"
+    assert _likely_languages(german + " Rechnungsdatum Nettobetrag", all_six) == "deu+eng"
+
+
+def test_pages_are_read_side_by_side_once_a_look_tells_the_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given five pages, a reader that takes its time, and a first page that a quick look tells is German
     calls: list[tuple[int, str]] = []
     busy, most = [0], [0]
     lock = threading.Lock()
@@ -216,19 +235,26 @@ def test_pages_after_the_first_are_read_side_by_side_in_the_first_pages_language
         time.sleep(0.2 if page % 2 else 0.05)  # odd pages are slower: later pages finish first
         with lock:
             busy[0] -= 1
-        return ocr.OcrPage((), f"page {page}", b"", ("deu", "eng") if page == 1 else ())
+        return ocr.OcrPage((), f"page {page}", b"", ())
+
+    looked: list[str] = []
+
+    def look_at(image: Image.Image, dpi: float, languages: str) -> ocr.Look:
+        looked.append(languages)
+        return ocr.Look("deu+eng")
 
     monkeypatch.setattr(ocr, "read_page", read_page)
+    monkeypatch.setattr(ocr, "look_at", look_at)
     monkeypatch.setattr(ocr, "page_threads", lambda: 2)
     heard: list[tuple[int, int]] = []
     pages = ((n, Image.new("L", (10, 10)), 300.0) for n in range(1, 6))
     # When they are read
     read = ocr.read_pages(pages, "eng+deu+fra", lambda done, number: heard.append((done, number)))
-    # Then every page was read once, the first alone and the others two at a time in its language
+    # Then only the first page was looked at, and every page was read once, two at a time, in its language
+    assert looked == ["eng+deu+fra"]
     assert sorted(read) == [1, 2, 3, 4, 5]
     assert all(read[n].text == f"page {n}" for n in read)
-    assert calls[0] == (1, "eng+deu+fra")
-    assert sorted(calls[1:]) == [(n, "deu+eng") for n in range(2, 6)]
+    assert sorted(calls) == [(n, "deu+eng") for n in range(1, 6)]
     assert most[0] == 2
     # And progress was heard in order: pages done never go back, and the page named is the first unread
     assert heard[0] == (0, 1)
@@ -237,18 +263,39 @@ def test_pages_after_the_first_are_read_side_by_side_in_the_first_pages_language
 
 
 def test_pages_are_read_one_at_a_time_until_one_shows_the_language(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a cover page that shows no language, then pages in Dutch
-    calls: list[tuple[int, str]] = []
+    # Given a cover page that shows no language, then pages in Dutch that a quick look cannot tell from German
+    calls: list[tuple[int, str, tuple[int, int]]] = []
+    looked: list[tuple[int, str]] = []
 
     def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> ocr.OcrPage:
-        calls.append((page, languages))
+        calls.append((page, languages, image.size))
         return ocr.OcrPage((), "", b"", () if page == 1 else ("nld", "eng"))
 
+    def look_at(image: Image.Image, dpi: float, languages: str) -> ocr.Look:
+        looked.append((len(looked) + 1, languages))
+        return ocr.Look(languages if not looked[1:] else "nld+deu+eng")
+
     monkeypatch.setattr(ocr, "read_page", read_page)
+    monkeypatch.setattr(ocr, "look_at", look_at)
     monkeypatch.setattr(ocr, "page_threads", lambda: 2)
-    pages = ((n, Image.new("L", (10, 10)), 300.0) for n in range(1, 5))
+    pages = ((n, Image.new("L", (10, 20)), 300.0) for n in range(1, 5))
     # When they are read
-    ocr.read_pages(pages, "eng+deu+nld", lambda done, number: None)
-    # Then the second page was read in every language, alone, and narrowed the pages after it
-    assert calls[:2] == [(1, "eng+deu+nld"), (2, "eng+deu+nld")]
-    assert sorted(calls[2:]) == [(3, "nld+eng"), (4, "nld+eng")]
+    ocr.read_pages(pages, "eng+deu+nld+fra", lambda done, number: None)
+    # Then the first page was read alone in every language, the second alone in the languages its look
+    # left, and the language it was read in narrowed the pages after it, which were not looked at
+    assert looked == [(1, "eng+deu+nld+fra"), (2, "eng+deu+nld+fra")]
+    assert calls[:2] == [(1, "eng+deu+nld+fra", (10, 20)), (2, "nld+deu+eng", (10, 20))]
+    assert sorted(calls[2:]) == [(3, "nld+eng", (10, 20)), (4, "nld+eng", (10, 20))]
+
+
+def test_a_page_the_look_finds_sideways_is_turned_before_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: list[tuple[int, int]] = []
+
+    def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> ocr.OcrPage:
+        sizes.append(image.size)
+        return ocr.OcrPage((), "", b"", ())
+
+    monkeypatch.setattr(ocr, "read_page", read_page)
+    monkeypatch.setattr(ocr, "look_at", lambda image, dpi, languages: ocr.Look("deu+eng", angle=90))
+    ocr.read_pages([(1, Image.new("L", (10, 20)), 300.0)], "eng+deu+nld", lambda done, number: None)
+    assert sizes == [(20, 10)]
