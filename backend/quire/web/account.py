@@ -9,7 +9,7 @@ from anyio import to_thread
 from litestar import Controller, Request, get, post
 from litestar.enums import RequestEncodingType
 from litestar.exceptions import NotFoundException
-from litestar.params import Body
+from litestar.params import Body, FromPath, FromQuery
 from litestar.response import Redirect, Template
 from redis.exceptions import RedisError
 
@@ -50,7 +50,7 @@ class AccountController(Controller):
     include_in_schema = False
 
     @get("/login")
-    async def login_page(self, next: str | None = None, signed_up: bool = False) -> Template:
+    async def login_page(self, next: FromQuery[str | None] = None, signed_up: FromQuery[bool] = False) -> Template:
         context = {"next": safe_next(next), "error": None, "email": "", "notice": SIGN_IN_NOW if signed_up else None}
         return Template("pages/login.html", context=context)
 
@@ -178,7 +178,7 @@ class AccountController(Controller):
         return _settings(request.user, notice=notice)
 
     @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True, guards=[browser_session_only])
-    def revoke_token(self, request: UserRequest, token_id: str) -> Redirect:
+    def revoke_token(self, request: UserRequest, token_id: FromPath[str]) -> Redirect:
         accounts.revoke_token(request.user.user_id, token_id)
         return Redirect("/settings", status_code=303)
 

@@ -13,7 +13,7 @@ from litestar import Controller, Request, get, post
 from litestar.connection import ASGIConnection
 from litestar.exceptions import ClientException, NotFoundException
 from litestar.handlers import BaseRouteHandler
-from litestar.params import Parameter
+from litestar.params import FromPath, Parameter
 from litestar.response import Redirect, Stream, Template
 
 from quire.accounts.service import Principal
@@ -87,7 +87,7 @@ class AdminController(Controller):
         return Redirect(f"/admin/dead-letters#replay-{replay.id}", status_code=303)
 
     @post("/replays/{replay_id:str}/stop", sync_to_thread=True, status_code=303)
-    def stop_replay(self, replay_id: str) -> Redirect:
+    def stop_replay(self, replay_id: FromPath[str]) -> Redirect:
         replays.stop(replay_id)
         return Redirect(f"/admin/dead-letters#replay-{replay_id}", status_code=303)
 
@@ -124,7 +124,7 @@ class AdminController(Controller):
         return Template("admin/jobs.html", context=context)
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
-    def job(self, job_id: str, quire: QuireDep) -> Template:
+    def job(self, job_id: FromPath[str], quire: QuireDep) -> Template:
         view = store.view_of(job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")
@@ -136,7 +136,7 @@ class AdminController(Controller):
         return Template("admin/job.html", context=context)
 
     @get("/jobs/{job_id:str}/detail", sync_to_thread=True, include_in_schema=True)
-    def job_detail(self, job_id: str, quire: QuireDep) -> OperatorJobOut:
+    def job_detail(self, job_id: FromPath[str], quire: QuireDep) -> OperatorJobOut:
         """The operator's view of a job as JSON: the owner's view, the history with the operator
         detail, and the evidence files. The one JSON route under /admin, so the one in /schema
         (admins only: for anyone else it is a 404 like the rest of /admin)."""
@@ -146,24 +146,24 @@ class AdminController(Controller):
         return operator_out(view, operations.history(job_id), store.evidence_of(job_id))
 
     @get("/jobs/{job_id:str}/evidence/{name:str}", sync_to_thread=True)
-    def evidence(self, job_id: str, name: Annotated[str, Parameter(max_length=128)]) -> Stream | Redirect:
+    def evidence(self, job_id: FromPath[str], name: Annotated[str, Parameter(max_length=128)]) -> Stream | Redirect:
         """An operator-only file of a job: the raw answer of a malformed attempt."""
         return artifact_file(store.get_artifact(job_id, name, operator=True))
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)
-    def replay(self, job_id: str, quire: QuireDep) -> Redirect:
+    def replay(self, job_id: FromPath[str], quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):  # the page shows where the job is
             service.replay(quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=303)
-    def cancel(self, job_id: str, quire: QuireDep) -> Redirect:
+    def cancel(self, job_id: FromPath[str], quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):
             service.cancel(quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/purge", status_code=200)
-    async def purge(self, request: AdminRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
+    async def purge(self, request: AdminRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         if (await _form(request)).get("confirm") != "yes":
             return Template("admin/confirm_purge.html", context={"job_id": job_id})
         await to_thread.run_sync(service.delete, quire.dispatcher, job_id)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import structlog
-from litestar.params import Parameter
+from litestar.params import HeaderParameter
 from pydantic import ValidationError
 
 from quire.documents.storage import StorageUnavailable
@@ -24,7 +24,7 @@ from quire.workflows.registry import WORKFLOWS
 
 log = structlog.stdlib.get_logger(__name__)
 T = TypeVar("T")
-IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=255)]
+IdempotencyKey = Annotated[str | None, HeaderParameter(name="Idempotency-Key", required=False, max_length=255)]
 # The form fields that set a job's limits.
 LIMIT_FIELDS = ("timeout_s", "max_attempts", "deadline_s")
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TypeVar
 import structlog
 from anyio import to_thread
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.params import Parameter
+from litestar.params import HeaderParameter, JSONBody, Parameter
 from litestar.response import Redirect, Stream
 from pydantic import BaseModel, Field, ValidationError
 
@@ -57,7 +57,7 @@ log = structlog.stdlib.get_logger(__name__)
 T = TypeVar("T")
 JobId = Annotated[str, Parameter(max_length=64)]
 # RFC 7240: `Prefer: wait=N` holds the answer until the job is finished or N (at most 60) seconds pass.
-Prefer = Annotated[str | None, Parameter(header="Prefer", required=False, max_length=200)]
+Prefer = Annotated[str | None, HeaderParameter(name="Prefer", required=False, max_length=200)]
 AuthedRequest = Request[Principal, Any, Any]
 
 
@@ -287,7 +287,9 @@ class JobsController(Controller):
         return artifact_file(store.get_artifact(job_id, name))
 
     @post("/ai-jobs/{job_id:str}/review", status_code=200, sync_to_thread=True, summary="Review an invoice's fields")
-    def review_job(self, request: AuthedRequest, job_id: JobId, data: ReviewRequest, quire: QuireDep) -> JobOut:
+    def review_job(
+        self, request: AuthedRequest, job_id: JobId, data: JSONBody[ReviewRequest], quire: QuireDep
+    ) -> JobOut:
         """Correct or confirm invoice values; the machine's artifact is not changed (docs/api.md, "Review")."""
         _require(job_id, request.user)
         try:

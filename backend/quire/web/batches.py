@@ -15,7 +15,7 @@ from anyio import to_thread
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.exceptions import NotFoundException
-from litestar.params import Parameter
+from litestar.params import FromPath, Parameter, QueryParameter
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
@@ -39,7 +39,7 @@ from quire.webhooks import deliveries
 
 log = structlog.stdlib.get_logger(__name__)
 BatchId = Annotated[str, Parameter(max_length=64)]
-Since = Annotated[int | None, Parameter(query="since", required=False, ge=0)]
+Since = Annotated[int | None, QueryParameter(name="since", required=False, ge=0)]
 AuthedRequest = Request[Principal, Any, Any]
 HTMX_STOP_POLLING = 286
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -253,8 +253,8 @@ class JobExportController(Controller):
         request: AuthedRequest,
         quire: QuireDep,
         status: Annotated[str | None, Parameter(required=False, max_length=32)] = None,
-        since: Annotated[str | None, Parameter(query="from", required=False, max_length=40)] = None,
-        until: Annotated[str | None, Parameter(query="to", required=False, max_length=40)] = None,
+        since: Annotated[str | None, QueryParameter(name="from", required=False, max_length=40)] = None,
+        until: Annotated[str | None, QueryParameter(name="to", required=False, max_length=40)] = None,
     ) -> Response[bytes]:
         """Jobs created from `from` (inclusive) to `to` (exclusive), ISO 8601 dates or times, newest first.
 
@@ -287,17 +287,17 @@ class BatchPagesController(Controller):
     include_in_schema = False
 
     @get("/{batch_id:str}/card", sync_to_thread=True)
-    def card(self, request: HTMXRequest, batch_id: str, since: Since, quire: QuireDep) -> Template:
+    def card(self, request: HTMXRequest, batch_id: FromPath[str], since: Since, quire: QuireDep) -> Template:
         return _card(require_page(batch_id, request.user), quire, since)
 
     @post("/{batch_id:str}/retry-failed", sync_to_thread=True, status_code=200)
-    def retry_failed(self, request: HTMXRequest, batch_id: str, quire: QuireDep) -> Template | Redirect:
+    def retry_failed(self, request: HTMXRequest, batch_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         batch = require_page(batch_id, request.user)
         batches.retry_failed(quire.dispatcher, batch.id)
         return _card(batch, quire, None) if request.htmx else Redirect(batch_url(batch.id), status_code=303)
 
     @post("/{batch_id:str}/cancel-rest", sync_to_thread=True, status_code=200)
-    def cancel_rest(self, request: HTMXRequest, batch_id: str, quire: QuireDep) -> Template | Redirect:
+    def cancel_rest(self, request: HTMXRequest, batch_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         batch = require_page(batch_id, request.user)
         batches.cancel_rest(quire.dispatcher, batch.id)
         return _card(batch, quire, None) if request.htmx else Redirect(batch_url(batch.id), status_code=303)

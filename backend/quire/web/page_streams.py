@@ -14,6 +14,7 @@ from typing import Any
 
 from anyio import to_thread
 from litestar import Controller, get
+from litestar.params import FromPath
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from quire.bootstrap import Quire
@@ -152,7 +153,7 @@ class PageStreamsController(Controller):
 
     @get("/batches/{batch_id:str}/stream")
     async def batch_card_stream(
-        self, request: PageRequest, batch_id: str, quire: QuireDep, live: LiveDep
+        self, request: PageRequest, batch_id: FromPath[str], quire: QuireDep, live: LiveDep
     ) -> ServerSentEvent:
         batch = await to_thread.run_sync(batches.require_page, batch_id, request.user)
         watch = open_watch(live, owner_id=batch.owner_id)

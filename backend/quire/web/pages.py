@@ -11,7 +11,7 @@ from anyio import to_thread
 from litestar import Controller, Response, get, post
 from litestar.datastructures import UploadFile
 from litestar.exceptions import ClientException, NotFoundException
-from litestar.params import Parameter
+from litestar.params import FromPath, QueryParameter
 from litestar.plugins.htmx import ClientRedirect, HTMXRequest
 from litestar.plugins.problem_details import ProblemDetailsException
 from litestar.response import Redirect, Template
@@ -48,10 +48,10 @@ LAST_WORKFLOW_KEY = "quire_last_workflow"
 PRIVATE_CACHE = {"Cache-Control": "private, max-age=300"}
 # HTMXRequest (request.htmx) whose user is set by the authentication middleware.
 PageRequest = HTMXRequest
-Since = Annotated[int | None, Parameter(query="since", required=False, ge=0)]
+Since = Annotated[int | None, QueryParameter(name="since", required=False, ge=0)]
 # A plain string: the filter form sends "" for "All", which is no status at all.
-StatusFilter = Annotated[str | None, Parameter(query="status", required=False, max_length=32)]
-Cursor = Annotated[str | None, Parameter(query="cursor", required=False, max_length=200)]
+StatusFilter = Annotated[str | None, QueryParameter(name="status", required=False, max_length=32)]
+Cursor = Annotated[str | None, QueryParameter(name="cursor", required=False, max_length=200)]
 
 
 def streaming() -> Poll:
@@ -257,14 +257,16 @@ class PagesController(Controller):
         return _fragment("partials/recent_jobs.html", list_context(request.user, None, None, since, 5))
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
-    def job_page(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template:
+    def job_page(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template:
         view = _require(job_id, request.user, quire.recent_views)
         webhooks = {"webhooks": deliveries.deliveries_of(job_id), "webhooks_base": f"/jobs/{job_id}"}
         context = {**job_context(view, None), **webhooks}
         return Template("pages/job.html", context=context)
 
     @post("/jobs/{job_id:str}/webhooks/{delivery_id:str}/replay", sync_to_thread=True, status_code=303)
-    def replay_webhook(self, request: PageRequest, job_id: str, delivery_id: str, quire: QuireDep) -> Redirect:
+    def replay_webhook(
+        self, request: PageRequest, job_id: FromPath[str], delivery_id: FromPath[str], quire: QuireDep
+    ) -> Redirect:
         """Send a delivered or given-up webhook again, then back to the job's deliveries."""
         _require_visible(job_id, request.user)
         delivery = deliveries.get_delivery(delivery_id)
@@ -276,12 +278,12 @@ class PagesController(Controller):
         return Redirect(f"/jobs/{job_id}#webhooks", status_code=303)
 
     @get("/jobs/{job_id:str}/status", sync_to_thread=True)
-    def job_status(self, request: PageRequest, job_id: str, since: Since, quire: QuireDep) -> Template:
+    def job_status(self, request: PageRequest, job_id: FromPath[str], since: Since, quire: QuireDep) -> Template:
         view = _require(job_id, request.user, quire.recent_views)
         return _fragment("partials/job_card.html", job_context(view, since))
 
     @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
-    def preview_page(self, request: PageRequest, job_id: str, page: int) -> Response[bytes]:
+    def preview_page(self, request: PageRequest, job_id: FromPath[str], page: FromPath[int]) -> Response[bytes]:
         """A page of the job's PDF, or of the searchable PDF OCR made of a scan, as an image
         (rendered once, then kept with the job's files)."""
         job = _require_visible(job_id, request.user)
@@ -291,7 +293,7 @@ class PagesController(Controller):
         return Response(png, media_type="image/png", headers=PRIVATE_CACHE)
 
     @get("/jobs/{job_id:str}/preview/image", sync_to_thread=True)
-    def preview_image(self, request: PageRequest, job_id: str) -> Response[bytes]:
+    def preview_image(self, request: PageRequest, job_id: FromPath[str]) -> Response[bytes]:
         """The uploaded image itself, shown beside the result."""
         found = input_image(job_id, _require_visible(job_id, request.user).input_ref)
         if found is None:
@@ -300,7 +302,7 @@ class PagesController(Controller):
         return Response(data, media_type=media_type, headers=PRIVATE_CACHE)
 
     @post("/jobs/{job_id:str}/review", status_code=303)
-    async def save_review(self, request: PageRequest, job_id: str, quire: QuireDep) -> Redirect | Template:
+    async def save_review(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Redirect | Template:
         """Save a person's review of an invoice's fields, then show the job again (without JavaScript too)."""
         form = await request.form()
         given = {name: str(form.get(name) or "").strip() or None for name in INVOICE_FIELDS}
@@ -323,15 +325,15 @@ class PagesController(Controller):
         return await to_thread.run_sync(save)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
-    def cancel(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
+    def cancel(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         return _act(request, quire, job_id, lambda job_id: service.cancel(quire.dispatcher, job_id))
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
-    def replay(self, request: PageRequest, job_id: str, quire: QuireDep) -> Template | Redirect:
+    def replay(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         return _act(request, quire, job_id, lambda job_id: service.replay(quire.dispatcher, job_id))
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
-    def delete(self, request: PageRequest, job_id: str, quire: QuireDep) -> Redirect | ClientRedirect:
+    def delete(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Redirect | ClientRedirect:
         view = _require(job_id, request.user, quire.recent_views)
         service.delete(quire.dispatcher, job_id)
         request.session[FLASH_KEY] = f"Deleted {view['input']['filename']} and its results."
