@@ -11,10 +11,11 @@ difference is what OCR costs. `--receipts DIR` adds the photographed receipts of
 Scoring and the held-out split are bench/invoices.py's.
 
 `--languages-check` compares, on every scan, how the languages are chosen, side by side: all the
-languages on every page (the reference), the languages narrowed after the first page only (the
-previous way), and narrowed from the first page on by a quick look (documents/ocr.py,
-`look_at`). It prints Tesseract CPU seconds per page of single-page and multi-page scans for
-each, and the share of the reference's words each one reads too.
+languages on every page (the reference), the languages narrowed after the first page by the languages
+Tesseract read it in (no look), and the quick look before each page until the language is told
+(documents/ocr.py, `look_at`, which also turns a sideways page before it is read). It prints Tesseract CPU
+seconds per page of single-page and multi-page scans for each, and the share of the reference's words
+each one reads too.
 """
 
 from __future__ import annotations

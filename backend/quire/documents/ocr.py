@@ -8,12 +8,15 @@ then is Tesseract's orientation detection asked how to turn it, which keeps upri
 Every language tried costs time on every unsure word: once a page has shown which of the languages a
 document is written in, its next pages are read in that one and English, which invoices mix in (or, for
 an English page, English and the runner-up, since Tesseract reads names and capitals as English).
-Until then each page is looked at before it is read (`look_at`): a quick English-only reading at 100 dpi
-shows whether it lies sideways (it is turned before the full reading, not after) and is enough for a
-language identifier (py3langid, restricted to the languages tried) to tell which language the page is
-in. When it is sure, the page and the rest of the document are read in that language and English, on
-the machine's cores side by side (`read_pages`) while the next page is rendered, each Tesseract run on
-one thread; when it is not, the page is read alone in the few languages it may be in.
+When three languages or more are tried (English among them), each page is looked at before it is read
+until then (`look_at`): a quick English-only reading at 100 dpi shows whether it lies sideways (it is
+turned before the full reading, not after) and is enough for a language identifier (py3langid,
+restricted to the languages tried) to tell which language the page is in. When it is sure, the page and
+the rest of the document are read in that language and English, on the machine's cores side by side
+(`read_pages`) while the next page is rendered, each Tesseract run on one thread; when it is not, the
+page is read alone in the few languages it may be in (all of them when it has too few words). With two
+languages or fewer (a job that names its language) there is no look, and pages are read side by side
+from the first.
 """
 
 from __future__ import annotations
@@ -99,25 +102,35 @@ class Look:
 
     languages: str  # the languages to read it in
     angle: int = 0  # degrees clockwise it must be turned to be upright
+    # Whether the identifier was sure of the page's language: then it is the document's too.
+    told: bool = False
 
 
 def look_at(image: Image.Image, dpi: float, languages: str) -> Look:
     """A quick English reading of the page at GUESS_DPI: whether it lies sideways (its words stand taller
     than wide; Tesseract's orientation detection then says how to turn it), and which of `languages` it
-    is in. When the language identifier (restricted to `languages`) is sure, the page is read in its
-    language and English (English and the runner-up for an English page, as `languages_after` keeps);
-    when it is not, in the fewest languages that together have GUESS_PROBABILITY, and English.
-    Two languages or fewer, or one the identifier does not know, are kept as they are."""
+    is in. When the language identifier (restricted to `languages`) is sure (GUESS_PROBABILITY), the
+    page is read in its language and English (English and the runner-up for an English page, as
+    `languages_after` keeps) and the look has `told` the document's language; when it is not, in the
+    fewest languages that together have GUESS_PROBABILITY, and English; with too few words, in all.
+    Two languages or fewer, or one the identifier does not know, are kept as they are, with no look.
+    The look only saves time: when Tesseract fails at it, the page is read as if it had not been."""
+    import pytesseract
+
     tried = languages.split("+")
     if len(tried) <= 2 or "eng" not in tried or any(language not in _ISO_639_1 for language in tried):
         return Look(languages)  # a language the identifier does not know could be the page's
     scale = min(1.0, GUESS_DPI / dpi)
     small = image.resize((round(image.width * scale), round(image.height * scale))) if scale < 1 else image
-    words = _quick_words(small, dpi * scale)
-    angle = _orientation(image, dpi) if _sideways(words) else 0
-    if angle:
-        words = _quick_words(small.rotate(-angle, expand=True), dpi * scale)
-    return Look(_likely_languages(" ".join(w.text for w in words), tried), angle)
+    try:
+        words = _quick_words(small, dpi * scale)
+        angle = _orientation(image, dpi) if _sideways(words) else 0
+        if angle:
+            words = _quick_words(small.rotate(-angle, expand=True), dpi * scale)
+    except pytesseract.TesseractError:
+        return Look(languages)
+    likely, told = _likely_languages(" ".join(w.text for w in words), tried)
+    return Look(likely, angle, told)
 
 
 def _quick_words(image: Image.Image, dpi: float) -> list[Word]:
@@ -129,10 +142,11 @@ def _quick_words(image: Image.Image, dpi: float) -> list[Word]:
     return [word for word, _ in _tsv_words(tsv, 1, 72 / dpi)]
 
 
-def _likely_languages(text: str, tried: list[str]) -> str:
+def _likely_languages(text: str, tried: list[str]) -> tuple[str, bool]:
+    """The languages of `tried` to read a text's page in, and whether the identifier was sure of one."""
     telling = _TELLING_WORD.findall(text)
     if len(telling) < GUESS_WORDS:
-        return "+".join(tried)
+        return "+".join(tried), False
     names = {code: language for language, code in _ISO_639_1.items()}
     ranked = _identifier(tuple(_ISO_639_1[language] for language in tried)).rank(" ".join(telling))
     likely, held = [], 0.0
@@ -141,10 +155,12 @@ def _likely_languages(text: str, tried: list[str]) -> str:
         held += probability
         if held >= GUESS_PROBABILITY:
             break
-    if likely == ["eng"]:
+    told = len(likely) == 1
+    if likely == ["eng"] and len(ranked) > 1:
         likely.append(names[ranked[1][0]])
     chosen = list(dict.fromkeys([*likely, "eng"]))
-    return "+".join(tried) if len(chosen) == len(tried) else "+".join(chosen)
+    # All of them: in the order configured, as when the identifier is not asked.
+    return ("+".join(tried) if len(chosen) == len(tried) else "+".join(chosen)), told
 
 
 @cache
@@ -304,11 +320,12 @@ def page_threads() -> int:
 def read_pages(
     pages: Iterable[tuple[int, Image.Image, float]], languages: str, reading: Callable[[int, int], None]
 ) -> dict[int, OcrPage]:
-    """Each (number, image, dpi) of `pages` read by OCR, by number. While the document's language is not
-    known, each page is first looked at (`look_at`, which also turns a sideways page): when the look
-    tells the language, that page and the rest are read `page_threads()` at a time in it and English;
-    else the page is read alone in the languages the look left, and the languages it was read in
-    (`languages_after`) may narrow the rest. `pages` is pulled in the calling thread (a PDF renderer is not
+    """Each (number, image, dpi) of `pages` read by OCR, by number. With two languages or fewer (or once
+    the document's language is known), pages are read `page_threads()` at a time from the first. Until
+    then each page is first looked at (`look_at`, which also turns a sideways page): when the look tells
+    the language, that page and the rest are read side by side in it and English; else the page is read
+    alone in the languages the look left, and the languages it was read in (`languages_after`) may
+    narrow the rest. `pages` is pulled in the calling thread (a PDF renderer is not
     thread-safe). `reading(done, number)` hears, in order, how many pages are read and which is the
     first still being read."""
     read: dict[int, OcrPage] = {}
@@ -331,7 +348,7 @@ def read_pages(
                     look = look_at(image, dpi, languages)
                     if look.angle:
                         image = image.rotate(-look.angle, expand=True)
-                    if len(look.languages.split("+")) > 2:
+                    if not look.told:
                         read[number] = read_page(image, dpi, number, look.languages)
                         languages = languages_after(read[number], languages)
                         continue

@@ -182,8 +182,8 @@ def test_a_quick_look_tells_the_first_pages_language(invoice_page: Image.Image) 
     from quire.documents.ocr import Look, look_at
 
     all_six = "eng+deu+fra+nld+spa+ita"
-    # A German invoice is read in German and English
-    assert look_at(invoice_page, 150, all_six) == Look("deu+eng")
+    # A German invoice is read in German and English, which the look is sure of
+    assert look_at(invoice_page, 150, all_six) == Look("deu+eng", told=True)
     # An English letter in English and the identifier's runner-up
     letter = [
         "Thank you for your order of the replacement parts for the heating system.",
@@ -192,6 +192,7 @@ def test_a_quick_look_tells_the_first_pages_language(invoice_page: Image.Image) 
     ]
     english = page_images(pdf_bytes(letter * 3), dpi=300, pages=1)[0]
     assert look_at(english, 300, all_six).languages.startswith("eng+")
+    assert look_at(english, 300, all_six).told
     # A page with too few words to tell keeps every language; so do two languages, or one the identifier
     # does not know (it could be the page's)
     short = page_images(pdf_bytes(["Total 12,00"]), dpi=300, pages=1)[0]
@@ -206,19 +207,24 @@ def test_a_quick_look_turns_a_sideways_page_before_it_is_read(invoice_page: Imag
     # Given the German invoice lying on its left side
     sideways = invoice_page.rotate(90, expand=True)
     # When it is looked at, then it must be turned a quarter clockwise, and its language is still told
-    assert look_at(sideways, 150, "eng+deu+fra+nld+spa+ita") == Look("deu+eng", angle=90)
+    assert look_at(sideways, 150, "eng+deu+fra+nld+spa+ita") == Look("deu+eng", angle=90, told=True)
 
 
 def test_an_unsure_identifier_keeps_the_few_languages_that_are_likely() -> None:
     from quire.documents.ocr import _likely_languages
 
     all_six = ["eng", "deu", "fra", "nld", "spa", "ita"]
-    # Words of two languages: the identifier gives neither 90%, both together more
+    # Words of two languages: the identifier gives neither 90%, both together more; it told no language
     mixed = "Rechnung Betrag Kunde Lieferung Zahlung factuur bedrag klant levering betaling adres bestelling"
-    assert _likely_languages(mixed, all_six) == "deu+nld+eng"
+    assert _likely_languages(mixed, all_six) == ("deu+nld+eng", False)
+    # German and English words: two languages, but still not told (German has 54%)
+    pair = "Invoice amount customer delivery payment order Rechnung Betrag Kunde Lieferung Zahlung Bestellung address"
+    assert _likely_languages(pair + " number", all_six) == ("deu+eng", False)
     # Sure of one language: it and English
     german = "Rechnung Betrag Kunde Lieferung Zahlung Anschrift Bestellung Steuernummer Gesamtbetrag Lieferschein"
-    assert _likely_languages(german + " Rechnungsdatum Nettobetrag", all_six) == "deu+eng"
+    assert _likely_languages(german + " Rechnungsdatum Nettobetrag", all_six) == ("deu+eng", True)
+    # Too few words to tell: every language, in the order configured
+    assert _likely_languages("Rechnung Betrag", all_six) == ("eng+deu+fra+nld+spa+ita", False)
 
 
 def test_pages_are_read_side_by_side_once_a_look_tells_the_language(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -241,7 +247,7 @@ def test_pages_are_read_side_by_side_once_a_look_tells_the_language(monkeypatch:
 
     def look_at(image: Image.Image, dpi: float, languages: str) -> ocr.Look:
         looked.append(languages)
-        return ocr.Look("deu+eng")
+        return ocr.Look("deu+eng", told=True)
 
     monkeypatch.setattr(ocr, "read_page", read_page)
     monkeypatch.setattr(ocr, "look_at", look_at)
@@ -257,9 +263,7 @@ def test_pages_are_read_side_by_side_once_a_look_tells_the_language(monkeypatch:
     assert sorted(calls) == [(n, "deu+eng") for n in range(1, 6)]
     assert most[0] == 2
     # And progress was heard in order: pages done never go back, and the page named is the first unread
-    assert heard[0] == (0, 1)
-    assert [done for done, _ in heard] == sorted(done for done, _ in heard)
-    assert all(number == done + 1 for done, number in heard)
+    assert heard == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
 
 
 def test_pages_are_read_one_at_a_time_until_one_shows_the_language(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -289,13 +293,58 @@ def test_pages_are_read_one_at_a_time_until_one_shows_the_language(monkeypatch: 
 
 
 def test_a_page_the_look_finds_sideways_is_turned_before_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    sizes: list[tuple[int, int]] = []
+    read: list[Image.Image] = []
 
     def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> ocr.OcrPage:
-        sizes.append(image.size)
+        read.append(image)
         return ocr.OcrPage((), "", b"", ())
 
     monkeypatch.setattr(ocr, "read_page", read_page)
-    monkeypatch.setattr(ocr, "look_at", lambda image, dpi, languages: ocr.Look("deu+eng", angle=90))
-    ocr.read_pages([(1, Image.new("L", (10, 20)), 300.0)], "eng+deu+nld", lambda done, number: None)
-    assert sizes == [(20, 10)]
+    monkeypatch.setattr(ocr, "look_at", lambda image, dpi, languages: ocr.Look("deu+eng", angle=90, told=True))
+    # Given a page whose top-left corner is marked, which the look says must be turned a quarter clockwise
+    page = Image.new("L", (10, 20), 255)
+    page.putpixel((0, 0), 0)
+    ocr.read_pages([(1, page, 300.0)], "eng+deu+nld", lambda done, number: None)
+    # Then it was read turned: wide, and the mark now in the top-right corner
+    assert read[0].size == (20, 10)
+    assert read[0].getpixel((19, 0)) == 0
+
+
+def test_a_look_not_sure_of_two_languages_reads_the_page_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[int, str]] = []
+
+    def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> ocr.OcrPage:
+        calls.append((page, languages))
+        return ocr.OcrPage((), "", b"", ())
+
+    # Given looks that narrow each page to German and English without being sure of German
+    monkeypatch.setattr(ocr, "read_page", read_page)
+    monkeypatch.setattr(ocr, "look_at", lambda image, dpi, languages: ocr.Look("deu+eng"))
+    pages = ((n, Image.new("L", (10, 20)), 300.0) for n in range(1, 4))
+    ocr.read_pages(pages, "eng+deu+fra", lambda done, number: None)
+    # Then each page was read alone in those two, and none of them fixed the document's languages
+    assert calls == [(1, "deu+eng"), (2, "deu+eng"), (3, "deu+eng")]
+
+
+def test_with_two_languages_pages_are_read_side_by_side_from_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    busy, most = [0], [0]
+    lock = threading.Lock()
+
+    def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> ocr.OcrPage:
+        with lock:
+            busy[0] += 1
+            most[0] = max(most[0], busy[0])
+        time.sleep(0.1)
+        with lock:
+            busy[0] -= 1
+        return ocr.OcrPage((), "", b"", ())
+
+    def look_at(image: Image.Image, dpi: float, languages: str) -> ocr.Look:
+        raise AssertionError("no look with two languages")
+
+    monkeypatch.setattr(ocr, "read_page", read_page)
+    monkeypatch.setattr(ocr, "look_at", look_at)
+    monkeypatch.setattr(ocr, "page_threads", lambda: 2)
+    pages = ((n, Image.new("L", (10, 20)), 300.0) for n in range(1, 4))
+    assert sorted(ocr.read_pages(pages, "deu+eng", lambda done, number: None)) == [1, 2, 3]
+    assert most[0] == 2
