@@ -120,17 +120,24 @@ def look_at(image: Image.Image, dpi: float, languages: str) -> Look:
     tried = languages.split("+")
     if len(tried) <= 2 or "eng" not in tried or any(language not in _ISO_639_1 for language in tried):
         return Look(languages)  # a language the identifier does not know could be the page's
-    scale = min(1.0, GUESS_DPI / dpi)
-    small = image.resize((round(image.width * scale), round(image.height * scale))) if scale < 1 else image
+    small, small_dpi = _at_most(image, dpi, GUESS_DPI)
     try:
-        words = _quick_words(small, dpi * scale)
+        words = _quick_words(small, small_dpi)
         angle = _orientation(image, dpi) if _sideways(words) else 0
         if angle:
-            words = _quick_words(small.rotate(-angle, expand=True), dpi * scale)
+            words = _quick_words(small.rotate(-angle, expand=True), small_dpi)
     except pytesseract.TesseractError:
         return Look(languages)
     likely, told = _likely_languages(" ".join(w.text for w in words), tried)
     return Look(likely, angle, told)
+
+
+def _at_most(image: Image.Image, dpi: float, most: float) -> tuple[Image.Image, float]:
+    """The image scaled down to `most` dpi, with its resolution; as it is when it is not finer."""
+    if dpi <= most:
+        return image, dpi
+    scale = most / dpi
+    return image.resize((round(image.width * scale), round(image.height * scale))), most
 
 
 def _quick_words(image: Image.Image, dpi: float) -> list[Word]:
@@ -382,8 +389,7 @@ def _orientation(image: Image.Image, dpi: float) -> int:
     import pytesseract
 
     if dpi > 200:  # orientation needs only the shapes of lines of text: half the pixels, half the time
-        scale = 150 / dpi
-        image, dpi = image.resize((round(image.width * scale), round(image.height * scale))), 150
+        image, dpi = _at_most(image, dpi, 150)
     with _as_png(image, dpi) as path:
         try:
             osd = pytesseract.image_to_osd(str(path), config="--psm 0 -c min_characters_to_try=10")
