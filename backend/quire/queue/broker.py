@@ -151,23 +151,45 @@ class RedisBroker(DramatiqRedisBroker):
         with self.client.pipeline(transaction=False) as pipeline:
             for message in messages:
                 self.emit_before("enqueue", message, None)
-                args = [
+                args = self._dispatch_args(
                     "enqueue",
-                    current_millis(),
                     message.queue_name,
-                    self.broker_id,
-                    self.heartbeat_timeout,
-                    self.dead_message_ttl,
                     self._should_do_maintenance("enqueue"),
-                    self._max_unpack_size(),  # type: ignore[no-untyped-call]
                     message.options[REDIS_MESSAGE_ID],
                     message.encode(),
-                ]
+                )
                 dispatch(keys=[self.namespace], args=args, client=pipeline)
                 sent.append(message)
             pipeline.execute()
         for message in sent:
             self.emit_after("enqueue", message, None)
+
+    def reclaim(self, queue_name: str) -> None:
+        """Move the messages that workers now dead had fetched from `queue_name` (and its delay
+        queue) back onto it, now.
+
+        Dramatiq does this in its "maintenance", which runs for the queue of one command in
+        `maintenance_chance` per million: on a quiet delay queue that can take minutes, and a
+        retry fetched by a worker that then died waits that long. The same dispatch script, asked
+        for the queue's size with maintenance on, does it at once.
+        """
+        dispatch = self.scripts["dispatch"]
+        for name in (queue_name, dq_name(queue_name)):
+            dispatch(keys=[self.namespace], args=self._dispatch_args("qsize", name, 1))
+
+    def _dispatch_args(self, command: str, queue_name: str, maintenance: int, *args: Any) -> list[Any]:
+        """The arguments of the dispatch script, as Dramatiq's `_dispatch` passes them."""
+        return [
+            command,
+            current_millis(),
+            queue_name,
+            self.broker_id,
+            self.heartbeat_timeout,
+            self.dead_message_ttl,
+            maintenance,
+            self._max_unpack_size(),  # type: ignore[no-untyped-call]
+            *args,
+        ]
 
 
 _WAKE_SCRIPT = """
@@ -240,3 +262,6 @@ class RedisQueue:
 
     def held(self, message_ids: Sequence[str]) -> list[bool]:
         return self.broker.messages_present(list(message_ids), self.queue_name)
+
+    def reclaim(self) -> None:
+        self.broker.reclaim(self.queue_name)

@@ -41,6 +41,11 @@ class MessageQueue(Protocol):
         """For each message id: is it still waiting, delayed or being worked on?"""
         ...
 
+    def reclaim(self) -> None:
+        """Give the messages that dead workers had taken back to the queue now: a held message may
+        be held by a worker that is gone, and the broker returns those only now and then."""
+        ...
+
 
 @dataclass(frozen=True)
 class Dispatched(Generic[T]):
@@ -142,6 +147,9 @@ class Dispatcher:
     def held(self, message_ids: Sequence[str]) -> list[bool]:
         return self.queue.held(message_ids) if message_ids else []
 
+    def reclaim(self) -> None:
+        self.queue.reclaim()
+
 
 def _job_id(moved: object) -> str:
     job_id = getattr(moved, "id", None)
@@ -183,6 +191,9 @@ class InMemoryQueue:
     def held(self, message_ids: Sequence[str]) -> list[bool]:
         present = {m.message_id for m in self.messages}
         return [message_id in present for message_id in message_ids]
+
+    def reclaim(self) -> None:
+        """Nothing to do: no worker takes a message out of this list and dies with it."""
 
     def take(self) -> Message:
         """Deliver the oldest message, as a worker's consumer would."""

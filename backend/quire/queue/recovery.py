@@ -79,6 +79,9 @@ def recover_once(dispatcher: Dispatcher) -> RecoveryReport:
     waiting = waiting_messages(now, now - timedelta(seconds=settings.republish_after_seconds))
     if waiting:
         present = dispatcher.held([message_id or "" for _, message_id in waiting])
+        if any(present):
+            # Overdue yet held: perhaps by a worker that died holding it. Have it given back.
+            dispatcher.reclaim()
         for (job_id, message_id), is_present in zip(waiting, present, strict=True):
             if is_present:
                 continue

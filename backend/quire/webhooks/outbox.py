@@ -79,6 +79,8 @@ class WebhookOutbox:
         if not waiting:
             return 0
         held = self.queue.held([message_id or "" for _, message_id in waiting])
+        if any(held):
+            self.queue.reclaim()  # overdue yet held: perhaps by a worker that died holding it
         sent = 0
         for (delivery_id, message_id), is_held in zip(waiting, held, strict=True):
             if is_held:

@@ -224,8 +224,9 @@ def test_queued_job_knows_its_place_and_the_eta_holds(redis_server: EmbeddedRedi
         assert view["queue"]["position"] in (5, 6), view["queue"]
         eta = view["queue"]["eta_s"]
         assert eta is not None
-        # And its place counts down as the line moves
+        # And its place counts down as the line moves (the next job ahead has been claimed)
         stack.wait(ahead[0], {"completed"})
+        stack.wait(ahead[1], {"running", "completed"})
         later = stack.job(ours)["queue"]
         assert later["position"] < view["queue"]["position"]
         # And the estimate was within half of the real wait

@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 
 import redis
+from dramatiq.common import dq_name
 from dramatiq.message import Message
 
 from backend.tests.conftest import Database
 from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import Stack, child_pids, document, event_types
-from quire.queue.broker import QUEUE, create_broker
+from quire.queue.broker import QUEUE, KeyedByMessageId, RedisBroker, RedisQueue, create_broker
 from quire.queue.embedded_redis import EmbeddedRedis, free_port
 from quire.queue.recovery import my_turn
 
@@ -173,3 +174,29 @@ def test_worker_processes_take_turns_at_recovery(redis_server: EmbeddedRedis) ->
     assert my_turn(client, 0.5)
     # Without Redis every process makes its own pass.
     assert my_turn(redis.Redis(port=free_port(), socket_connect_timeout=0.5), 0.5)
+
+
+def test_a_retry_a_dead_worker_had_taken_is_given_back_at_once(redis_server: EmbeddedRedis) -> None:
+    url = fresh_redis_url(redis_server)
+
+    def worker() -> RedisBroker:
+        # Dramatiq's own maintenance never runs here: only `reclaim` can give the message back.
+        client = redis.Redis.from_url(url)
+        middleware = [KeyedByMessageId()]
+        broker = RedisBroker(client=client, middleware=middleware, heartbeat_timeout=200, maintenance_chance=0)
+        broker.declare_queue(QUEUE)
+        return broker
+
+    # Given a retry waiting in the delay queue, taken by a worker that then died
+    dead, alive = worker(), worker()
+    assert RedisQueue(dead).publish("job-1", "message-1", delay_s=0.05)
+    assert len(dead.do_fetch(dq_name(QUEUE), 1)) == 1
+    time.sleep(0.4)  # its heartbeat is older than the timeout
+    # Then the message is still held, and no live worker can fetch it
+    assert RedisQueue(alive).held(["message-1"]) == [True]
+    assert alive.do_fetch(dq_name(QUEUE), 1) == []
+    # When recovery has it given back
+    RedisQueue(alive).reclaim()
+    # Then a live worker gets it at once
+    [data] = alive.do_fetch(dq_name(QUEUE), 1)
+    assert Message.decode(data).message_id == "message-1"

@@ -97,8 +97,10 @@ def wait_all(stack: Stack, ids: list[str], timeout: float) -> dict[str, dict[str
                 views[job_id] = view
                 pending.discard(job_id)
         if pending and time.monotonic() > deadline:
-            stuck = Counter(stack.job(j)["status"] for j in pending)
-            raise AssertionError(f"{len(pending)} jobs not finished after {timeout}s: {dict(stuck)}")
+            stuck = {j: stack.job(j) for j in pending}
+            counts = Counter(view["status"] for view in stuck.values())
+            first = next(iter(stuck.values()))
+            raise AssertionError(f"{len(pending)} jobs not finished after {timeout}s: {dict(counts)}; one: {first}")
         time.sleep(0.2)
     return views
 
@@ -196,13 +198,14 @@ def test_admission_control_refuses_when_the_queue_is_old(tmp_path: Path, record:
                f"Retry-After: {refused.headers['retry-after']}")  # fmt: skip
 
 
+@pytest.mark.timeout(300 if not FULL else 1200)
 def test_poison_is_contained(runbook: tuple[Stack, EmbeddedRedis], record: Record) -> None:
     stack, _ = runbook
     stack.start_worker(processes=2, threads=4)
     bad, good = scale(10, 100), scale(90, 900)
     poison = [document("crash" if i % 2 else "exit") for i in range(bad)]
     ids, codes = submit_all(stack, poison + [document() for _ in range(good)], max_attempts=2)
-    views = wait_all(stack, ids, timeout=scale(180, 900))
+    views = wait_all(stack, ids, timeout=scale(240, 900))
     outcome = Counter(v["status"] for v in views.values())
     assert codes[202] == bad + good
     assert outcome == Counter({"completed": good, "dead_letter": bad}), outcome

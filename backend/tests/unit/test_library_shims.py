@@ -7,7 +7,9 @@ loudly, instead of quietly turning a defence off.
 - queue/broker.py keys Dramatiq's Redis messages by their message id through the public
   `before_enqueue` hook, which works only while the broker reads the `redis_message_id` option
   after that hook; and it asks whether a message is held by reading the broker's hashes
-  `<namespace>:<queue>.msgs` and `<namespace>:<queue>.DQ.msgs`.
+  `<namespace>:<queue>.msgs` and `<namespace>:<queue>.DQ.msgs`. Its pipelined enqueue and its
+  `reclaim` call the broker's dispatch script with the arguments Dramatiq's `_dispatch` passes;
+  `reclaim` asks for a queue's size with maintenance on, which gives dead workers' messages back.
 
 - queue/broker.py's `WakingConsumer` subclasses Dramatiq's private `_RedisConsumer` and rewrites its
   `__next__` with the consumer's own attributes, blocking on a wake-up list when idle.
@@ -106,6 +108,11 @@ def test_dramatiqs_redis_broker_internals_the_pipelined_enqueue_uses() -> None:
     enqueue = inspect.getsource(DramatiqRedisBroker.enqueue)
     assert f'self.do_enqueue(queue_name, message.options["{REDIS_MESSAGE_ID}"], message.encode())' in enqueue
     assert "keys = [self.namespace]" in dispatch
+    # `reclaim`: the script's maintenance gives back what dead workers took from the command's queue.
+    script = (Path(dramatiq_redis.__file__).parent / "redis" / "dispatch.lua").read_text()
+    assert 'if do_maintenance == "1" then' in script
+    assert 'local dead_worker_queue_acks = dead_worker_acks .. "." .. queue_name' in script
+    assert 'elseif command == "qsize" then' in script
 
 
 def test_dramatiqs_redis_layout_the_presence_check_reads() -> None:
