@@ -31,7 +31,7 @@ from redis.asyncio import Redis as AsyncRedis
 from quire import __version__
 from quire.bootstrap import Quire, bootstrap
 from quire.documents.storage import StorageUnavailable
-from quire.logs import RequestIdMiddleware, configure_logging
+from quire.logs import configure_logging
 from quire.queue.broker import DEFAULT_REDIS_URL
 from quire.settings import get_settings
 from quire.web.account import AccountController
@@ -52,6 +52,7 @@ from quire.web.problems import (
     storage_unavailable_to_problem,
     unexpected_to_problem,
 )
+from quire.web.request_ids import RequestIdMiddleware
 from quire.web.server import BodyDeadlineMiddleware
 from quire.web.streams import StreamsController
 from quire.workflows.invoice_summary import CHECK_LABELS, FIELD_LABELS

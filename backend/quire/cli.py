@@ -17,8 +17,8 @@ from quire.settings import get_settings
 
 COMMANDS = {
     "dev": "quire.commands.serve:dev",
-    "web": "quire.commands.serve:web",
-    "worker": "quire.commands.serve:worker",
+    "web": "quire.commands.web:web",
+    "worker": "quire.commands.worker:worker",
     "migrate": "quire.commands.serve:migrate",
     "users": "quire.commands.people:users",
     "tokens": "quire.commands.people:tokens",

@@ -2,24 +2,18 @@
 Dramatiq's and uvicorn's; JSON outside development, readable lines in development.
 
 Context bound with `structlog.contextvars` (a job's id, attempt, worker and workflow; a web
-request's id) appears on every line logged while it is bound, whichever logger wrote it.
+request's id, bound by `web/request_ids.py`) appears on every line logged while it is bound,
+whichever logger wrote it.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import sys
-import uuid
 
 import structlog
-from litestar.datastructures import MutableScopeHeaders
-from litestar.middleware import ASGIMiddleware
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from quire.settings import get_settings
-
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
 
 def configure_logging() -> None:
@@ -58,20 +52,3 @@ def configure_logging() -> None:
         logger.propagate = True
     # Dramatiq's worker logs every consumer restart at INFO; keep its warnings and errors.
     logging.getLogger("dramatiq").setLevel(logging.WARNING)
-
-
-class RequestIdMiddleware(ASGIMiddleware):
-    """Give every web request an id (or keep a sane X-Request-ID), bind it to every log line the
-    request produces, and send it back in the response."""
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
-
-        async def with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                MutableScopeHeaders.from_message(message)["x-request-id"] = request_id
-            await send(message)
-
-        with structlog.contextvars.bound_contextvars(request_id=request_id):
-            await next_app(scope, receive, with_id)
