@@ -1,7 +1,8 @@
 """Running Quire on one machine: `quire dev` (Redis, migrations, web and worker) and `quire migrate`.
 
-`quire web` and `quire worker` live in modules of their own, so that each process imports only
-what it runs: the worker none of the web app, the web app none of the workflows.
+`quire web` and `quire worker` live in modules of their own, so that a command imports little
+beyond what it runs: the worker does not load Litestar or uvicorn, and the other commands load
+neither the web app nor the worker.
 """
 
 from __future__ import annotations

@@ -165,13 +165,14 @@ class RedisBroker(DramatiqRedisBroker):
             self.emit_after("enqueue", message, None)
 
     def reclaim(self, queue_name: str) -> None:
-        """Move the messages that workers now dead had fetched from `queue_name` (and its delay
-        queue) back onto it, now.
+        """Move the messages that dead workers had fetched from `queue_name` (and its delay queue)
+        back onto it. A worker is dead to Dramatiq once its heartbeat is older than
+        `heartbeat_timeout`.
 
         Dramatiq does this in its "maintenance", which runs for the queue of one command in
         `maintenance_chance` per million: on a quiet delay queue that can take minutes, and a
         retry fetched by a worker that then died waits that long. The same dispatch script, asked
-        for the queue's size with maintenance on, does it at once.
+        for the queue's size with maintenance on, does it when called.
         """
         dispatch = self.scripts["dispatch"]
         for name in (queue_name, dq_name(queue_name)):

@@ -42,8 +42,8 @@ class MessageQueue(Protocol):
         ...
 
     def reclaim(self) -> None:
-        """Give the messages that dead workers had taken back to the queue now: a held message may
-        be held by a worker that is gone, and the broker returns those only now and then."""
+        """Give back to the queue the messages that dead workers had taken: a held message may be
+        held by a worker that is gone, and the broker returns those only now and then."""
         ...
 
 
@@ -175,6 +175,7 @@ class InMemoryQueue:
 
     messages: list[Message] = field(default_factory=list)
     reachable: bool = True
+    reclaims: int = 0
 
     def publish(self, job_id: str, message_id: str, delay_s: float = 0.0) -> bool:
         if not self.reachable:
@@ -193,7 +194,8 @@ class InMemoryQueue:
         return [message_id in present for message_id in message_ids]
 
     def reclaim(self) -> None:
-        """Nothing to do: no worker takes a message out of this list and dies with it."""
+        """Only counted (`reclaims`): no worker takes a message out of this list and dies with it."""
+        self.reclaims += 1
 
     def take(self) -> Message:
         """Deliver the oldest message, as a worker's consumer would."""

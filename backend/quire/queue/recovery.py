@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -67,8 +68,9 @@ def _republish(job_id: str, old_message_id: str | None, message_id: str) -> bool
     return states.republish(job_id, old_message_id, message_id) or None
 
 
-def recover_once(dispatcher: Dispatcher) -> RecoveryReport:
-    """One pass: expired leases, deadlines passed in the queue, messages Redis lost."""
+def recover_once(dispatcher: Dispatcher, reclaim: bool = True) -> RecoveryReport:
+    """One pass: expired leases, deadlines passed in the queue, messages Redis lost; with `reclaim`,
+    messages that dead workers took, given back."""
     settings = get_settings()
     report = RecoveryReport()
     requeue_expired_leases(dispatcher, report)
@@ -79,15 +81,15 @@ def recover_once(dispatcher: Dispatcher) -> RecoveryReport:
     waiting = waiting_messages(now, now - timedelta(seconds=settings.republish_after_seconds))
     if waiting:
         present = dispatcher.held([message_id or "" for _, message_id in waiting])
-        if any(present):
-            # Overdue yet held: perhaps by a worker that died holding it. Have it given back.
-            dispatcher.reclaim()
         for (job_id, message_id), is_present in zip(waiting, present, strict=True):
             if is_present:
                 continue
             republished = dispatcher.move(job_id, partial(_republish, job_id, message_id))
             if republished.sent:
                 report.republished += 1
+        if reclaim and any(present):
+            # Overdue yet held: perhaps by a worker that died holding it. Have it given back.
+            dispatcher.reclaim()
     if report.requeued or report.dead_lettered or report.republished:
         log.info("recovery: %s", report)
     return report
@@ -104,16 +106,37 @@ def housekeeping() -> None:
 TURN_KEY = "quire:recovery:turn"
 
 
-def my_turn(client: redis.Redis[bytes] | None, interval: float) -> bool:
+def my_turn(client: redis.Redis[bytes] | None, interval: float, outage: Outage | None = None) -> bool:
     """Whether this process makes this interval's pass: it takes a lock that is never released but
     expires after the interval, so the next pass is due just as the next interval begins. Without
-    Redis every process takes its turn."""
+    Redis every process takes its turn (and `outage` hears of it)."""
     if client is None:
         return True
     try:
         return bool(client.lock(TURN_KEY, timeout=interval, blocking=False).acquire())
     except (redis.RedisError, OSError):
+        if outage is not None:
+            outage.seen()
         return True
+
+
+@dataclass
+class Outage:
+    """When this loop last found Redis unreachable.
+
+    Dramatiq takes a worker whose heartbeat is older than its timeout for dead. Right after an
+    outage that long every worker looks dead, live ones included, until each fetches again; so
+    recovery has nothing given back (`reclaim`) until Redis has been reachable that long.
+    """
+
+    heartbeat_timeout_s: float
+    last_seen: float | None = None
+
+    def seen(self) -> None:
+        self.last_seen = time.monotonic()
+
+    def over(self) -> bool:
+        return self.last_seen is None or time.monotonic() - self.last_seen > self.heartbeat_timeout_s
 
 
 def run_recovery_loop(
@@ -125,19 +148,22 @@ def run_recovery_loop(
 ) -> None:
     """Recover at once, then every interval until `stop` is set, taking turns with the other
     worker processes through `client`. Survives Redis and DB outages."""
-    interval = get_settings().recovery_interval_seconds
+    settings = get_settings()
+    interval = settings.recovery_interval_seconds
+    outage = Outage(settings.broker_heartbeat_timeout_ms / 1000)
     while not stop.is_set():
-        if not my_turn(client, interval):
+        if not my_turn(client, interval, outage):
             stop.wait(interval)
             continue
+        reclaim = outage.over()
         duties: list[tuple[str, Callable[[], object]]] = [
-            ("recover_once", lambda: recover_once(dispatcher)),
+            ("recover_once", partial(recover_once, dispatcher, reclaim)),
             ("housekeeping", housekeeping),
         ]
         if webhooks is not None:
             # Webhook deliveries recorded but never published (the process died after the commit),
             # or whose message Redis lost.
-            duties.append(("webhooks", webhooks.republish_lost))
+            duties.append(("webhooks", partial(webhooks.republish_lost, reclaim)))
         if finish_batches is not None:
             # Batches whose last job finished in a process that died before marking them completed.
             duties.append(("batches", finish_batches))
@@ -145,6 +171,7 @@ def run_recovery_loop(
             try:
                 duty()
             except (redis.RedisError, OSError) as exc:
+                outage.seen()
                 log.warning("%s skipped, a service is unreachable: %s", name, exc)
             except Exception:
                 log.exception("%s failed; will try again", name)

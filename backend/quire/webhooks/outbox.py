@@ -72,15 +72,14 @@ class WebhookOutbox:
             self.publish(recorded)
         return recorded
 
-    def republish_lost(self) -> int:
-        """Recovery: publish again each pending delivery that is due and whose message Redis lost."""
+    def republish_lost(self, reclaim: bool = True) -> int:
+        """Recovery: publish again each pending delivery that is due and whose message Redis lost;
+        with `reclaim`, have the messages that dead workers took given back."""
         grace = timedelta(seconds=get_settings().republish_after_seconds)
         waiting = deliveries.overdue(utcnow() - grace)
         if not waiting:
             return 0
         held = self.queue.held([message_id or "" for _, message_id in waiting])
-        if any(held):
-            self.queue.reclaim()  # overdue yet held: perhaps by a worker that died holding it
         sent = 0
         for (delivery_id, message_id), is_held in zip(waiting, held, strict=True):
             if is_held:
@@ -90,6 +89,8 @@ class WebhookOutbox:
                 sent += 1
         if sent:
             log.info("webhooks: republished %d deliveries whose message was lost", sent)
+        if reclaim and any(held):
+            self.queue.reclaim()  # overdue yet held: perhaps by a worker that died holding it
         return sent
 
 

@@ -16,7 +16,7 @@ from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import Stack, child_pids, document, event_types
 from quire.queue.broker import QUEUE, KeyedByMessageId, RedisBroker, RedisQueue, create_broker
 from quire.queue.embedded_redis import EmbeddedRedis, free_port
-from quire.queue.recovery import my_turn
+from quire.queue.recovery import Outage, my_turn
 
 
 def test_killed_worker_job_is_recovered_by_a_new_worker(stack: Stack) -> None:
@@ -172,18 +172,20 @@ def test_worker_processes_take_turns_at_recovery(redis_server: EmbeddedRedis) ->
     assert not my_turn(client, 0.5)
     time.sleep(0.6)
     assert my_turn(client, 0.5)
-    # Without Redis every process makes its own pass.
-    assert my_turn(redis.Redis(port=free_port(), socket_connect_timeout=0.5), 0.5)
+    # Without Redis every process makes its own pass, and the loop notes the outage.
+    outage = Outage(heartbeat_timeout_s=60)
+    assert my_turn(redis.Redis(port=free_port(), socket_connect_timeout=0.5), 0.5, outage)
+    assert not outage.over()
 
 
-def test_a_retry_a_dead_worker_had_taken_is_given_back_at_once(redis_server: EmbeddedRedis) -> None:
+def test_a_retry_a_dead_worker_had_taken_is_given_back_when_recovery_asks(redis_server: EmbeddedRedis) -> None:
     url = fresh_redis_url(redis_server)
 
     def worker() -> RedisBroker:
         # Dramatiq's own maintenance never runs here: only `reclaim` can give the message back.
         client = redis.Redis.from_url(url)
         middleware = [KeyedByMessageId()]
-        broker = RedisBroker(client=client, middleware=middleware, heartbeat_timeout=200, maintenance_chance=0)
+        broker = RedisBroker(client=client, middleware=middleware, heartbeat_timeout=1000, maintenance_chance=0)
         broker.declare_queue(QUEUE)
         return broker
 
@@ -191,12 +193,17 @@ def test_a_retry_a_dead_worker_had_taken_is_given_back_at_once(redis_server: Emb
     dead, alive = worker(), worker()
     assert RedisQueue(dead).publish("job-1", "message-1", delay_s=0.05)
     assert len(dead.do_fetch(dq_name(QUEUE), 1)) == 1
-    time.sleep(0.4)  # its heartbeat is older than the timeout
+    time.sleep(1.2)  # its heartbeat is older than the timeout
     # Then the message is still held, and no live worker can fetch it
     assert RedisQueue(alive).held(["message-1"]) == [True]
     assert alive.do_fetch(dq_name(QUEUE), 1) == []
-    # When recovery has it given back
+    # And a live worker is working on a message of its own
+    assert RedisQueue(alive).publish("job-2", "message-2")
+    [data] = alive.do_fetch(QUEUE, 1)
+    assert Message.decode(data).message_id == "message-2"
+    # When recovery has the queue give back what dead workers took
     RedisQueue(alive).reclaim()
-    # Then a live worker gets it at once
+    # Then a live worker gets the dead one's message, and the live one's stays where it is
     [data] = alive.do_fetch(dq_name(QUEUE), 1)
     assert Message.decode(data).message_id == "message-1"
+    assert alive.do_fetch(QUEUE, 1) == []

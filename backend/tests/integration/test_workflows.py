@@ -256,16 +256,17 @@ def test_a_slow_model_call_holds_no_database_connection(redis_server: EmbeddedRe
     try:
         stack.start_web()
         stack.start_worker()
-        job_id = stack.submit(document("slow:2"))
+        job_id = stack.submit(document("slow:3"))
         stack.wait(job_id, {"running"})
-        time.sleep(1.0)
+        time.sleep(1.3)
         url = make_url(database.url).set(drivername="postgresql").render_as_string(hide_password=False)
         with psycopg.connect(url) as conn:
-            # A transaction held across the model call would be a second old by now; the short ones
-            # of the heartbeat and recovery may be caught open at any moment, so age tells them apart.
+            # A transaction held across the model call would be over a second old by now; the short
+            # ones of the heartbeat and recovery may be caught open at any moment, so age tells them apart.
             held = conn.execute(
                 "SELECT state, query, now() - xact_start FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid() AND xact_start < now() - interval '0.75 seconds'"
+                "AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
+                "AND xact_start < now() - interval '0.75 seconds'"
             ).fetchall()
         assert held == [], held
         assert stack.job(job_id)["status"] == "running"

@@ -8,6 +8,7 @@ Redis path is covered by the integration tests.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -23,7 +24,7 @@ from quire.jobs.states import AttemptRef
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
 from quire.queue.execution import AttemptProgress, ExecutionControl
 from quire.queue.failures import AttemptFailure, classify, record_failure
-from quire.queue.recovery import recover_once
+from quire.queue.recovery import Outage, recover_once
 from quire.queue.runner import Runner
 from quire.settings import get_settings
 
@@ -169,6 +170,30 @@ def test_recovery_republishes_only_a_message_the_queue_lost(queue: InMemoryQueue
     assert recover_once(dispatcher).republished == 1
     assert {m.job_id for m in queue.messages} == {kept.id, lost.id}
     assert queue.held([current(lost.id).message_id or ""]) == [True]
+
+
+def test_recovery_has_what_dead_workers_took_given_back_when_an_overdue_message_is_held(queue: InMemoryQueue) -> None:
+    dispatcher = Dispatcher(queue)
+    # Given a queued job whose message is held and not yet overdue: nothing to give back
+    job = service.submit(dispatcher, "document_summary", _upload(), service.Limits()).job
+    recover_once(dispatcher)
+    assert queue.reclaims == 0
+    # When it has waited past the grace with its message still held (perhaps by a worker that died)
+    force(job.id, updated_at=utcnow() - timedelta(seconds=30))
+    recover_once(dispatcher)
+    # Then the queue is asked to give back what dead workers took; right after an outage it is not
+    assert queue.reclaims == 1
+    recover_once(dispatcher, reclaim=False)
+    assert queue.reclaims == 1
+
+
+def test_after_an_outage_recovery_gives_nothing_back_for_a_heartbeat_timeout() -> None:
+    outage = Outage(heartbeat_timeout_s=0.2)
+    assert outage.over()
+    outage.seen()
+    assert not outage.over()
+    time.sleep(0.25)
+    assert outage.over()
 
 
 def test_after_commit_hooks_see_each_move_and_cannot_undo_it(queue: InMemoryQueue) -> None:

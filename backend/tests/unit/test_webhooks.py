@@ -209,7 +209,10 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
     assert _queue(outbox).messages == []
     # And recovery publishes it, once: a message Redis still holds is not sent twice
     assert outbox.republish_lost() == 1
+    assert _queue(outbox).reclaims == 0
     assert outbox.republish_lost() == 0
+    # (but, overdue and still held, it may be held by a dead worker: the queue is asked to give it back)
+    assert _queue(outbox).reclaims == 1
     # And the sender delivers it after the receiver's two 500s, with the job's view as the body
     sender = WebhookSender(
         outbox, render_job=lambda job_id: {"job_id": job_id, "status": "completed"}, render_batch=lambda _id: None
