@@ -35,8 +35,8 @@ def watch_status_changes(page: Page) -> None:
 
 
 def test_card_shows_each_change_from_the_stream_at_once_without_polling(page: Page, live: Stack) -> None:
-    # Given a job page open on a two-second job
-    job_id = live.submit(document("slow:2"))
+    # Given a job page open on a five-second job (time for the page to load on a busy machine)
+    job_id = live.submit(document("slow:5"))
     polls = record_polls(page, f"/jobs/{job_id}/status")
     page.goto(f"{live.base_url}/jobs/{job_id}")
     region = page.locator("[data-live-stream]")
@@ -77,7 +77,7 @@ def test_card_counts_down_its_place_in_line(page: Page, live: Stack) -> None:
 
 def test_page_reconnects_after_a_web_restart_and_shows_the_right_state(page: Page, live: Stack) -> None:
     # Given a job page following its stream
-    job_id = live.submit(document("slow:2"))
+    job_id = live.submit(document("slow:6"))
     page.goto(f"{live.base_url}/jobs/{job_id}")
     region = page.locator("[data-live-stream]")
     expect(region).to_have_attribute("data-live", "streaming")
@@ -96,15 +96,18 @@ def test_blocked_stream_falls_back_to_the_polling_schedule_at_once(page: Page, l
     page.route("**/stream*", lambda route: route.abort())
     job_id = live.submit(document("slow:30"))
     polls = record_polls(page, f"/jobs/{job_id}/status")
+    streams = record_polls(page, f"/jobs/{job_id}/stream")
     # When the job page opens
-    opened = time.monotonic()
     page.goto(f"{live.base_url}/jobs/{job_id}")
     expect(page.locator("[data-live-stream]")).to_have_attribute("data-live", "polling")
     page.wait_for_timeout(2000)
-    # Then it asked at once and then polled on the server's fast schedule
+    # Then it asked as soon as the stream failed (well before the stream's retry, 2 s later), and
+    # then polled on the server's fast schedule. Timed from the failed stream, not from the page
+    # load, which a loaded machine can stretch.
     fast = float(E2E_POLLING["QUIRE_POLL_FAST_S"])
     assert polls, "the page never polled"
-    assert polls[0] - opened < 1.5, polls[0] - opened
+    assert streams, "the page never tried its stream"
+    assert polls[0] - streams[0] < 1.0, polls[0] - streams[0]
     assert len(polls) >= 4, polls
     assert all(0.6 * fast < gap < 3 * fast for gap in gaps(polls[1:])), gaps(polls)
     assert live.http.post(f"/ai-jobs/{job_id}/cancel").status_code == 200
@@ -128,7 +131,7 @@ def test_list_page_follows_several_jobs_live(page: Page, live: Stack) -> None:
 
 def test_card_says_so_when_its_job_is_deleted_elsewhere(page: Page, live: Stack) -> None:
     # Given a job page following the stream of a running job
-    job_id = live.submit(document("slow:3"))
+    job_id = live.submit(document("slow:6"))
     live.wait(job_id, {"running"})
     polls = record_polls(page, f"/jobs/{job_id}/status")
     page.goto(f"{live.base_url}/jobs/{job_id}")

@@ -59,6 +59,7 @@ def test_job_that_kills_every_worker_ends_in_dead_letter(stack: Stack) -> None:
 def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: Database, tmp_path: Path) -> None:
     server = EmbeddedRedis(tmp_path / "redis", persistent=True).start()
     stack = Stack(tmp_path, database, server.url)
+    restarted = None
     try:
         stack.start_web()
         stack.start_worker()
@@ -72,13 +73,15 @@ def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: Databas
         time.sleep(1)
         assert stack.job(job_id)["status"] == "queued"
         # Then once Redis is back, the recovery loop publishes it and it completes
-        EmbeddedRedis(server.directory, port=server.port, persistent=True).start()
+        restarted = EmbeddedRedis(server.directory, port=server.port, persistent=True).start()
         view = stack.wait(job_id, timeout=30)
         assert (view["status"], view["attempt"]) == ("completed", 1)
         assert event_types(view) == ["queued", "running", "completed"]
     finally:
         stack.stop()
         server.stop()
+        if restarted is not None:
+            restarted.stop()
 
 
 def test_queued_jobs_survive_redis_restarting_empty(database: Database, tmp_path: Path) -> None:
