@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from itertools import pairwise
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Page, Request, expect
@@ -50,6 +51,26 @@ def record_polls(page: Page, path: str) -> list[float]:
     return times
 
 
+def record_watch(page: Page, path: str) -> list[tuple[float, float]]:
+    """Each poll's wall-clock time and the start of the watch it belongs to (its `since`), in seconds.
+
+    The server counts the schedule from `since`, the moment it rendered the page, so the phases
+    are read against that rather than against when the test asked for the page (a busy machine
+    can take a second to serve it).
+    """
+    polls: list[tuple[float, float]] = []
+
+    def on_request(request: Request) -> None:
+        if path in request.url:
+            asked = time.time()
+            since = parse_qs(urlsplit(request.url).query).get("since")
+            # (without one, as when the page turns from a failed stream to polling, the watch starts now)
+            polls.append((asked, int(since[0]) / 1000 if since else asked))
+
+    page.on("request", on_request)
+    return polls
+
+
 def without_streams(page: Page) -> None:
     page.route("**/stream*", lambda route: route.abort())
 
@@ -64,15 +85,17 @@ def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_st
     without_streams(page)
     job_id = cadence_stack.submit(document("slow:30"))
     polls = record_polls(page, f"/jobs/{job_id}/status")
-    opened = time.monotonic()
+    watch = record_watch(page, f"/jobs/{job_id}/status")
     page.goto(f"{cadence_stack.base_url}/jobs/{job_id}")
     # Polling stops after the watch limit and says the job is still working
     still = page.locator("[data-still-working]")
     expect(still).to_contain_text("Still working — this is taking longer than usual", timeout=15_000)
     stopped_at = len(polls)
     screenshot(page, "polling-still-working")
-    fast = [g for t, g in zip(polls[1:], gaps(polls), strict=True) if t - opened < FAST_FOR]
-    slow = [g for t, g in zip(polls[1:], gaps(polls), strict=True) if t - opened > FAST_FOR + SLOW + 0.3]
+    # A gap's length was decided when its first poll was answered, by how long the page had watched
+    watched = [asked - since for asked, since in watch]
+    fast = [g for w, g in zip(watched, gaps(polls), strict=False) if w < FAST_FOR - 0.2]
+    slow = [g for w, g in zip(watched, gaps(polls), strict=False) if w > FAST_FOR + 0.2]
     assert len(fast) >= 2, polls
     assert len(slow) >= 2, polls
     assert all(0.2 < g < 0.6 for g in fast), fast

@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement, Table, Update, func, or_, tuple_, update
 from sqlmodel import col, select
 
 from quire.db import session_scope
+from quire.jobs import states
 from quire.jobs.models import GroupReplay, Job, JobStatus, ReplayState, utcnow
 from quire.jobs.store import iso
 
@@ -132,11 +133,23 @@ def next_job(replay: GroupReplay) -> tuple[str, datetime] | None:
     return (row[0], row[1]) if row is not None else None
 
 
-def advance(replay: GroupReplay, job_id: str, job_updated_at: datetime, replayed: bool, lease_s: float) -> bool:
-    """Move the cursor past one job and renew the lease; False when `replay.owner` no longer holds it."""
+class Lost(Exception):
+    """The replay is no longer held by this owner: an operator stopped it, or another worker took it on."""
+
+
+def replay_next(
+    replay: GroupReplay, job_id: str, job_updated_at: datetime, message_id: str, lease_s: float
+) -> Job | None:
+    """Replay one job of the group and move the cursor past it, in one transaction, so that a worker
+    killed between the two can neither count a job it did not replay nor replay a job twice.
+
+    Returns the replayed job, or None when the job was skipped (someone else replayed or removed it
+    meanwhile); raises `Lost` (and changes nothing) when `replay.owner` no longer holds the replay.
+    """
     now = utcnow()
-    counter = REPLAY.c.replayed if replayed else REPLAY.c.skipped
     with session_scope() as session:
+        job = states.replay_in(session, job_id, message_id)
+        counter = REPLAY.c.replayed if job is not None else REPLAY.c.skipped
         moved = session.execute(
             _held(replay).values(
                 {
@@ -148,10 +161,10 @@ def advance(replay: GroupReplay, job_id: str, job_updated_at: datetime, replayed
                 }
             )
         )
-    if getattr(moved, "rowcount", 0) != 1:
-        return False
+        if getattr(moved, "rowcount", 0) != 1:
+            raise Lost(replay.id)
     replay.cursor_at, replay.cursor_id = job_updated_at, job_id
-    return True
+    return job
 
 
 def renew(replay: GroupReplay, lease_s: float) -> bool:

@@ -531,28 +531,33 @@ def cancel(job_id: str, detail: str = "Cancelled on request.") -> Job | None:
 
 def replay(job_id: str, message_id: str) -> Job | None:
     """Queue a dead-lettered or cancelled job again with a fresh attempt budget and deadline."""
-    now = utcnow()
     with session_scope() as session:
-        current = session.get(Job, job_id)
-        if current is None:
-            return None
-        return _move(
-            session,
-            job_id,
-            sources=_REPLAY,
-            target=S.QUEUED,
-            event=EventType.REPLAYED,
-            values={
-                "attempt_floor": JOB.c.attempt,
-                "available_at": now,
-                "deadline_at": now + timedelta(seconds=current.deadline_s),
-                "worker_id": None,
-                "lease_until": None,
-                "message_id": message_id,
-                "error_code": None,
-            },
-            now=now,
-        )
+        return replay_in(session, job_id, message_id)
+
+
+def replay_in(session: Session, job_id: str, message_id: str) -> Job | None:
+    """`replay` inside the caller's transaction (a group replay moves its cursor in the same one)."""
+    now = utcnow()
+    current = session.get(Job, job_id)
+    if current is None:
+        return None
+    return _move(
+        session,
+        job_id,
+        sources=_REPLAY,
+        target=S.QUEUED,
+        event=EventType.REPLAYED,
+        values={
+            "attempt_floor": JOB.c.attempt,
+            "available_at": now,
+            "deadline_at": now + timedelta(seconds=current.deadline_s),
+            "worker_id": None,
+            "lease_until": None,
+            "message_id": message_id,
+            "error_code": None,
+        },
+        now=now,
+    )
 
 
 def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float, past_deadline: bool = False) -> int:

@@ -3,11 +3,16 @@
 A job whose last attempt was lost with its worker runs its next attempt this way. If it is the
 poison that killed the worker, it now kills only that process and is charged for it; if it was
 an innocent bystander, it completes. Either way no other job pays for it.
+
+The processes come from a fork server that has imported the attempt's code once, so an isolated
+attempt starts in milliseconds rather than paying a fresh interpreter's imports each time (seconds
+on a busy machine, longer than some workers live while they are being killed and restarted).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -18,6 +23,10 @@ from quire.jobs.states import AttemptRef
 from quire.queue.execution import AttemptLimits, AttemptProgress
 from quire.queue.failures import AttemptFailure, FailedAttempt, classify
 from quire.queue.results import Outcome, execute
+from quire.settings import get_settings
+
+# What the fork server imports once, before it forks any attempt's process.
+PRELOAD = ["quire.queue.isolation"]
 
 # What the attempt's process sends to the worker, in order: any number of OcrPages, then one
 # Finished or Failed. A pipe closed without either means the process died.
@@ -40,12 +49,16 @@ class Failed:
     failure: AttemptFailure
 
 
-def _attempt_process(fields: dict[str, Any], worker_id: str, conn: Connection) -> None:
+def _attempt_process(fields: dict[str, Any], worker_id: str, environ: dict[str, str], conn: Connection) -> None:
     """The child process: run one attempt and send back its outcome or its failure.
 
     Progress is written under the parent's worker id, which holds the lease; the count of pages
-    needing OCR goes to the parent, which keeps the time.
+    needing OCR goes to the parent, which keeps the time. The fork server's environment is the one
+    it started with, so the worker's current one comes along and the settings are read from it.
     """
+    os.environ.clear()
+    os.environ.update(environ)
+    get_settings.cache_clear()
     job = Job(**fields)
     progress = AttemptProgress(AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(OcrPages(n)))
     try:
@@ -58,11 +71,15 @@ def _attempt_process(fields: dict[str, Any], worker_id: str, conn: Connection) -
 
 def call_isolated(job: Job, limits: AttemptLimits, worker_id: str) -> Outcome:
     """Run one attempt in a fresh process; kill it past `limits`; a dead process is worker_lost."""
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
     receiver, sender = context.Pipe(duplex=False)
     fields = {c: getattr(job, c) for c in Job.model_fields}
     process = context.Process(
-        target=_attempt_process, args=(fields, worker_id, sender), name=f"isolated-{job.id}", daemon=True
+        target=_attempt_process,
+        args=(fields, worker_id, dict(os.environ), sender),
+        name=f"isolated-{job.id}",
+        daemon=True,
     )
     process.start()
     sender.close()

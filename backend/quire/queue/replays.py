@@ -1,9 +1,9 @@
 """Carrying out group replays: workers take on recorded replays and replay their jobs at the rate.
 
 Every worker process runs `run_group_replays` beside its recovery loop. It takes on a replay
-nobody holds, replays the group's jobs one at a time `rate` a second (each through
-`service.replay`, a conditional transition sent through the dispatcher), and moves the replay's
-cursor after each. The lease it holds outlasts the wait between two jobs; a worker that dies lets
+nobody holds and replays the group's jobs one at a time, `rate` a second: each job's conditional
+transition and the move of the replay's cursor past it commit together, then the dispatcher sends
+the job's message. The lease it holds outlasts the wait between two jobs; a worker that dies lets
 it run out, and another worker goes on from the cursor. A worker that stops gives it up at once.
 """
 
@@ -13,8 +13,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 
-from quire.jobs import replays, service
+from quire.jobs import replays
 from quire.jobs.models import GroupReplay
 from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
@@ -52,14 +53,13 @@ def carry_out(
         if stop.is_set():
             break
         try:
-            service.replay(dispatcher, job_id)
-            replayed = True
-        except service.NotAllowed:
-            replayed = False  # someone else replayed or removed it meanwhile
-        if not replays.advance(replay, job_id, updated_at, replayed, lease_s):
+            replayed = dispatcher.move(
+                job_id, partial(replays.replay_next, replay, job_id, updated_at, lease_s=lease_s)
+            ).moved
+        except replays.Lost:
             log.info("group replay %s was stopped or taken on by another worker", replay.id)
             return False
-        if replayed:
+        if replayed is not None:
             next_at = time.monotonic() + interval
             if on_replayed is not None:
                 on_replayed(job_id)

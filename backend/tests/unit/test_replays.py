@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import update
 from sqlmodel import col
 
@@ -90,5 +91,10 @@ def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(migrated: Databa
     assert carry_out(second, dispatcher, threading.Event())
     # Then the rest was replayed once each, and worker-a's late write changes nothing
     assert [_replayed_events(job_id) for job_id in group] == [1, 1, 1]
-    assert not replays.advance(first, group[1], utcnow(), True, 30)
     assert all(current(job_id).status == JobStatus.QUEUED for job_id in group)
+    late = _dead_letters(1)[0]
+    with pytest.raises(replays.Lost):
+        replays.replay_next(first, late, utcnow(), "m-late", 30)
+    # (the job's replay and the cursor move are one transaction: the lost fence undoes both)
+    assert current(late).status == JobStatus.DEAD_LETTER
+    assert _replayed_events(late) == 0
