@@ -9,14 +9,12 @@ Litestar dependencies for the handlers, this object for the worker and the CLI.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 
 from quire.jobs.batches import BatchCompletion, BatchView, batch_view, get_batch
 from quire.jobs.results import ResultCache
 from quire.jobs.service import Admission
 from quire.jobs.store import RecentViews, iso
 from quire.metrics import Metrics, get_metrics
-from quire.queue.actors import declare_process_job, declare_send_webhook
 from quire.queue.broker import (
     DEFAULT_REDIS_URL,
     WEBHOOK_ACTOR,
@@ -27,10 +25,8 @@ from quire.queue.broker import (
 )
 from quire.queue.dispatch import Dispatcher
 from quire.queue.live import ChangePublisher
-from quire.queue.runner import Runner
 from quire.settings import Settings, get_settings
 from quire.webhooks.outbox import WebhookOutbox
-from quire.webhooks.sender import RenderJob, WebhookSender
 
 
 @dataclass
@@ -48,22 +44,6 @@ class Quire:
     # Hears each batch finish; listeners (webhooks) attach with `batches.on_completed`.
     batches: BatchCompletion
     webhooks: WebhookOutbox
-
-    def worker_runner(self) -> Runner:
-        """The runner for a worker process, with `process_job` declared on the broker to call it."""
-        runner = Runner(self.dispatcher)
-        declare_process_job(self.broker, runner.run_attempt)
-        return runner
-
-    def webhook_sender(self, render_job: RenderJob) -> WebhookSender:
-        """The webhook sender for a worker process, with `send_webhook` declared on the broker to call it.
-
-        `render_job` gives a job's view with its links: the web layer's shape, which this layer
-        does not know.
-        """
-        sender = WebhookSender(self.webhooks, render_job, partial(batch_body, self.results))
-        declare_send_webhook(self.broker, sender.send)
-        return sender
 
 
 def bootstrap(settings: Settings | None = None) -> Quire:

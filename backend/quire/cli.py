@@ -19,6 +19,7 @@ COMMANDS = {
     "dev": "quire.commands.serve:dev",
     "web": "quire.commands.web:web",
     "worker": "quire.commands.worker:worker",
+    "worker-process": "quire.commands.worker_process:worker_process",
     "migrate": "quire.commands.serve:migrate",
     "users": "quire.commands.people:users",
     "tokens": "quire.commands.people:tokens",

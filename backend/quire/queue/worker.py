@@ -5,61 +5,35 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
-import subprocess
 import sys
 import threading
-import time
-from types import FrameType
+from functools import partial
 
 import dramatiq
 
-from quire.bootstrap import bootstrap
+from quire.bootstrap import Quire, batch_body, bootstrap
 from quire.db import configure_pool, session_scope
 from quire.jobs.models import WorkerProcess, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import extend_leases
 from quire.jobs.store import view_of
+from quire.queue.actors import declare_process_job, declare_send_webhook
 from quire.queue.broker import QUEUE, WEBHOOK_QUEUE
 from quire.queue.execution import ExecutionControl
 from quire.queue.recovery import run_recovery_loop
 from quire.queue.replays import run_group_replays
+from quire.queue.runner import Runner
+from quire.queue.supervisor import StopRequest
 from quire.settings import get_settings
 from quire.web.links import JobOut, with_links
+from quire.webhooks.sender import RenderJob, WebhookSender
 
 log = logging.getLogger(__name__)
 
 # Threads besides the Dramatiq worker threads that use a database connection: the lease
 # heartbeat, the recovery loop and the group replays.
 SUPPORT_CONNECTIONS = 3
-# A worker process that dies sooner than this after starting counts as a crash loop.
-CRASH_LOOP_S = 3.0
-MAX_RESTART_DELAY_S = 10.0
-
-
-class StopRequest:
-    """Whether SIGTERM or SIGINT has arrived.
-
-    The handler only sets a flag, which the main thread polls. Setting a threading.Event from a
-    handler can deadlock: the handler runs in the main thread, and if the signal lands while that
-    thread holds the Event's lock inside Event.wait, Event.set waits for that lock forever.
-    """
-
-    def __init__(self) -> None:
-        self.requested = False
-        signal.signal(signal.SIGTERM, self._handle)
-        signal.signal(signal.SIGINT, self._handle)
-
-    def _handle(self, _signum: int, _frame: FrameType | None) -> None:
-        self.requested = True
-
-    def sleep(self, seconds: float) -> bool:
-        """Sleep for up to `seconds`; True as soon as a stop is requested."""
-        end = time.monotonic() + seconds
-        while not self.requested and (left := end - time.monotonic()) > 0:
-            time.sleep(min(0.1, left))
-        return self.requested
 
 
 def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
@@ -92,6 +66,24 @@ def _job_with_links(job_id: str) -> JobOut | None:
     return with_links(view) if view is not None else None
 
 
+def worker_runner(quire: Quire) -> Runner:
+    """The runner for a worker process, with `process_job` declared on the broker to call it."""
+    runner = Runner(quire.dispatcher)
+    declare_process_job(quire.broker, runner.run_attempt)
+    return runner
+
+
+def webhook_sender(quire: Quire, render_job: RenderJob) -> WebhookSender:
+    """The webhook sender for a worker process, with `send_webhook` declared on the broker to call it.
+
+    `render_job` gives a job's view with its links: the web layer's shape, which the sender does
+    not know.
+    """
+    sender = WebhookSender(quire.webhooks, render_job, partial(batch_body, quire.results))
+    declare_send_webhook(quire.broker, sender.send)
+    return sender
+
+
 def run_worker_process(threads: int) -> int:
     """Run one worker process until SIGTERM or SIGINT."""
     settings = get_settings()
@@ -100,8 +92,8 @@ def run_worker_process(threads: int) -> int:
     # Webhook threads hold a connection too, but only between their HTTP calls, never during one.
     configure_pool(threads + settings.webhook_threads + SUPPORT_CONNECTIONS)
     quire = bootstrap(settings)
-    runner = quire.worker_runner()
-    quire.webhook_sender(_job_with_links)
+    runner = worker_runner(quire)
+    webhook_sender(quire, _job_with_links)
     control = runner.control
 
     signals = StopRequest()
@@ -177,39 +169,4 @@ def run_worker_process(threads: int) -> int:
     if released:
         log.warning("worker %s released %d unfinished attempts to other workers", control.worker_id, released)
     _record_worker(control.worker_id, threads, stopped=True)
-    return 0
-
-
-def supervise(processes: int, threads: int) -> int:
-    """Keep `processes` worker processes running; restart one that dies, backing off only when
-    a process keeps dying right after it starts (a crash loop), never for an occasional kill."""
-    command = [sys.executable, "-m", "quire", "worker", "--child", "--threads", str(threads)]
-    children: list[subprocess.Popen[bytes]] = [subprocess.Popen(command) for _ in range(processes)]
-    started = [time.monotonic()] * processes
-    quick_deaths = [0] * processes
-    signals = StopRequest()
-    while not signals.sleep(0.2):
-        for i, child in enumerate(children):
-            code = child.poll()
-            if code is None:
-                continue
-            lived = time.monotonic() - started[i]
-            quick_deaths[i] = quick_deaths[i] + 1 if lived < CRASH_LOOP_S else 0
-            delay = min(MAX_RESTART_DELAY_S, 0.5 * 2 ** (quick_deaths[i] - 1)) if quick_deaths[i] else 0.0
-            log.warning(
-                "worker process %d exited with %s after %.1f s; restarting in %.1f s", child.pid, code, lived, delay
-            )
-            sys.stderr.write(f"quire worker process {child.pid} exited ({code}); restarting\n")
-            if signals.sleep(delay):
-                break
-            started[i] = time.monotonic()
-            children[i] = subprocess.Popen(command)
-    for child in children:
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-    for child in children:
-        try:
-            child.wait(timeout=get_settings().shutdown_grace_s + 10)
-        except subprocess.TimeoutExpired:
-            child.kill()
     return 0
