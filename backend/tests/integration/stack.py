@@ -21,6 +21,13 @@ from quire.migrations import upgrade
 from quire.queue.embedded_redis import free_port
 
 TERMINAL = {"completed", "dead_letter", "cancelled"}
+# An account and an API token for it, as `quire users create` and `quire tokens create` make them.
+NEW_ACCOUNT = """
+import sys
+from quire.accounts import service
+person = service.create_user(sys.argv[1], sys.stdin.readline().rstrip("\\n"), is_admin=sys.argv[2] == "admin")
+print(service.create_token(person.user_id, "cli")[1])
+"""
 PASSWORD = "correct horse battery"
 
 # Short timers so that recovery and retries happen within a test's patience.
@@ -117,13 +124,13 @@ class Stack:
         return subprocess.run(command, env=self.env, input=stdin, capture_output=True, text=True, timeout=60)
 
     def create_user(self, email: str, password: str = PASSWORD, admin: bool = False) -> str:
-        """Create an account with the CLI and return an API token for it."""
-        flags = ["--admin"] if admin else []
-        created = self.quire("users", "create", email, "--password-stdin", *flags, stdin=password + "\n")
-        assert created.returncode == 0, created.stderr
-        token = self.quire("tokens", "create", email)
-        assert token.returncode == 0, token.stderr
-        return token.stdout.strip()
+        """Create an account and return an API token for it, in one process with the stack's settings
+        (the CLI's `users create` and `tokens create` are tested in test_cli.py; two CLI processes
+        per account cost seconds of start-up on every stack)."""
+        command = [sys.executable, "-c", NEW_ACCOUNT, email, "admin" if admin else "user"]
+        made = subprocess.run(command, env=self.env, input=password + "\n", capture_output=True, text=True, timeout=60)
+        assert made.returncode == 0, made.stderr
+        return made.stdout.strip()
 
     def client(self, token: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
