@@ -94,7 +94,8 @@ def test_polling_backs_off_stops_and_resumes_on_check_now(page: Page, cadence_st
     screenshot(page, "polling-still-working")
     # A gap's length was decided when its first poll was answered, by how long the page had watched
     watched = [asked - since for asked, since in watch]
-    fast = [g for w, g in zip(watched, gaps(polls), strict=False) if w < FAST_FOR - 0.2]
+    # (read with a margin for the server's answer: it decides when it answers, a little after `asked`)
+    fast = [g for w, g in zip(watched, gaps(polls), strict=False) if w < FAST_FOR - 0.4]
     slow = [g for w, g in zip(watched, gaps(polls), strict=False) if w > FAST_FOR + 0.2]
     assert len(fast) >= 2, polls
     assert len(slow) >= 2, polls

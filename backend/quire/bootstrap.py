@@ -2,8 +2,9 @@
 
 Importing any module of the package only defines things. Whatever touches the process (the
 metrics directory, the broker and its Redis pool, the dispatcher, per-process state such as the
-admission read or the attempts a worker holds) is built here and handed to what needs it:
-Litestar dependencies for the handlers, this object for the worker and the CLI.
+admission read) is built here and handed to what needs it: Litestar dependencies for the handlers,
+this object for the worker and the CLI. A worker process adds what only it runs (its runner, with
+the attempts it holds, and its webhook sender) in `queue/worker.py`.
 """
 
 from __future__ import annotations

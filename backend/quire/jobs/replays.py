@@ -148,12 +148,10 @@ def replay_next(
     """
     now = utcnow()
     with session_scope() as session:
-        job = states.replay_in(session, job_id, message_id)
-        counter = REPLAY.c.replayed if job is not None else REPLAY.c.skipped
-        moved = session.execute(
+        # The fence first: a worker that lost the replay touches no job.
+        held = session.execute(
             _held(replay).values(
                 {
-                    counter: counter + 1,
                     REPLAY.c.cursor_at: job_updated_at,
                     REPLAY.c.cursor_id: job_id,
                     REPLAY.c.lease_until: now + timedelta(seconds=lease_s),
@@ -161,8 +159,11 @@ def replay_next(
                 }
             )
         )
-        if getattr(moved, "rowcount", 0) != 1:
+        if getattr(held, "rowcount", 0) != 1:
             raise Lost(replay.id)
+        job = states.replay_in(session, job_id, message_id)
+        counter = REPLAY.c.replayed if job is not None else REPLAY.c.skipped
+        session.execute(update(REPLAY).where(REPLAY.c.id == replay.id).values({counter: counter + 1}))
     replay.cursor_at, replay.cursor_id = job_updated_at, job_id
     return job
 

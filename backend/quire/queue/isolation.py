@@ -11,8 +11,10 @@ on a busy machine, longer than some workers live while they are being killed and
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -25,8 +27,9 @@ from quire.queue.failures import AttemptFailure, FailedAttempt, classify
 from quire.queue.results import Outcome, execute
 from quire.settings import get_settings
 
-# What the fork server imports once, before it forks any attempt's process.
-PRELOAD = ["quire.queue.isolation"]
+# What the fork server imports once, before it forks any attempt's process: the attempt's code and
+# the libraries that read documents, which it imports when it first needs them (a missing one is skipped).
+PRELOAD = ["quire.queue.isolation", "pypdf", "pypdfium2", "docx", "PIL.Image"]
 
 # What the attempt's process sends to the worker, in order: any number of OcrPages, then one
 # Finished or Failed. A pipe closed without either means the process died.
@@ -49,7 +52,9 @@ class Failed:
     failure: AttemptFailure
 
 
-def _attempt_process(fields: dict[str, Any], worker_id: str, environ: dict[str, str], conn: Connection) -> None:
+def _attempt_process(
+    fields: dict[str, Any], worker_id: str, environ: dict[str, str], conn: Connection, lifeline: Connection
+) -> None:
     """The child process: run one attempt and send back its outcome or its failure.
 
     Progress is written under the parent's worker id, which holds the lease; the count of pages
@@ -59,6 +64,7 @@ def _attempt_process(fields: dict[str, Any], worker_id: str, environ: dict[str, 
     os.environ.clear()
     os.environ.update(environ)
     get_settings.cache_clear()
+    threading.Thread(target=_exit_when_orphaned, args=(lifeline,), name="orphan-watch", daemon=True).start()
     job = Job(**fields)
     progress = AttemptProgress(AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(OcrPages(n)))
     try:
@@ -69,20 +75,31 @@ def _attempt_process(fields: dict[str, Any], worker_id: str, environ: dict[str, 
         conn.close()
 
 
+def _exit_when_orphaned(lifeline: Connection) -> None:
+    """End the attempt once its worker is gone (killed, say): nobody would read its outcome or stop
+    it any more. The worker never writes to the lifeline; its end closes when the worker dies.
+    (The fork server cannot tell: it lives on while any process it forked does.)"""
+    with contextlib.suppress(EOFError, OSError):
+        lifeline.recv()
+    os._exit(1)
+
+
 def call_isolated(job: Job, limits: AttemptLimits, worker_id: str) -> Outcome:
     """Run one attempt in a fresh process; kill it past `limits`; a dead process is worker_lost."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     receiver, sender = context.Pipe(duplex=False)
+    lifeline, held = context.Pipe(duplex=False)  # `held` stays open in this process while it waits
     fields = {c: getattr(job, c) for c in Job.model_fields}
     process = context.Process(
         target=_attempt_process,
-        args=(fields, worker_id, dict(os.environ), sender),
+        args=(fields, worker_id, dict(os.environ), sender, lifeline),
         name=f"isolated-{job.id}",
         daemon=True,
     )
     process.start()
     sender.close()
+    lifeline.close()
     message: OcrPages | Finished | Failed | None = None
     try:
         while True:
@@ -101,6 +118,7 @@ def call_isolated(job: Job, limits: AttemptLimits, worker_id: str) -> Outcome:
     finally:
         process.join(5)
         receiver.close()
+        held.close()
     if isinstance(message, Finished):
         return message.outcome
     if isinstance(message, Failed):

@@ -49,6 +49,28 @@ def test_jobs_commands_show_list_cancel_and_replay(stack: Stack) -> None:
     assert stack.wait(queued)["status"] == "completed"
 
 
+def test_users_and_tokens_commands_make_an_account_an_api_client_can_use(stack: Stack) -> None:
+    stack.start_web()
+    # users create reads the password from stdin and says what it made
+    made = stack.quire("users", "create", "Ops@Example.com", "--password-stdin", "--admin", stdin="long enough pass\n")
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() == "created ops@example.com (admin)"
+    # a second account with that email, a short password and an unknown person are refused clearly
+    again = stack.quire("users", "create", "ops@example.com", "--password-stdin", stdin="long enough pass\n")
+    assert (again.returncode, "already exists" in again.stderr) == (1, True), again.stderr
+    short = stack.quire("users", "create", "new@example.com", "--password-stdin", stdin="short\n")
+    assert (short.returncode, "at least" in short.stderr) == (1, True), short.stderr
+    unknown = stack.quire("tokens", "create", "nobody@example.com")
+    assert (unknown.returncode, "no account nobody@example.com" in unknown.stderr) == (1, True), unknown.stderr
+    # tokens create prints a token the API accepts, for that person
+    token = stack.quire("tokens", "create", "ops@example.com", "--name", "deploy")
+    assert token.returncode == 0, token.stderr
+    with stack.client(token.stdout.strip()) as client:
+        assert client.get("/ai-jobs").status_code == 200
+    with stack.client("not-a-token") as client:
+        assert client.get("/ai-jobs").status_code == 401
+
+
 def test_quire_dev_runs_everything_without_redis_or_postgres(tmp_path: Path) -> None:
     # Given no Redis URL and no database URL: quire dev brings its own Redis and uses SQLite
     env = {k: v for k, v in os.environ.items() if not k.startswith("QUIRE_")}

@@ -56,6 +56,49 @@ def test_job_that_kills_every_worker_ends_in_dead_letter(stack: Stack) -> None:
     assert "restarting" in stack.logs("worker")
 
 
+def _running(pid: int) -> bool:
+    """Whether the process is there and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_an_isolated_attempt_ends_when_its_worker_is_killed(stack: Stack) -> None:
+    # Given a job whose first attempt was lost with its worker, so its second runs isolated
+    stack.start_web()
+    supervisor = stack.start_worker()
+    data = document("slow:60")
+    job_id = stack.submit(data)
+    deadline = time.monotonic() + 20
+    while stack.workflow_calls(data) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    [first] = child_pids(supervisor.pid)
+    os.kill(first, signal.SIGKILL)  # the supervisor starts another worker process
+    deadline = time.monotonic() + 40
+    while stack.workflow_calls(data) < 2:
+        assert time.monotonic() < deadline, stack.job(job_id)["events"]
+        time.sleep(0.05)
+    [worker] = [pid for pid in child_pids(supervisor.pid) if _running(pid)]
+    # (the worker process -> the fork server -> the attempt's process)
+    attempts = [pid for server in child_pids(worker) for pid in child_pids(server)]
+    assert attempts, "no isolated attempt's process under the worker process"
+    # When that worker process is killed too
+    os.kill(worker, signal.SIGKILL)
+    # Then the attempt's process ends rather than run on unwatched
+    deadline = time.monotonic() + 5
+    while any(_running(pid) for pid in attempts):
+        assert time.monotonic() < deadline, [
+            (pid, Path(f"/proc/{pid}/stat").read_text()[:80], Path(f"/proc/{pid}/cmdline").read_bytes()[:200])
+            for pid in attempts
+            if _running(pid)
+        ]
+        time.sleep(0.1)
+    view = stack.job(job_id)
+    assert [e["code"] for e in view["errors"]] == ["worker_lost"]  # the second loss is not charged yet
+
+
 def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: Database, tmp_path: Path) -> None:
     server = EmbeddedRedis(tmp_path / "redis", persistent=True).start()
     stack = Stack(tmp_path, database, server.url)

@@ -22,8 +22,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("quire.documents", "quire.workflows", "quire.accounts"),
     ("quire.jobs", "quire.queue", "quire.webhooks"),
     ("quire.bootstrap",),
-    # Entry points: the web app, the CLI and the worker process.
-    ("quire.web", "quire.app", "quire.cli", "quire.commands", "quire.__main__", "quire.queue.worker"),
+    # Entry points: the web app, the CLI, the worker process and its supervisor.
+    (
+        "quire.web",
+        "quire.app",
+        "quire.cli",
+        "quire.commands",
+        "quire.__main__",
+        "quire.queue.worker",
+        "quire.queue.supervisor",
+    ),
 ]
 
 

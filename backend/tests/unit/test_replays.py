@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from sqlalchemy import update
@@ -13,7 +14,7 @@ from sqlmodel import col
 from backend.tests.conftest import Database
 from backend.tests.unit.test_states import current, event_types, force, make_job
 from quire.db import session_scope
-from quire.jobs import replays
+from quire.jobs import replays, states
 from quire.jobs.models import GroupReplay, JobStatus, ReplayState, utcnow
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
 from quire.queue.replays import carry_out
@@ -88,13 +89,27 @@ def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(migrated: Databa
     second = replays.take_on("worker-b", 30)
     assert second is not None
     assert second.cursor_id == group[0]
+    # (a late write of worker-a's, while worker-b holds the replay, touches neither the job nor the cursor)
+    with pytest.raises(replays.Lost):
+        replays.replay_next(first, group[1], utcnow(), "m-late", 30)
+    assert (current(group[1]).status, _replayed_events(group[1])) == (JobStatus.DEAD_LETTER, 0)
     assert carry_out(second, dispatcher, threading.Event())
     # Then the rest was replayed once each, and worker-a's late write changes nothing
     assert [_replayed_events(job_id) for job_id in group] == [1, 1, 1]
     assert all(current(job_id).status == JobStatus.QUEUED for job_id in group)
-    late = _dead_letters(1)[0]
-    with pytest.raises(replays.Lost):
-        replays.replay_next(first, late, utcnow(), "m-late", 30)
-    # (the job's replay and the cursor move are one transaction: the lost fence undoes both)
-    assert current(late).status == JobStatus.DEAD_LETTER
-    assert _replayed_events(late) == 0
+
+
+def test_a_job_replayed_by_someone_else_meanwhile_is_counted_as_skipped_and_not_sent(migrated: Database) -> None:
+    # Given a replay held by worker-a, and one job of its group replayed by hand after it read the job
+    [job_id] = _dead_letters(1)
+    queue = InMemoryQueue()
+    replay = replays.start(ERROR, None, None, rate=1000, created_by=None, owner="worker-a", lease_s=30)
+    assert states.replay(job_id, "m-by-hand") is not None
+    # When worker-a replays it, as carry_out does
+    moved = Dispatcher(queue).move(job_id, partial(replays.replay_next, replay, job_id, utcnow(), lease_s=30))
+    # Then nothing is sent, the job was replayed once (by hand), and the replay counts it as skipped
+    assert moved.moved is None
+    assert queue.messages == []
+    assert _replayed_events(job_id) == 1
+    [view] = [r for r in replays.recent() if r["replay_id"] == replay.id]
+    assert (view["replayed"], view["skipped"], view["state"]) == (0, 1, ReplayState.RUNNING)
