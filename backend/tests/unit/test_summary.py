@@ -16,8 +16,12 @@ def test_summary_contains_the_central_sentences(topic: int, seed: int) -> None:
     text, central = article(topic, seed)
     result = summarize(Document(text=text, filename="news.txt", content_type="text/plain", sha256="0" * 64))
     DocumentSummary.model_validate(result)
+    # Most of them open the summary's few sentences (an abstract's length), every one is in the
+    # result: a central sentence that stands late may give its place to an early one and become a key point
+    in_summary = [sentence for sentence in central if sentence in result["summary"]]
+    assert len(in_summary) * 2 > len(central), (central, result["summary"])
     for sentence in central:
-        assert sentence in result["summary"], (sentence, result["summary"])
+        assert sentence in result["summary"] or sentence in result["key_points"], (sentence, result)
     assert result["language"] == "en"
     assert result["title"] == "Local news"
 
