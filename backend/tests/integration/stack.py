@@ -302,18 +302,27 @@ def event_types(view: dict[str, Any]) -> list[str]:
     return [event["type"] for event in view["events"]]
 
 
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command's name (state, parent pid, ...); None when gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def child_pids(pid: int) -> list[int]:
     """The direct children of a process (a supervisor's worker processes)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None and int(fields[1]) == pid
+    ]
+
+
+def running(pid: int) -> bool:
+    """Whether the process is there and neither a zombie waiting to be reaped nor dead."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in {"Z", "X"}
 
 
 def memory_kb(pid: int, field: str = "VmRSS") -> int:

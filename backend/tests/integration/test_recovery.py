@@ -13,7 +13,7 @@ from dramatiq.message import Message
 
 from backend.tests.conftest import Database
 from backend.tests.integration.conftest import fresh_redis_url
-from backend.tests.integration.stack import Stack, child_pids, document, event_types
+from backend.tests.integration.stack import Stack, child_pids, document, event_types, running
 from quire.queue.broker import QUEUE, KeyedByMessageId, RedisBroker, RedisQueue, create_broker
 from quire.queue.embedded_redis import EmbeddedRedis, free_port
 from quire.queue.recovery import Outage, my_turn
@@ -56,14 +56,6 @@ def test_job_that_kills_every_worker_ends_in_dead_letter(stack: Stack) -> None:
     assert "restarting" in stack.logs("worker")
 
 
-def _running(pid: int) -> bool:
-    """Whether the process is there and not a zombie waiting to be reaped."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_an_isolated_attempt_ends_when_its_worker_is_killed(stack: Stack) -> None:
     # Given a job whose first attempt was lost with its worker, so its second runs isolated
     stack.start_web()
@@ -80,7 +72,7 @@ def test_an_isolated_attempt_ends_when_its_worker_is_killed(stack: Stack) -> Non
     while stack.workflow_calls(data) < 2:
         assert time.monotonic() < deadline, stack.job(job_id)["events"]
         time.sleep(0.05)
-    [worker] = [pid for pid in child_pids(supervisor.pid) if _running(pid)]
+    [worker] = [pid for pid in child_pids(supervisor.pid) if running(pid)]
     # (the worker process -> the fork server -> the attempt's process)
     attempts = [pid for server in child_pids(worker) for pid in child_pids(server)]
     assert attempts, "no isolated attempt's process under the worker process"
@@ -88,11 +80,11 @@ def test_an_isolated_attempt_ends_when_its_worker_is_killed(stack: Stack) -> Non
     os.kill(worker, signal.SIGKILL)
     # Then the attempt's process ends rather than run on unwatched
     deadline = time.monotonic() + 5
-    while any(_running(pid) for pid in attempts):
+    while any(running(pid) for pid in attempts):
         assert time.monotonic() < deadline, [
             (pid, Path(f"/proc/{pid}/stat").read_text()[:80], Path(f"/proc/{pid}/cmdline").read_bytes()[:200])
             for pid in attempts
-            if _running(pid)
+            if running(pid)
         ]
         time.sleep(0.1)
     view = stack.job(job_id)
@@ -170,14 +162,6 @@ def test_two_workers_racing_for_one_job_run_one_attempt(stack: Stack) -> None:
     assert "duplicate message" in stack.logs("worker")
 
 
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in {"Z", "X"}
-
-
 def test_a_worker_process_stops_when_its_supervisor_is_killed(stack: Stack) -> None:
     # Given a supervisor and its worker process
     supervisor = stack.start_worker()
@@ -187,7 +171,7 @@ def test_a_worker_process_stops_when_its_supervisor_is_killed(stack: Stack) -> N
     supervisor.wait()
     # Then the worker process notices and stops on its own instead of running on unwatched
     deadline = time.monotonic() + 15
-    while _running(child):
+    while running(child):
         assert time.monotonic() < deadline, "the orphaned worker process is still running"
         time.sleep(0.1)
     assert f"the supervisor (pid {supervisor.pid}) is gone" in stack.logs("worker")
@@ -202,7 +186,7 @@ def test_a_worker_process_stops_on_a_burst_of_signals(stack: Stack) -> None:
         os.kill(child, signum)
     # Then the worker process still stops, and the supervisor with it once stopped the same way
     deadline = time.monotonic() + 15
-    while _running(child):
+    while running(child):
         assert time.monotonic() < deadline, "the worker process did not stop"
         time.sleep(0.05)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGINT):
