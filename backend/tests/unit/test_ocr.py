@@ -201,6 +201,35 @@ def test_a_quick_look_tells_the_first_pages_language(invoice_page: Image.Image) 
     assert look_at(invoice_page, 150, "eng+deu+fra+heb") == Look("eng+deu+fra+heb")
 
 
+def test_a_fine_scan_is_read_at_the_ocr_resolution_and_a_coarser_one_as_it_is(invoice_page: Image.Image) -> None:
+    # Given the invoice scanned at 300 dpi, and at 150
+    fine = page_images((CORPUS / "d05.pdf").read_bytes(), dpi=300, pages=1)[0]
+    # Then the fine scan is scaled down to OCR_DPI, and the coarse one is not scaled up
+    [(image, dpi)] = list(ocr.open_images(encode([fine], "PNG", dpi=300), max_pages=5))
+    assert dpi == pytest.approx(ocr.OCR_DPI, rel=0.01)
+    assert image.width == pytest.approx(fine.width * ocr.OCR_DPI / 300, abs=1)
+    [(image, dpi)] = list(ocr.open_images(encode([invoice_page], "PNG", dpi=150), max_pages=5))
+    assert (image.size, dpi) == (invoice_page.size, pytest.approx(150, rel=0.01))
+
+
+def test_the_look_reads_a_page_in_bands_side_by_side_and_keeps_each_word_once(
+    invoice_page: Image.Image, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the invoice page read whole, and read in three bands (as on a machine with three cores)
+    monkeypatch.setattr(ocr, "page_threads", lambda: 1)
+    whole = ocr._quick_words(invoice_page, 150)
+    monkeypatch.setattr(ocr, "page_threads", lambda: 3)
+    banded = ocr._quick_words(invoice_page, 150)
+    # Then they give about as many words (a band's layout differs a little from the page's), none twice
+    # from the overlaps, at their places on the page
+    assert abs(len(banded) - len(whole)) <= 0.1 * len(whole)
+    at = {(w.text, round(w.x0 / 4), round(w.y0 / 4)) for w in banded}
+    assert len(at) == len(banded)
+    number, again = (next(w for w in words if w.text == "RE-20151008/504") for words in (whole, banded))
+    assert abs(number.y0 - again.y0) <= 2
+    assert max(w.y1 for w in banded) > 0.8 * max(w.y1 for w in whole)
+
+
 def test_a_quick_look_turns_a_sideways_page_before_it_is_read(invoice_page: Image.Image) -> None:
     from quire.documents.ocr import Look, look_at
 
