@@ -61,8 +61,7 @@ def e2e_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedi
 def start_stack(root: Path, redis_server: EmbeddedRedis, db_index: int, **env: str) -> tuple[Stack, Any]:
     database = make_database("sqlite", root)
     stack = Stack(root, database, f"redis://127.0.0.1:{redis_server.port}/{db_index}", **env)
-    stack.start_web()
-    stack.start_worker()
+    stack.start()
     return stack, database
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import uuid
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -95,7 +97,7 @@ class WakingConsumer(_RedisConsumer):
                     self.message_cache = broker.do_fetch(self.queue_name, free)
                     if self.message_cache:
                         continue
-                if self.outstanding_message_count == 0:
+                if self.outstanding_message_count == 0 and not broker.stopping.is_set():
                     broker.wait_for_wake(self.queue_name, IDLE_WAIT_S)
                 else:
                     self.misses, backoff_ms = compute_backoff(self.misses, max_backoff=self.timeout)
@@ -113,6 +115,10 @@ class RedisBroker(DramatiqRedisBroker):
         super().__init__(**options)  # type: ignore[no-untyped-call]
         self._presence = self.client.register_script(_PRESENCE_SCRIPT)
         self._wake = self.client.register_script(_WAKE_SCRIPT)
+        # Set when this process's workers stop: its consumers then poll until they are stopped, and the
+        # ones blocked are woken through a list only this process waits on (see `stop_waiting`).
+        self.stopping = threading.Event()
+        self._stop_key = f"{self.namespace}:stop-waiting.{uuid.uuid4().hex}"
 
     @property
     def consumer_class(self) -> type[WakingConsumer]:
@@ -126,8 +132,20 @@ class RedisBroker(DramatiqRedisBroker):
         self._wake(keys=[self.wake_key(queue_name)], args=[WAKE_BACKLOG, WAKE_TTL_MS])
 
     def wait_for_wake(self, queue_name: str, timeout_s: float) -> bool:
-        """Block until a wake-up for `queue_name` arrives or `timeout_s` passes; True if woken."""
-        return self.client.blpop([self.wake_key(queue_name)], timeout=timeout_s) is not None
+        """Block until a wake-up for `queue_name` (or this process's stop) arrives or `timeout_s` passes;
+        True if woken."""
+        return self.client.blpop([self.wake_key(queue_name), self._stop_key], timeout=timeout_s) is not None
+
+    def stop_waiting(self, consumers: int) -> None:
+        """Stop this process's idle consumers from blocking, as its workers stop: each would otherwise
+        hold the shutdown for up to IDLE_WAIT_S, as Dramatiq joins the consumers one by one. A wake-up on
+        the queues themselves could be taken by another process's consumer instead."""
+        self.stopping.set()
+        try:
+            with self.client.pipeline() as pipe:
+                pipe.rpush(self._stop_key, *["stop"] * consumers).pexpire(self._stop_key, WAKE_TTL_MS).execute()
+        except (redis.RedisError, OSError) as exc:  # Redis is down: the consumers' waits end on their own
+            log.debug("stop wake-up not sent: %s", exc)
 
     def messages_present(self, message_ids: list[str], queue_name: str = QUEUE) -> list[bool]:
         """For each message id: is it still held by Redis (waiting, delayed or being worked on)?"""

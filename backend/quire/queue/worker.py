@@ -157,6 +157,7 @@ def run_worker_process(threads: int) -> int:
     log.info(
         "worker %s stopping; waiting up to %g s for running attempts", control.worker_id, settings.shutdown_grace_s
     )
+    quire.broker.stop_waiting(len(worker.consumers) + len(webhook_worker.consumers))
     worker.stop(timeout=int(settings.shutdown_grace_s * 1000))
     # An attempt cut short here is sent again once its claim runs out.
     webhook_worker.stop(timeout=int(settings.webhook_timeout_s * 1000))

@@ -40,9 +40,10 @@ def running_stack(
     database: Database = make_database(backend, root)
     stack = Stack(root, database, fresh_redis_url(redis_server), **env)
     try:
-        stack.start_web()
         if worker:
-            stack.start_worker()
+            stack.start()
+        else:
+            stack.start_web()
         yield stack
     finally:
         stack.stop()

@@ -46,6 +46,8 @@ FAST_TIMERS = {
     "QUIRE_WEBHOOK_RETRY_MAX_S": "0.2",
     "QUIRE_WEBHOOK_MAX_ATTEMPTS": "3",
 }
+# How long a stack's processes get to stop at the end of a test before they are killed.
+STOP_GRACE_S = 5
 # One test token submits every document of a module; the per-person upload quotas are tested
 # where they are set low on purpose (test_security).
 GENEROUS_QUOTAS = {
@@ -138,22 +140,42 @@ class Stack:
 
     def start_web(self, owner: str = "owner@example.com", port: int | None = None, workers: int = 1) -> Stack:
         """Start `quire web` (on `port`, or a free one, with `workers` processes), with an account
-        whose token `http` uses."""
+        whose token `http` uses; the account is made while the web process starts."""
+        process = self._spawn_web(port, workers)
         if not self.token:
             self.token = self.create_user(owner)
+        self._await_web(process)
+        return self
+
+    def start(self) -> Stack:
+        """Start a web and a worker side by side, as `start_web` and `start_worker` one after the other
+        would (each process's start is mostly its own imports)."""
+        web = self._spawn_web(None, 1)
+        ready_before = self._ready_count()
+        worker = self._spawn_worker(1, 4)
+        if not self.token:
+            self.token = self.create_user("owner@example.com")
+        self._await_web(web)
+        self._await_worker(worker, ready_before + 1, 30)
+        return self
+
+    def _spawn_web(self, port: int | None, workers: int) -> subprocess.Popen[bytes]:
         self.port = port or free_port()
         if self._client is not None:  # bound to the port of a web process before this one
             self._client.close()
             self._client = None
         extra = ["--workers", str(workers)] if workers != 1 else []
-        process = self.web = self._spawn("web", "web", "--port", str(self.port), *extra)
+        self.web = self._spawn("web", "web", "--port", str(self.port), *extra)
+        return self.web
+
+    def _await_web(self, process: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise RuntimeError(f"quire web exited: {self.logs('web')}")
             try:
                 if httpx.get(f"{self.base_url}/healthz", timeout=1).status_code == 200:
-                    return self
+                    return
             except httpx.TransportError:
                 time.sleep(0.1)
         raise RuntimeError("quire web did not become healthy")
@@ -176,16 +198,22 @@ class Stack:
 
     def start_worker(self, processes: int = 1, threads: int = 4, within: float = 30) -> subprocess.Popen[bytes]:
         """Start `quire worker` and wait up to `within` seconds for its processes to be ready."""
-        log = self.root / "worker.log"
         ready_before = self._ready_count()
+        worker = self._spawn_worker(processes, threads)
+        self._await_worker(worker, ready_before + processes, within)
+        return worker
+
+    def _spawn_worker(self, processes: int, threads: int) -> subprocess.Popen[bytes]:
         worker = self._spawn("worker", "worker", "--processes", str(processes), "--threads", str(threads))
         self.workers.append(worker)
-        deadline = time.monotonic() + within
-        while self._ready_count() < ready_before + processes:
-            if worker.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"quire worker did not start: {log.read_text()[-3000:]}")
-            time.sleep(0.05)
         return worker
+
+    def _await_worker(self, worker: subprocess.Popen[bytes], ready: int, within: float) -> None:
+        deadline = time.monotonic() + within
+        while self._ready_count() < ready:
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"quire worker did not start: {self.logs('worker')}")
+            time.sleep(0.05)
 
     def _ready_count(self) -> int:
         log = self.root / "worker.log"
@@ -197,14 +225,18 @@ class Stack:
         process.wait()
 
     def stop(self) -> None:
+        """Stop every process: SIGTERM, then SIGKILL what still runs after STOP_GRACE_S. A test is over
+        by now; a worker would otherwise wait out an attempt still running (its graceful shutdown is
+        tested on its own, in test_operations)."""
         if self._client is not None:
             self._client.close()
         for process in self.processes:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
         for process in self.processes:
             try:
-                process.wait(timeout=15)
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()

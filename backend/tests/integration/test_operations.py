@@ -156,8 +156,7 @@ def test_a_group_replay_survives_restarts_and_replays_each_job_once(ops_stack: S
     assert ops_stack.web is not None
     ops_stack.kill(ops_stack.web)
     ops_stack.kill(worker)
-    ops_stack.start_web()
-    ops_stack.start_worker()
+    ops_stack.start()
     # Then another worker goes on from where it stopped, and the admin page shows the progress
     admin = browser_session(ops_stack, "admin@example.com")
     deadline = time.monotonic() + 60
@@ -312,8 +311,7 @@ def test_alert_webhook_fires_once_per_threshold_crossing(redis_server: EmbeddedR
         QUIRE_ALERT_WINDOW_S="4",
     )
     try:
-        stack.start_web()
-        stack.start_worker()
+        stack.start()
         for _ in range(5):
             stack.wait(stack.submit(document("rejected")))
         time.sleep(1.5)

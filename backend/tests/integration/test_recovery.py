@@ -43,8 +43,7 @@ def test_killed_worker_job_is_recovered_by_a_new_worker(stack: Stack) -> None:
 
 def test_job_that_kills_every_worker_ends_in_dead_letter(stack: Stack) -> None:
     # Given a supervised worker and a job whose workflow exits the process every time
-    stack.start_web()
-    stack.start_worker()
+    stack.start()
     job_id = stack.submit(document("exit"), max_attempts=2)
     # Then each lost attempt counts against the budget and the job ends in dead letter
     view = stack.wait(job_id, timeout=40)
@@ -96,8 +95,7 @@ def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: Databas
     stack = Stack(tmp_path, database, server.url)
     restarted = None
     try:
-        stack.start_web()
-        stack.start_worker()
+        stack.start()
         # Given Redis is down
         server.stop()
         # When a job is submitted, it is still accepted and recorded

@@ -652,8 +652,7 @@ def test_unused_uploads_expire(redis_server: EmbeddedRedis, tmp_path: Path) -> N
     database = make_database("sqlite", tmp_path)
     stack = Stack(tmp_path, database, fresh_redis_url(redis_server), QUIRE_UPLOAD_EXPIRY_HOURS="0.0005")  # 1.8 s
     try:
-        stack.start_web()
-        stack.start_worker()
+        stack.start()
         unused = stack.http.post("/uploads", files={"file": ("unused.txt", document(), "text/plain")}).json()
         # The used upload comes with its job in one request, so it cannot expire before the job names it.
         job = stack.submit(document())

@@ -75,3 +75,40 @@ def test_wake_ups_nobody_takes_are_capped(broker: RedisBroker) -> None:
         assert queue.publish(f"job-{i}", new_message_id())
     assert broker.client.llen(broker.wake_key(QUEUE)) <= 16
     assert broker.client.pttl(broker.wake_key(QUEUE)) > 0
+
+
+def test_stopping_releases_this_process_consumers_at_once_and_no_other(redis_server: EmbeddedRedis) -> None:
+    # Given a consumer of this process and one of another process, both blocked on the empty queue
+    url = fresh_redis_url(redis_server)
+    broker, other = create_broker(url), create_broker(url)
+    try:
+        released: dict[str, float] = {}
+
+        def wait(name: str, waiting: RedisBroker) -> None:
+            consumer = waiting.consume(QUEUE, prefetch=1, timeout=20)
+            try:
+                next(consumer)  # returns None once its wait ends
+                released[name] = time.monotonic()
+            finally:
+                consumer.close()
+
+        threads = [
+            threading.Thread(target=wait, args=(name, waiting), daemon=True)
+            for name, waiting in (("ours", broker), ("theirs", other))
+        ]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.3)  # both found the queue empty and now block on the wake-up list
+        # When this process stops waiting
+        stopped = time.monotonic()
+        broker.stop_waiting(consumers=1)
+        for thread in threads:
+            thread.join(IDLE_WAIT_S * 3)
+        # Then its consumer returns at once; the other process's waits out its idle wait, and no
+        # wake-up meant for the queue was spent
+        assert released["ours"] - stopped < IDLE_WAIT_S / 2
+        assert released["theirs"] - stopped > IDLE_WAIT_S / 2
+        assert not broker.client.exists(broker.wake_key(QUEUE))
+    finally:
+        broker.close()
+        other.close()

@@ -42,8 +42,7 @@ def openai_stack(
         QUIRE_OPENAI_API_KEY=API_KEY,
         QUIRE_OPENAI_MODEL="test-model-1",
     )
-    stack.start_web()
-    stack.start_worker()
+    stack.start()
     yield stack, provider
     stack.stop()
     provider.stop()
@@ -254,8 +253,7 @@ def test_a_slow_model_call_holds_no_database_connection(redis_server: EmbeddedRe
     database: Database = make_database("postgresql", tmp_path)
     stack = Stack(tmp_path, database, fresh_redis_url(redis_server))
     try:
-        stack.start_web()
-        stack.start_worker()
+        stack.start()
         job_id = stack.submit(document("slow:3"))
         stack.wait(job_id, {"running"})
         time.sleep(1.3)
