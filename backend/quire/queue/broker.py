@@ -93,7 +93,7 @@ class WakingConsumer(_RedisConsumer):
                     self.queued_message_ids.add(message.message_id)
                     return MessageProxy(message)
                 free = self.prefetch - self.outstanding_message_count
-                if free > 0:
+                if free > 0:  # each fetch is also this worker's heartbeat: it goes on while stopping
                     self.message_cache = broker.do_fetch(self.queue_name, free)
                     if self.message_cache:
                         continue
