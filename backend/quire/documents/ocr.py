@@ -59,6 +59,8 @@ NO_TEXT_IN_IMAGE = (
     "We found no text in this image: is it a photo of a document? Upload a sharper, well-lit photo or scan."
 )
 A4_LONG_SIDE_IN = 11.69
+# A scan whose stated resolution makes its long side at least this long (inches) is a page: A5 and larger.
+MIN_PAGE_LONG_SIDE_IN = 8.0
 # A page decides its document's language when it has this many words and this share of them is in one language.
 LANGUAGE_WORDS = 12
 LANGUAGE_SHARE = 0.5
@@ -150,9 +152,10 @@ def _at_most(image: Image.Image, dpi: float, most: float) -> tuple[Image.Image, 
 
 def _quick_words(image: Image.Image, dpi: float) -> list[Word]:
     """The page's words read in English, its bands on the machine's cores side by side: the look comes
-    before any page is read, when the other cores would wait. Tesseract's time goes on lines of text, not
-    on pixels, so a band costs about its share of the lines. Bands overlap by LOOK_OVERLAP of the page; a
-    word is kept from the band whose own part of the page holds its middle."""
+    before any of the document's pages is read, when this job would leave the other cores idle.
+    Tesseract's time goes on lines of text, not on pixels, so a band costs about its share of the lines.
+    Bands overlap by LOOK_OVERLAP of the page; a word is kept from the band whose own part of the page
+    holds its middle."""
     import pytesseract
 
     _tesseract_env()
@@ -263,7 +266,9 @@ def open_images(data: bytes, max_pages: int) -> Iterator[tuple[Image.Image, floa
         scale = min(MIN_OCR_SIDE / longest, 2.0) if longest < MIN_OCR_SIDE and not declared else 1.0
         if longest > MAX_OCR_SIDE:
             scale = MAX_OCR_SIDE / longest
-        if declared and dpi * scale > OCR_DPI:  # a scanner's fine resolution only costs time
+        # A scanner's fine resolution only costs time; but only a page's size makes the stated resolution
+        # believable (a small image tagged 300 dpi by its editor is read as it is).
+        if declared and dpi * scale > OCR_DPI and longest / dpi >= MIN_PAGE_LONG_SIDE_IN:
             scale = OCR_DPI / dpi
         if scale != 1.0:
             upright = upright.resize(

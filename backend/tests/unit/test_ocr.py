@@ -210,6 +210,9 @@ def test_a_fine_scan_is_read_at_the_ocr_resolution_and_a_coarser_one_as_it_is(in
     assert image.width == pytest.approx(fine.width * ocr.OCR_DPI / 300, abs=1)
     [(image, dpi)] = list(ocr.open_images(encode([invoice_page], "PNG", dpi=150), max_pages=5))
     assert (image.size, dpi) == (invoice_page.size, pytest.approx(150, rel=0.01))
+    # And an image whose stated 300 dpi would make it smaller than a page (an editor's default) is not shrunk
+    [(image, dpi)] = list(ocr.open_images(encode([invoice_page], "PNG", dpi=300), max_pages=5))
+    assert image.size == invoice_page.size
 
 
 def test_the_look_reads_a_page_in_bands_side_by_side_and_keeps_each_word_once(
