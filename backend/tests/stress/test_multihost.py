@@ -48,10 +48,10 @@ def test_web_and_two_worker_hosts_share_only_postgres_redis_and_a_bucket(
         while True:
             jobs = web.http.get("/ai-jobs", params={"limit": 100}).json()["items"]
             on_doomed = set(calls_log.read_text().split()) if calls_log.exists() else set()
-            done = sum(j["status"] == "completed" for j in jobs)
             held = [j["job_id"] for j in jobs if j["status"] == "running" and j["input"]["sha256"] in on_doomed]
             # The list may be a moment old: a job it shows running there must still run when the host dies.
-            if done >= total // 5 and any(web.job(job_id)["status"] == "running" for job_id in held[:1]):
+            # (Waiting for some jobs to finish first could miss it: the other host may take all the rest.)
+            if any(web.job(job_id)["status"] == "running" for job_id in held[:1]):
                 break
             assert time.monotonic() < deadline, "the doomed host never ran a job"
             time.sleep(0.05)
