@@ -52,3 +52,18 @@ def test_german_and_french_are_recognised() -> None:
     for text, language in ((german, "de"), (french, "fr")):
         doc = Document(text=text, filename="a.txt", content_type="text/plain", sha256="0" * 64)
         assert summarize(doc)["language"] == language
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_sentence_that_names_the_document_outranks_its_near_twin(order: int) -> None:
+    # Two near-identical sentences late in a note (only one of them can be picked), but for "This report":
+    # the one that names the document takes the place, even when it stands second
+    opening = [f"The city counted {n} thousand cyclists on its bridges in the spring." for n in range(2, 12)]
+    twins = [
+        "The survey compares the bike lanes the council built with the ones it planned.",
+        "This report compares the bike lanes the council built with the ones it planned.",
+    ][::order]
+    text = " ".join([*opening, *twins])
+    result = summarize(Document(text=text, filename="note.txt", content_type="text/plain", sha256="0" * 64))
+    assert "This report compares" in result["summary"], result["summary"]
+    assert "The survey compares" not in result["summary"], result["summary"]
