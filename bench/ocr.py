@@ -197,7 +197,7 @@ def main() -> None:
     print(f"| set | docs | {' | '.join(FIELDS)} | overall |")
     print("|---|---:|" + "---:|" * (len(FIELDS) + 1))
     for label, tally in sorted(tallies.items()):
-        cells = " | ".join(f"{tally.right[k] / tally.rows:.0%}" for k in FIELDS)
+        cells = " | ".join(tally.cell(k) for k in FIELDS)
         print(f"| {label} | {tally.rows} | {cells} | {tally.accuracy():.1%} |")
     print()
     for label in sorted({k.rsplit(" text layer", 1)[0] for k in tallies if " text layer " in k}):
