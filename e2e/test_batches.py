@@ -162,6 +162,8 @@ def test_reviewing_a_field_shows_in_the_json_and_the_export_and_keeps_the_artifa
     page.wait_for_url(f"**/jobs/{job_id}")
     # Then the field says it was corrected, and who reviewed it
     expect(page.locator(".invoice-fields tr[data-field=total]")).to_have_attribute("data-state", "corrected")
+    read_as = page.request.get(artifact["url"]).json()["result"]["total"]
+    expect(page.locator(".invoice-fields tr[data-field=total] [data-machine]")).to_have_text(f"read as {read_as}")
     expect(page.locator(".invoice-fields tr[data-field=vendor]")).to_have_attribute("data-state", "confirmed")
     expect(page.locator("[data-reviewed-by]")).to_contain_text("owner@example.com")
     expect(page.locator("[data-review-count]")).to_have_count(0)

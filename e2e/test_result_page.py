@@ -82,4 +82,11 @@ def test_screenshots_of_the_job_page_in_both_themes(
         open_job(page, job_id)
         page.wait_for_load_state("networkidle")
         screenshot(page, f"job-{name}-{scheme}")
+        if name == "invoice":
+            # Beside the preview the field table fits its frame, and no printed text is cut a letter a line
+            frame = page.locator(".invoice-fields").locator("xpath=..")
+            assert frame.evaluate("f => f.scrollWidth <= f.clientWidth"), "the field table scrolls sideways"
+            printed = page.locator(".invoice-fields tbody td:last-child")
+            widths = printed.evaluate_all("cells => cells.map(cell => cell.getBoundingClientRect().width)")
+            assert min(widths) > 120, widths
     context.close()
