@@ -20,7 +20,7 @@ from backend.tests.stress.conftest import FULL, scale
 from backend.tests.stress.test_runbook import STRESS_ENV, Record, submit_all, wait_all
 from quire.queue.embedded_redis import EmbeddedRedis
 
-# Several hosts' worth of processes, and a kill timed against their progress: it runs alone (`make test`).
+# Several hosts' worth of processes, and a kill timed against the jobs one host runs: it runs alone (`make test`).
 pytestmark = pytest.mark.serial
 
 
