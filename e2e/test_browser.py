@@ -282,7 +282,7 @@ def test_invoice_fields_are_shown_beside_their_evidence(page: Page, live: Stack)
     open_job(page, job_id)
     # Then each field is shown with the printed text it was read from
     total = page.locator(".invoice-fields tr[data-field=total]")
-    expect(total).to_contain_text("571.04")
+    expect(total.get_by_role("textbox")).to_have_value("571.04")  # the value to confirm or correct
     expect(total).to_contain_text("Gesamtbetrag: 571,04 €")
     expect(page.locator(".invoice-fields tr[data-field=vendor]")).to_contain_text("Bei Spiel GmbH")
     expect(page.locator("[data-check=totals_add_up]")).to_contain_text("add up")
@@ -332,6 +332,6 @@ def test_a_scanned_invoice_shows_its_reading_progress_then_its_fields(page: Page
     # And the invoice's fields, read from the scanned page, with its searchable PDF to download
     submission = page.locator("#submission")
     expect(submission.locator(".invoice-fields caption")).to_contain_text("from the scanned page")
-    expect(submission.locator(".invoice-fields tr[data-field=total]")).to_contain_text("571.04")
+    expect(submission.locator(".invoice-fields tr[data-field=total] input")).to_have_value("571.04")
     expect(submission.locator("a[data-artifact='invoice_summary-searchable.pdf']")).to_have_count(1)
     screenshot(page, "ocr-completed")
