@@ -157,8 +157,9 @@ def invoices(folder: Path, languages: str, dpi: int, tallies: dict[str, Tally], 
         tallies[f"{folder.name} scanned (all)"].add(name, expected, result, pages, seconds)
         ocr["pages"] += ocr_pages
         ocr["seconds"] += seconds
-        ocr[f"variant:{label}:right"] += sum(same(k, expected.get(k), result.get(k)) for k in labelled(expected))
-        ocr[f"variant:{label}:fields"] += len(labelled(expected))
+        scored = labelled(expected)
+        ocr[f"variant:{label}:right"] += sum(same(k, expected.get(k), result.get(k)) for k in scored)
+        ocr[f"variant:{label}:fields"] += len(scored)
 
 
 def receipts(folder: Path, languages: str) -> tuple[dict[str, int], int, float, int]:
