@@ -10,9 +10,10 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import update
+from sqlalchemy import String, bindparam, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
+from sqlmodel.sql.expression import Select
 
 from quire.accounts.models import ApiToken, User
 from quire.db import session_scope, utcnow
@@ -102,13 +103,16 @@ def password_stamp(password_hash: str) -> str:
     return hashlib.sha256(password_hash.encode()).hexdigest()[:32]
 
 
-def session_principal(user_id: str, stamp: str) -> Principal | None:
-    """The signed-in user of a browser session, unless the password changed since it began."""
-    with session_scope() as session:
-        user = session.get(User, user_id)
-        if user is None or not secrets.compare_digest(password_stamp(user.password_hash), stamp):
-            return None
-        return _principal(user)
+def session_principal(user_id: str, stamp: str, session: Session | None = None) -> Principal | None:
+    """The signed-in user of a browser session, unless the password changed since it began (read
+    in `session` when given)."""
+    if session is None:
+        with session_scope() as own:
+            return session_principal(user_id, stamp, own)
+    user = session.get(User, user_id)
+    if user is None or not secrets.compare_digest(password_stamp(user.password_hash), stamp):
+        return None
+    return _principal(user)
 
 
 def stamp_for(user_id: str) -> str:
@@ -183,18 +187,27 @@ def revoke_all_tokens(user_id: str) -> int:
         return int(getattr(result, "rowcount", 0) or 0)
 
 
-def principal_for_token(secret: str) -> Principal | None:
-    """The owner of a live token; a revoked token stops working at once."""
+def principal_for_token(secret: str, session: Session | None = None) -> Principal | None:
+    """The owner of a live token; a revoked token stops working at once (read in `session` when
+    given)."""
     if not secret.startswith(TOKEN_PREFIX):
         return None
-    # Runs on every API request: read the three columns a Principal needs, not two whole rows.
-    with session_scope() as session:
-        row = session.exec(
-            select(col(User.id), col(User.email), col(User.is_admin))
-            .join(ApiToken, col(ApiToken.user_id) == col(User.id))
-            .where(ApiToken.token_hash == _digest(secret), col(ApiToken.revoked_at).is_(None))
-        ).first()
-        return Principal(*row) if row else None
+    if session is None:
+        with session_scope() as own:
+            return principal_for_token(secret, own)
+    row = session.exec(_token_owner(), params={"token_hash": _digest(secret)}).first()
+    return Principal(*row) if row else None
+
+
+@cache
+def _token_owner() -> Select[str, str, bool]:
+    """Runs on every API request, so it reads the three columns a Principal needs, not two whole
+    rows, and is built once per process rather than per request."""
+    return (
+        select(col(User.id), col(User.email), col(User.is_admin))
+        .join(ApiToken, col(ApiToken.user_id) == col(User.id))
+        .where(col(ApiToken.token_hash) == bindparam("token_hash", type_=String()), col(ApiToken.revoked_at).is_(None))
+    )
 
 
 def user_by_email(email: str) -> Principal | None:

@@ -7,9 +7,11 @@ spread over the worker threads alive, then its own run, each job costed at the m
 workflow's recent attempt durations. With no live worker, or no recent attempt of a workflow the
 estimate needs, there is no basis and `eta_s` is None.
 
-Nothing here is cached: a queued job's place changes without its own row changing. One job's
+No result here is cached: a queued job's place changes without its own row changing. One job's
 place is read with a few queries (`place_in_line`); the places of many jobs at once from one read of
 the whole line (`places_in_line`), which is how the live streams refresh every queued job they show.
+The statements are built once per process (`_statements`) with bound parameters: a polled queued
+job reads its place on every poll, and building these joins anew cost more than running them.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypedDict
+from functools import cache
+from typing import Protocol, TypedDict
 
-from sqlalchemy import and_, func, tuple_
+from sqlalchemy import DateTime, String, and_, bindparam, func, tuple_
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import Select, SelectOfScalar
 
 from quire.jobs.models import EventType, Job, JobEvent, JobStatus, WorkerProcess, utcnow
 from quire.settings import get_settings
@@ -36,14 +40,24 @@ class QueuePlace(TypedDict):
     eta_s: float | None
 
 
-def place_in_line(session: Session, job: Job) -> QueuePlace:
+class InLine(Protocol):
+    """What a queued job's place is read from: a `Job`, or only these columns of its row."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def workflow(self) -> str: ...
+    @property
+    def available_at(self) -> datetime: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+def place_in_line(session: Session, job: InLine) -> QueuePlace:
     """The queued job's place and estimate (see the module docstring)."""
     now = utcnow()
-    key = tuple_(col(Job.available_at), col(Job.created_at), col(Job.id))
     ahead_rows = session.exec(
-        select(Job.workflow, func.count())
-        .where(Job.status == JobStatus.QUEUED, key < tuple_(job.available_at, job.created_at, job.id))
-        .group_by(col(Job.workflow))
+        _statements().ahead, params={"available_at": job.available_at, "created_at": job.created_at, "id": job.id}
     ).all()
     ahead = {workflow: int(count) for workflow, count in ahead_rows}
     position = 1 + sum(ahead.values())
@@ -104,41 +118,62 @@ class _Basis:
 def _live_threads(session: Session, now: datetime) -> int:
     # A worker renews its row every third of a lease; two leases without a word and it is gone.
     alive_since = now - timedelta(seconds=2 * get_settings().lease_seconds)
-    total = session.exec(
-        select(func.coalesce(func.sum(WorkerProcess.threads), 0)).where(
-            col(WorkerProcess.stopped_at).is_(None), WorkerProcess.last_heartbeat_at >= alive_since
-        )
-    ).one()
-    return int(total)
+    return int(session.exec(_statements().live_threads, params={"alive_since": alive_since}).one())
 
 
 def _running_since(session: Session) -> list[tuple[str, datetime]]:
     """Each running attempt's workflow and the moment it started."""
-    started = session.exec(
-        select(Job.workflow, func.max(JobEvent.at))
-        .join(JobEvent, and_(col(JobEvent.job_id) == col(Job.id), col(JobEvent.attempt) == col(Job.attempt)))
-        .where(Job.status == JobStatus.RUNNING, JobEvent.type == EventType.RUNNING)
-        .group_by(col(Job.id), col(Job.workflow))
-    ).all()
-    return [(workflow, at) for workflow, at in started]
+    return [(workflow, at) for workflow, at in session.exec(_statements().running_since)]
 
 
 def _recent_durations(session: Session, workflows: set[str]) -> dict[str, float]:
     """The mean duration of each workflow's recent completed attempts (absent: none recorded)."""
-    finished = aliased(JobEvent)
-    started = aliased(JobEvent)
     seconds: dict[str, list[float]] = defaultdict(list)
     for workflow in workflows:
-        rows = session.exec(
-            select(finished.at, started.at)
-            .join(Job, col(Job.id) == finished.job_id)
-            .join(
-                started,
-                and_(col(started.job_id) == col(finished.job_id), col(started.attempt) == col(finished.attempt)),
-            )
-            .where(Job.workflow == workflow, finished.type == EventType.COMPLETED, started.type == EventType.RUNNING)
-            .order_by(col(finished.id).desc())
-            .limit(RECENT_ATTEMPTS)
-        ).all()
+        rows = session.exec(_statements().recent_attempts, params={"workflow": workflow}).all()
         seconds[workflow] = [(end - start).total_seconds() for end, start in rows]
     return {workflow: sum(values) / len(values) for workflow, values in seconds.items() if values}
+
+
+@dataclass(frozen=True)
+class _Statements:
+    ahead: Select[str, int]
+    live_threads: SelectOfScalar[int]
+    running_since: Select[str, datetime]
+    recent_attempts: Select[datetime, datetime]
+
+
+@cache
+def _statements() -> _Statements:
+    """The line's queries, with bound parameters, built on first use (see the module docstring)."""
+    key = tuple_(col(Job.available_at), col(Job.created_at), col(Job.id))
+    after = tuple_(
+        bindparam("available_at", type_=DateTime()),
+        bindparam("created_at", type_=DateTime()),
+        bindparam("id", type_=String()),
+    )
+    finished = aliased(JobEvent)
+    started = aliased(JobEvent)
+    return _Statements(
+        ahead=select(Job.workflow, func.count())
+        .where(Job.status == JobStatus.QUEUED, key < after)
+        .group_by(col(Job.workflow)),
+        live_threads=select(func.coalesce(func.sum(WorkerProcess.threads), 0)).where(
+            col(WorkerProcess.stopped_at).is_(None),
+            col(WorkerProcess.last_heartbeat_at) >= bindparam("alive_since", type_=DateTime()),
+        ),
+        running_since=select(Job.workflow, func.max(JobEvent.at))
+        .join(JobEvent, and_(col(JobEvent.job_id) == col(Job.id), col(JobEvent.attempt) == col(Job.attempt)))
+        .where(Job.status == JobStatus.RUNNING, JobEvent.type == EventType.RUNNING)
+        .group_by(col(Job.id), col(Job.workflow)),
+        recent_attempts=select(finished.at, started.at)
+        .join(Job, col(Job.id) == finished.job_id)
+        .join(started, and_(col(started.job_id) == col(finished.job_id), col(started.attempt) == col(finished.attempt)))
+        .where(
+            col(Job.workflow) == bindparam("workflow", type_=String()),
+            finished.type == EventType.COMPLETED,
+            started.type == EventType.RUNNING,
+        )
+        .order_by(col(finished.id).desc())
+        .limit(RECENT_ATTEMPTS),
+    )

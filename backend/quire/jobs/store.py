@@ -8,9 +8,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, NotRequired, TypedDict, cast
 
-from sqlalchemy import bindparam, delete, func, literal, text, update
+from sqlalchemy import Select as SaSelect
+from sqlalchemy import String, bindparam, delete, func, literal, text, update
 from sqlalchemy import insert as sa_insert
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
@@ -293,30 +295,48 @@ class RecentViews:
                 self._views.popitem(last=False)
 
 
-def view_of(job_id: str, viewer: Principal | None = None, recent: RecentViews | None = None) -> JobView | None:
+def view_of(
+    job_id: str, viewer: Principal | None = None, recent: RecentViews | None = None, session: Session | None = None
+) -> JobView | None:
     """The job's public view; None when it does not exist or, given a viewer, when that viewer
     may not see it. With `recent` (one per web process, from the bootstrap), an unchanged job's
-    view is reused."""
-    with session_scope() as session:
-        head = session.exec(select(Job.owner_id, Job.updated_at, Job.files_deleted_at).where(Job.id == job_id)).first()
-        if head is None or (viewer is not None and not _may_see(head[0], viewer)):
-            return None
-        cached = recent.get(job_id, (head[1], head[2])) if recent is not None else None
-        if cached is not None and cached["queue"] is None:
-            return cached
-        job = session.get(Job, job_id)
-        if job is None:
-            return None
-        if cached is not None:
-            # The place in line moves while the job's row stays as it was.
-            cached["queue"] = place_in_line(session, job) if job.status == JobStatus.QUEUED else None
-            return cached
-        view = job_view(session, job)
+    view is reused. Read in `session` when given."""
+    if session is None:
+        with session_scope() as own:
+            return view_of(job_id, viewer, recent, own)
+    head = session.connection().execute(_view_head(), {"job_id": job_id}).first()
+    if head is None or (viewer is not None and not _may_see(head.owner_id, viewer)):
+        return None
+    cached = recent.get(job_id, (head.updated_at, head.files_deleted_at)) if recent is not None else None
+    if cached is not None:
+        # The place in line moves while the job's row stays as it was.
+        cached["queue"] = place_in_line(session, head) if head.status == JobStatus.QUEUED else None
+        return cached
+    job = session.get(Job, job_id)
+    if job is None:
+        return None
+    view = job_view(session, job)
     # Filed under the version of the row it was built from: the events and artifacts read after it
     # are at least as new, and a newer row version makes the next read rebuild.
     if recent is not None:
         recent.put(job_id, (job.updated_at, job.files_deleted_at), view)
     return view
+
+
+@cache
+def _view_head() -> SaSelect[str | None, datetime, datetime | None, JobStatus, str, datetime, datetime, str]:
+    """A polled job's version, owner and place in the line: one indexed row, read on every poll,
+    so the statement is built once per process."""
+    return sa_select(
+        col(Job.owner_id),
+        col(Job.updated_at),
+        col(Job.files_deleted_at),
+        col(Job.status),
+        col(Job.id),
+        col(Job.available_at),
+        col(Job.created_at),
+        col(Job.workflow),
+    ).where(col(Job.id) == bindparam("job_id", type_=String()))
 
 
 def delete_job(job_id: str) -> Job | None:
