@@ -16,6 +16,7 @@ from litestar.response import Redirect, Stream
 from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
+from quire.db import session_scope
 from quire.documents.storage import StorageUnavailable, get_storage
 from quire.jobs import review, service, store
 from quire.jobs.models import Artifact, JobStatus
@@ -33,6 +34,7 @@ from quire.web.admission import (
     unknown_workflow,
 )
 from quire.web.admission import callback_url as checked_callback_url
+from quire.web.auth import AUTHENTICATES_ITSELF, authenticate_here
 from quire.web.deps import LiveDep, QuireDep
 from quire.web.limits import submission_rate_limit
 from quire.web.links import (
@@ -262,18 +264,17 @@ class JobsController(Controller):
             raise problem(400, "invalid_cursor", str(exc)) from exc
         return {"items": [with_links(view) for view in page.items], "next_cursor": page.next_cursor}
 
-    @get("/ai-jobs/{job_id:str}", summary="A job's status")
+    @get("/ai-jobs/{job_id:str}", summary="A job's status", opt=AUTHENTICATES_ITSELF)
     async def get_job(
         self, request: AuthedRequest, job_id: JobId, prefer: Prefer, quire: QuireDep, live: LiveDep
     ) -> Response[JobOut]:
         wait = wait_preference(prefer)
-        read = partial(_view, job_id, request.user, quire)
+        # Polled often: who asks and what the job says are read in one thread trip and session.
+        view = await to_thread.run_sync(_authenticated_view, request, job_id, quire)
         headers: dict[str, str] = {}
-        if wait is None:
-            view = await to_thread.run_sync(read)
-        else:
+        if wait is not None and view is not None:
             # Held by an asyncio wait, woken by the job's changes: no thread per waiting client.
-            view, applied = await wait_for_end(live, job_id, read, wait)
+            view, applied = await wait_for_end(live, job_id, partial(_view, job_id, request.user, quire), wait)
             headers = preference_applied(wait) if applied else {}
         if view is None:
             raise _not_found()
@@ -389,6 +390,12 @@ class StorageCorrupt(Exception):
 
 def _view(job_id: str, viewer: Principal, quire: QuireDep) -> JobOut | None:
     view = store.view_of(job_id, viewer, quire.recent_views)
+    return with_links(view) if view is not None else None
+
+
+def _authenticated_view(request: AuthedRequest, job_id: str, quire: QuireDep) -> JobOut | None:
+    with session_scope() as session:
+        view = store.view_of(job_id, authenticate_here(request, session), quire.recent_views, session)
     return with_links(view) if view is not None else None
 
 

@@ -5,6 +5,9 @@
   stamp of the password: a password change signs out every other session.
 - A program sends `Authorization: Bearer <token>`; bearer requests skip CSRF (`web/csrf.py`),
   which guards cookie-authenticated requests only, with a key held in the session.
+- The authentication middleware decides who asks for every route but the public ones; the polled
+  job views decide it themselves, the same way, in their own worker thread and database session
+  (`AUTHENTICATES_ITSELF`, docs/architecture.md "The read side").
 - Every response carries a strict Content-Security-Policy and the usual hardening headers.
 """
 
@@ -12,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from anyio import to_thread
 from litestar.connection import ASGIConnection, Request
@@ -26,6 +30,7 @@ from litestar.types import Message, Scope
 from litestar.types.empty import Empty
 from litestar.utils.dataclass import extract_dataclass_items
 from redis.exceptions import RedisError
+from sqlmodel import Session
 
 from quire.accounts.service import Principal, principal_for_token, session_principal
 from quire.settings import get_settings
@@ -148,25 +153,61 @@ def session_config() -> ServerSideSessionConfig:
 # Authentication -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Credentials:
+    """What a request presents: a bearer token, or a signed-in session's user and password stamp."""
+
+    token: str | None = None
+    user_id: str = ""
+    stamp: str = ""
+
+
+def credentials_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Credentials:
+    """The request's credentials, read without the database; none at all is 401 at once."""
+    header = connection.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return Credentials(token=header[7:].strip())
+    session = connection.scope.get("session")
+    user_id = session.get(SESSION_USER) if isinstance(session, dict) else None
+    if user_id and isinstance(session, dict):
+        return Credentials(user_id=str(user_id), stamp=str(session.get(SESSION_STAMP) or ""))
+    raise NotAuthorizedException("Sign in, or send an API token.")
+
+
+def principal_of(credentials: Credentials, session: Session | None = None) -> AuthenticationResult:
+    """Who the credentials belong to, read in `session` when given; 401 when nobody."""
+    if credentials.token is not None:
+        principal = principal_for_token(credentials.token, session)
+        if principal is None:
+            raise NotAuthorizedException("The API token is not valid.")
+        return AuthenticationResult(user=principal, auth="token")
+    principal = session_principal(credentials.user_id, credentials.stamp, session)
+    if principal is None:
+        raise NotAuthorizedException("Sign in, or send an API token.")
+    return AuthenticationResult(user=principal, auth="session")
+
+
 class QuireAuthentication(AbstractAuthenticationMiddleware):
     """A bearer token, else the session's user; anything else is 401 (pages turn it into a login)."""
 
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
-        header = connection.headers.get("authorization", "")
-        principal: Principal | None = None
-        if header.lower().startswith("bearer "):
-            principal = await to_thread.run_sync(principal_for_token, header[7:].strip())
-            if principal is None:
-                raise NotAuthorizedException("The API token is not valid.")
-            return AuthenticationResult(user=principal, auth="token")
-        session = connection.scope.get("session")
-        user_id = session.get(SESSION_USER) if isinstance(session, dict) else None
-        if user_id and isinstance(session, dict):
-            stamp = str(session.get(SESSION_STAMP) or "")
-            principal = await to_thread.run_sync(session_principal, str(user_id), stamp)
-        if principal is None:
-            raise NotAuthorizedException("Sign in, or send an API token.")
-        return AuthenticationResult(user=principal, auth="session")
+        return await to_thread.run_sync(principal_of, credentials_of(connection))
+
+
+# A route whose handler reads the database anyway, and is asked for often (the polled job views),
+# authenticates itself: `opt=AUTHENTICATES_ITSELF` skips the middleware, and the handler calls
+# `authenticate_here` in its own worker thread, with its own database session. The decision is
+# the middleware's, so the request makes one thread trip and opens one session instead of two.
+AUTHENTICATES_ITSELF = {"exclude_from_auth": True}
+
+
+def authenticate_here(connection: ASGIConnection[Any, Any, Any, Any], session: Session) -> Principal:
+    """What the middleware would decide, in the caller's thread and session; sets `request.user`
+    and `request.auth` as the middleware does."""
+    result = principal_of(credentials_of(connection), session)
+    connection.scope["user"] = result.user
+    connection.scope["auth"] = result.auth
+    return cast(Principal, result.user)
 
 
 def browser_session_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

@@ -16,8 +16,10 @@ from litestar.plugins.htmx import ClientRedirect, HTMXRequest
 from litestar.plugins.problem_details import ProblemDetailsException
 from litestar.response import Redirect, Template
 from pydantic import ValidationError
+from sqlmodel import Session
 
 from quire.accounts.service import Principal
+from quire.db import session_scope
 from quire.documents.archive import is_archive
 from quire.documents.storage import StorageUnavailable
 from quire.jobs import review, service, store
@@ -26,6 +28,7 @@ from quire.jobs.paging import InvalidCursor
 from quire.jobs.results import INVOICE_FIELDS
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
+from quire.web.auth import AUTHENTICATES_ITSELF, authenticate_here
 from quire.web.batches import admit_batch, form_parts
 from quire.web.csrf import CSRF_HEADER
 from quire.web.deps import QuireDep
@@ -277,9 +280,11 @@ class PagesController(Controller):
             quire.webhooks.replay(delivery_id)
         return Redirect(f"/jobs/{job_id}#webhooks", status_code=303)
 
-    @get("/jobs/{job_id:str}/status", sync_to_thread=True)
+    @get("/jobs/{job_id:str}/status", sync_to_thread=True, opt=AUTHENTICATES_ITSELF)
     def job_status(self, request: PageRequest, job_id: FromPath[str], since: Since, quire: QuireDep) -> Template:
-        view = _require(job_id, request.user, quire.recent_views)
+        # Polled by every open job card: who asks and what the job says come from one session.
+        with session_scope() as session:
+            view = _require(job_id, authenticate_here(request, session), quire.recent_views, session)
         return _fragment("partials/job_card.html", job_context(view, since))
 
     @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
@@ -367,9 +372,9 @@ def _require_visible(job_id: str, viewer: Principal) -> Job:
     return job
 
 
-def _require(job_id: str, viewer: Principal, recent: store.RecentViews) -> JobOut:
+def _require(job_id: str, viewer: Principal, recent: store.RecentViews, session: Session | None = None) -> JobOut:
     """The job's view if the viewer may see it; otherwise 404, exactly as for a job that never existed."""
-    view = store.view_of(job_id, viewer, recent)
+    view = store.view_of(job_id, viewer, recent, session)
     if view is None:
         raise NotFoundException("No such job.")
     return with_links(view)

@@ -1,0 +1,129 @@
+"""What a polled job view costs the web process: one worker-thread trip and one database session
+for who asks and what the job says together (`web/auth.py`, AUTHENTICATES_ITSELF), with the
+same answers as the authentication middleware gives every other route."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+import litestar.utils.sync
+import pytest
+from litestar.testing import TestClient
+from sqlalchemy import event
+
+from backend.tests.conftest import Database
+from backend.tests.integration.conftest import fresh_redis_url
+from quire.queue.embedded_redis import EmbeddedRedis
+
+
+@pytest.fixture
+def app_env(
+    database: Database, redis_server: EmbeddedRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """The web app in this process on a migrated database, with an account, its token and a job."""
+    from quire.accounts import service as accounts
+    from quire.bootstrap import bootstrap
+    from quire.db import dispose_engine
+    from quire.jobs import service
+    from quire.migrations import upgrade
+    from quire.settings import get_settings
+
+    monkeypatch.setenv("QUIRE_DATABASE_URL", database.url)
+    monkeypatch.setenv("QUIRE_REDIS_URL", fresh_redis_url(redis_server))
+    monkeypatch.setenv("QUIRE_DATA_DIR", str(tmp_path / "data"))
+    get_settings.cache_clear()
+    dispose_engine()
+    upgrade(database.url)
+    owner = accounts.create_user("owner@example.com", "a long enough password")
+    _, token = accounts.create_token(owner.user_id, "test")
+    upload = service.store_upload("a.txt", io.BytesIO(b"A document with a sentence."), owner.user_id)
+    dispatcher = bootstrap(get_settings()).dispatcher
+    job_id = service.submit(dispatcher, "document_summary", upload, service.Limits(), owner.user_id).job.id
+    yield {"token": token, "job_id": job_id}
+    dispose_engine()
+    get_settings.cache_clear()
+
+
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count worker-thread trips (Quire's own, through anyio, and Litestar's for a sync handler)
+    and database connections checked out of the pool."""
+    from quire.db import get_engine
+
+    counts = {"trips": 0, "sessions": 0}
+
+    def counting(run: Callable[..., Any]) -> Callable[..., Any]:
+        async def counted_run(*args: Any, **kwargs: Any) -> Any:
+            counts["trips"] += 1
+            return await run(*args, **kwargs)
+
+        return counted_run
+
+    def checkout(*_: Any) -> None:
+        counts["sessions"] += 1
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting(anyio.to_thread.run_sync))
+    # Where Litestar's sync handlers go to a thread; if it moves, the counts below fail loudly.
+    monkeypatch.setattr(litestar.utils.sync, "sync_to_thread", counting(litestar.utils.sync.sync_to_thread))
+    event.listen(get_engine(), "checkout", checkout)
+    return counts
+
+
+@pytest.mark.parametrize("path", ["/ai-jobs/{job_id}", "/jobs/{job_id}/status"])
+def test_a_polled_view_is_one_thread_trip_and_one_session(
+    app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    from quire.app import create_app
+
+    with TestClient(create_app()) as client:
+        url = path.format(job_id=app_env["job_id"])
+        bearer = {"Authorization": f"Bearer {app_env['token']}"}
+        assert client.get(url, headers=bearer).status_code == 200  # warm: the view is cached
+        counts = counted(monkeypatch)
+        # When the owner asks for the job
+        answer = client.get(url, headers=bearer)
+        # Then it is answered from one thread trip and one database session
+        assert answer.status_code == 200
+        assert counts == {"trips": 1, "sessions": 1}
+        # And a route the middleware authenticates takes one more of each
+        assert client.get("/ai-jobs?limit=1", headers=bearer).status_code == 200
+        assert counts == {"trips": 3, "sessions": 3}
+
+
+# Each polled route beside a route of the same kind (API or page) that the middleware guards.
+@pytest.mark.parametrize(
+    ("path", "guarded_path"),
+    [("/ai-jobs/{job_id}", "/ai-jobs/{job_id}/webhooks"), ("/jobs/{job_id}/status", "/jobs/{job_id}")],
+)
+def test_a_route_that_authenticates_itself_answers_as_the_middleware_does(
+    app_env: dict[str, str], path: str, guarded_path: str
+) -> None:
+    from quire.accounts import service as accounts
+    from quire.app import create_app
+
+    url, guarded_url = path.format(job_id=app_env["job_id"]), guarded_path.format(job_id=app_env["job_id"])
+    with TestClient(create_app()) as client:
+        for headers in [
+            {},
+            {"Authorization": "Bearer not-a-token"},
+            {"Authorization": "Bearer " + app_env["token"][:-2] + "xx"},
+            {"Accept": "text/html"},
+            {"Cookie": "quire_session=never-issued"},
+        ]:
+            # Given the same credentials, or none
+            guarded = client.get(guarded_url, headers=headers, follow_redirects=False)
+            here = client.get(url, headers=headers, follow_redirects=False)
+            # Then both refuse them the same way: 401 with the same problem, or to the login page
+            assert guarded.status_code in (401, 303)
+            assert here.status_code == guarded.status_code, headers
+            if guarded.status_code == 401:
+                assert here.json() == guarded.json()
+            else:
+                assert here.headers["location"].split("?")[0] == guarded.headers["location"].split("?")[0] == "/login"
+        # And another person's job does not exist for them
+        other = accounts.create_user("other@example.com", "a long enough password")
+        _, token = accounts.create_token(other.user_id, "test")
+        assert client.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 404
