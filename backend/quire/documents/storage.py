@@ -8,6 +8,7 @@ Every object is written once, whole or not at all, and its sha256 is computed as
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -65,18 +66,26 @@ class Storage(Protocol):
 
 
 class LocalStorage(Writes):
-    """Files under one root directory, written to a temporary name and renamed into place."""
+    """Files under one root directory, written to a temporary name and renamed into place.
+
+    Paths are plain strings, not `pathlib` objects: Python 3.11's pathlib interns every part of a
+    path, so each job's unique keys and temporary names went into the interpreter's table of
+    interned strings, whose growth was a worker's largest single step in memory (measured by
+    tracemalloc: 1.9 MB at once after about 6,000 jobs).
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        self._root = str(self.root)
 
-    def path(self, key: str) -> Path:
-        return self.root / check_key(key)
+    def path(self, key: str) -> str:
+        return os.path.join(self._root, check_key(key))
 
     def begin(self, key: str, max_bytes: int | None = None) -> PendingObject:
         target = self.path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        folder = os.path.dirname(target)
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".tmp-")
 
         def publish(pending: PendingObject) -> None:
             pending.file.flush()
@@ -86,20 +95,21 @@ class LocalStorage(Writes):
         return PendingObject(key, os.fdopen(fd, "wb"), max_bytes, publish, partial(_unlink, tmp_name))
 
     def read_bytes(self, key: str) -> bytes:
-        return self.path(key).read_bytes()
+        with open(self.path(key), "rb") as file:
+            return file.read()
 
     def iter_bytes(self, key: str) -> Iterator[bytes]:
-        return file_chunks(self.path(key).open("rb"), close=True)
+        return file_chunks(open(self.path(key), "rb"), close=True)  # closed by file_chunks
 
     def exists(self, key: str) -> bool:
-        return self.path(key).is_file()
+        return os.path.isfile(self.path(key))
 
     def delete_tree(self, prefix: str) -> None:
         target = self.path(prefix)
-        if target.is_dir():
+        if os.path.isdir(target):
             shutil.rmtree(target, ignore_errors=True)
         else:
-            target.unlink(missing_ok=True)
+            _unlink(target)
 
     def reachable(self) -> bool:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -116,7 +126,8 @@ class LocalStorage(Writes):
 
 
 def _unlink(name: str) -> None:
-    Path(name).unlink(missing_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(name)
 
 
 def file_chunks(stream: BinaryIO, size: int = CHUNK, close: bool = False) -> Iterator[bytes]:

@@ -75,7 +75,7 @@ class ChangePublisher:
 
     MAX_BATCH = 256
 
-    def __init__(self, client: redis.Redis[bytes], owners_kept: int = 4096) -> None:
+    def __init__(self, client: redis.Redis[bytes], owners_kept: int = 256) -> None:
         self._client = client
         self._owners: OrderedDict[str, str | None] = OrderedDict()
         self._owners_kept = owners_kept
