@@ -60,6 +60,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy() -> tuple[float, float]:
+    """All CPUs' busy and total time so far (from /proc/stat), to tell a run the machine bounded."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_share(before: tuple[float, float]) -> float:
+    """The machine's busy share of all its CPUs since `before` (1.0: every core busy)."""
+    busy, total = machine_busy()
+    return round((busy - before[0]) / max(1.0, total - before[1]), 2)
+
+
 def tree_cpu_seconds(pid: int) -> float:
     """CPU of a process and of its children (a supervisor and its worker or web processes)."""
     total = 0.0
@@ -195,9 +208,10 @@ class Bench:
         submitter.wait(30)
         before = self.xacts(stack)
         supervisor = stack.start_worker(processes=processes, threads=self.args.threads, within=STARTUP_S)
-        cpu_ready = tree_cpu_seconds(supervisor.pid)
+        cpu_ready, machine = tree_cpu_seconds(supervisor.pid), machine_busy()
         self.wait_completed(stack, done_before + n)
         cpu = tree_cpu_seconds(supervisor.pid) - cpu_ready
+        machine_share = busy_share(machine)
         completed = sorted(self.job_events(stack, "completed"))[done_before:]
         running = sorted(self.job_events(stack, "running"))[-n:]
         tx = (self.xacts(stack) - before) / n if stack.database.backend == "postgresql" else None
@@ -207,6 +221,10 @@ class Bench:
             "jobs_per_s": round(n / (max(completed) - min(running)), 1),
             "worker_cpu_ms_per_job": round(1000 * cpu / n, 2),
             "transactions_per_job": round(tx, 2) if tx is not None else "n/a (SQLite)",
+            # The workers' share of one core, and how busy the whole machine was meanwhile (the
+            # database server, Redis and the workers together): near 1.0, more processes cannot help.
+            "worker_cpu_share_of_one_core": round(cpu / (max(completed) - min(running)), 2),
+            "machine_busy_share": machine_share,
             "load_average": round(os.getloadavg()[0], 2),
         }
 
@@ -243,6 +261,7 @@ class Bench:
                 drained = self.drain(stack, processes, self.args.jobs)
                 scaling[f"processes_{processes}_jobs_per_s"] = drained["jobs_per_s"]
                 scaling[f"processes_{processes}_worker_cpu_ms_per_job"] = drained["worker_cpu_ms_per_job"]
+                scaling[f"processes_{processes}_machine_busy_share"] = drained["machine_busy_share"]
                 scaling[f"processes_{processes}_load_average"] = drained["load_average"]
             self.results["quire_postgresql_processes"] = scaling
         stack.stop()
