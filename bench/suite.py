@@ -208,10 +208,11 @@ class Bench:
         submitter.wait(30)
         before = self.xacts(stack)
         supervisor = stack.start_worker(processes=processes, threads=self.args.threads, within=STARTUP_S)
-        cpu_ready, machine = tree_cpu_seconds(supervisor.pid), machine_busy()
+        cpu_ready, machine, ready_at = tree_cpu_seconds(supervisor.pid), machine_busy(), time.monotonic()
         self.wait_completed(stack, done_before + n)
         cpu = tree_cpu_seconds(supervisor.pid) - cpu_ready
-        machine_share = busy_share(machine)
+        # Both shares over the same window as the CPU: from ready until the drain was seen done.
+        window_s, machine_share = time.monotonic() - ready_at, busy_share(machine)
         completed = sorted(self.job_events(stack, "completed"))[done_before:]
         running = sorted(self.job_events(stack, "running"))[-n:]
         tx = (self.xacts(stack) - before) / n if stack.database.backend == "postgresql" else None
@@ -223,7 +224,7 @@ class Bench:
             "transactions_per_job": round(tx, 2) if tx is not None else "n/a (SQLite)",
             # The workers' share of one core, and how busy the whole machine was meanwhile (the
             # database server, Redis and the workers together): near 1.0, more processes cannot help.
-            "worker_cpu_share_of_one_core": round(cpu / (max(completed) - min(running)), 2),
+            "worker_cpu_share_of_one_core": round(cpu / window_s, 2),
             "machine_busy_share": machine_share,
             "load_average": round(os.getloadavg()[0], 2),
         }

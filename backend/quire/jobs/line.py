@@ -23,10 +23,11 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Protocol, TypedDict
 
-from sqlalchemy import DateTime, String, and_, bindparam, func, tuple_
+from sqlalchemy import String, and_, bindparam, func, tuple_
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import Select, SelectOfScalar
+from sqlmodel.sql.sqltypes import UTCDateTime
 
 from quire.jobs.models import EventType, Job, JobEvent, JobStatus, WorkerProcess, utcnow
 from quire.settings import get_settings
@@ -145,11 +146,12 @@ class _Statements:
 
 @cache
 def _statements() -> _Statements:
-    """The line's queries, with bound parameters, built on first use (see the module docstring)."""
+    """The line's queries, with bound parameters, built on first use (see the module docstring).
+    Each parameter has its column's type, so PostgreSQL compares timestamps with time zone."""
     key = tuple_(col(Job.available_at), col(Job.created_at), col(Job.id))
     after = tuple_(
-        bindparam("available_at", type_=DateTime()),
-        bindparam("created_at", type_=DateTime()),
+        bindparam("available_at", type_=UTCDateTime()),
+        bindparam("created_at", type_=UTCDateTime()),
         bindparam("id", type_=String()),
     )
     finished = aliased(JobEvent)
@@ -160,7 +162,7 @@ def _statements() -> _Statements:
         .group_by(col(Job.workflow)),
         live_threads=select(func.coalesce(func.sum(WorkerProcess.threads), 0)).where(
             col(WorkerProcess.stopped_at).is_(None),
-            col(WorkerProcess.last_heartbeat_at) >= bindparam("alive_since", type_=DateTime()),
+            col(WorkerProcess.last_heartbeat_at) >= bindparam("alive_since", type_=UTCDateTime()),
         ),
         running_since=select(Job.workflow, func.max(JobEvent.at))
         .join(JobEvent, and_(col(JobEvent.job_id) == col(Job.id), col(JobEvent.attempt) == col(Job.attempt)))

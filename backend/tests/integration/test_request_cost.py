@@ -19,6 +19,8 @@ from backend.tests.conftest import Database
 from backend.tests.integration.conftest import fresh_redis_url
 from quire.queue.embedded_redis import EmbeddedRedis
 
+PASSWORD = "a long enough password"
+
 
 @pytest.fixture
 def app_env(
@@ -38,12 +40,12 @@ def app_env(
     get_settings.cache_clear()
     dispose_engine()
     upgrade(database.url)
-    owner = accounts.create_user("owner@example.com", "a long enough password")
+    owner = accounts.create_user("owner@example.com", PASSWORD)
     _, token = accounts.create_token(owner.user_id, "test")
     upload = service.store_upload("a.txt", io.BytesIO(b"A document with a sentence."), owner.user_id)
     dispatcher = bootstrap(get_settings()).dispatcher
     job_id = service.submit(dispatcher, "document_summary", upload, service.Limits(), owner.user_id).job.id
-    yield {"token": token, "job_id": job_id}
+    yield {"token": token, "job_id": job_id, "owner_id": owner.user_id}
     dispose_engine()
     get_settings.cache_clear()
 
@@ -127,3 +129,36 @@ def test_a_route_that_authenticates_itself_answers_as_the_middleware_does(
         other = accounts.create_user("other@example.com", "a long enough password")
         _, token = accounts.create_token(other.user_id, "test")
         assert client.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("path", "guarded_path"),
+    [("/ai-jobs/{job_id}", "/ai-jobs/{job_id}/webhooks"), ("/jobs/{job_id}/status", "/jobs/{job_id}")],
+)
+def test_revoked_tokens_and_old_sessions_stop_working_here_too(
+    app_env: dict[str, str], path: str, guarded_path: str
+) -> None:
+    from quire.accounts import service as accounts
+    from quire.app import create_app
+
+    url, guarded_url = path.format(job_id=app_env["job_id"]), guarded_path.format(job_id=app_env["job_id"])
+    owner = app_env["owner_id"]
+    with TestClient(create_app()) as browser, TestClient(create_app()) as program:
+        # Given a browser signed in through the login form, and a second token of the owner's
+        browser.get("/login")
+        form = {"email": "owner@example.com", "password": PASSWORD, "_csrf_token": browser.cookies["quire_csrf"]}
+        assert browser.post("/login", data=form, follow_redirects=False).status_code == 303
+        token, secret = accounts.create_token(owner, "second")
+        bearer = {"Authorization": f"Bearer {secret}"}
+        # Then both see the job
+        assert browser.get(url).status_code == 200
+        assert program.get(url, headers=bearer).status_code == 200
+        # When the token is revoked and the password changed elsewhere
+        assert accounts.revoke_token(owner, token.id)
+        accounts.change_password(owner, PASSWORD, "another long enough password")
+        # Then neither works any more, here as on a route the middleware guards
+        for client, headers in [(program, bearer), (browser, {"Accept": "text/html"}), (browser, {})]:
+            here = client.get(url, headers=headers, follow_redirects=False)
+            guarded = client.get(guarded_url, headers=headers, follow_redirects=False)
+            assert here.status_code == guarded.status_code, headers
+            assert here.status_code in (401, 303), headers
