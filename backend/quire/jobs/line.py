@@ -7,18 +7,24 @@ spread over the worker threads alive, then its own run, each job costed at the m
 workflow's recent attempt durations. With no live worker, or no recent attempt of a workflow the
 estimate needs, there is no basis and `eta_s` is None.
 
-No result here is cached: a queued job's place changes without its own row changing. One job's
-place is read with a few queries (`place_in_line`); the places of many jobs at once from one read of
-the whole line (`places_in_line`), which is how the live streams refresh every queued job they show.
+A job's position is never cached: it changes without the job's own row changing. One job's place
+is read with a few queries (`place_in_line`); the places of many jobs at once from one read of the
+whole line (`places_in_line`), which is how the live streams refresh every queued job they show.
+What the estimate rests on (the threads alive, the running attempts, each workflow's recent
+durations) is the same for every job and moves slowly, so a web process's polls share one read of
+it for up to a second (`RecentBasis`): a thousand browsers watching queued jobs cost one read of
+the basis a second, not one a poll. An attempt that starts or ends in that second shows in the
+estimates a second late; positions are exact.
 The statements are built once per process (`_statements`) with bound parameters: a polled queued
 job reads its place on every poll, and building these joins anew cost more than running them.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Protocol, TypedDict
@@ -54,15 +60,17 @@ class InLine(Protocol):
     def created_at(self) -> datetime: ...
 
 
-def place_in_line(session: Session, job: InLine) -> QueuePlace:
-    """The queued job's place and estimate (see the module docstring)."""
+def place_in_line(session: Session, job: InLine, recent: RecentBasis | None = None) -> QueuePlace:
+    """The queued job's place and estimate (see the module docstring); the estimate's basis from
+    `recent` when given."""
     now = utcnow()
     ahead_rows = session.exec(
         _statements().ahead, params={"available_at": job.available_at, "created_at": job.created_at, "id": job.id}
     ).all()
     ahead = {workflow: int(count) for workflow, count in ahead_rows}
     position = 1 + sum(ahead.values())
-    basis = _Basis.read(session, {job.workflow, *ahead}, now)
+    workflows = {job.workflow, *ahead}
+    basis = recent.read(session, workflows, now) if recent is not None else _Basis.read(session, workflows, now)
     return {"position": position, "eta_s": basis.eta_s(job.workflow, job.available_at, ahead)}
 
 
@@ -102,7 +110,7 @@ class _Basis:
     def read(cls, session: Session, workflows: set[str], now: datetime) -> _Basis:
         running = _running_since(session)
         durations = _recent_durations(session, workflows | {workflow for workflow, _ in running})
-        return cls(now, _live_threads(session, now), running, durations)
+        return cls(now, _live_threads(session, now), running, _known(durations))
 
     def eta_s(self, workflow: str, available_at: datetime, ahead: dict[str, int]) -> float | None:
         """The estimate for a job of `workflow` due at `available_at` with `ahead` queued before it."""
@@ -116,6 +124,38 @@ class _Basis:
         return round(start_in + durations[workflow], 1)
 
 
+@dataclass(frozen=True)
+class _BasisRead:
+    at: float  # time.monotonic()
+    threads: int
+    running: list[tuple[str, datetime]]
+    durations: dict[str, float | None]  # None: the workflow has no recent attempt
+
+
+class RecentBasis:
+    """One web process's latest read of the estimates' basis, reused for `max_age_s` (see the
+    module docstring). Reads happen outside any lock: two polls that find it stale at once both
+    read, and the later read stays."""
+
+    def __init__(self, max_age_s: float = 1.0) -> None:
+        self.max_age_s = max_age_s
+        self._last: _BasisRead | None = None
+
+    def read(self, session: Session, workflows: set[str], now: datetime) -> _Basis:
+        last = self._last
+        if last is None or time.monotonic() - last.at >= self.max_age_s:
+            last = _BasisRead(time.monotonic(), _live_threads(session, now), _running_since(session), {})
+        missing = (workflows | {workflow for workflow, _ in last.running}) - last.durations.keys()
+        if missing:
+            last = replace(last, durations={**last.durations, **_recent_durations(session, missing)})
+        self._last = last
+        return _Basis(now, last.threads, last.running, _known(last.durations))
+
+
+def _known(durations: dict[str, float | None]) -> dict[str, float]:
+    return {workflow: seconds for workflow, seconds in durations.items() if seconds is not None}
+
+
 def _live_threads(session: Session, now: datetime) -> int:
     # A worker renews its row every third of a lease; two leases without a word and it is gone.
     alive_since = now - timedelta(seconds=2 * get_settings().lease_seconds)
@@ -127,13 +167,13 @@ def _running_since(session: Session) -> list[tuple[str, datetime]]:
     return [(workflow, at) for workflow, at in session.exec(_statements().running_since)]
 
 
-def _recent_durations(session: Session, workflows: set[str]) -> dict[str, float]:
-    """The mean duration of each workflow's recent completed attempts (absent: none recorded)."""
+def _recent_durations(session: Session, workflows: set[str]) -> dict[str, float | None]:
+    """The mean duration of each workflow's recent completed attempts (None: none recorded)."""
     seconds: dict[str, list[float]] = defaultdict(list)
     for workflow in workflows:
         rows = session.exec(_statements().recent_attempts, params={"workflow": workflow}).all()
         seconds[workflow] = [(end - start).total_seconds() for end, start in rows]
-    return {workflow: sum(values) / len(values) for workflow, values in seconds.items() if values}
+    return {workflow: sum(values) / len(values) if values else None for workflow, values in seconds.items()}
 
 
 @dataclass(frozen=True)

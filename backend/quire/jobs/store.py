@@ -21,7 +21,7 @@ from quire.accounts.service import Principal
 from quire.db import session_scope
 from quire.documents.extract import ProgressView
 from quire.errors import ERROR_MESSAGES, ErrorCode
-from quire.jobs.line import QueuePlace, place_in_line
+from quire.jobs.line import QueuePlace, RecentBasis, place_in_line
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
 from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 from quire.jobs.results import reviewed_fields
@@ -277,6 +277,8 @@ class RecentViews:
         self._views: OrderedDict[str, tuple[tuple[Any, ...], JobView]] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
+        # What the queued jobs' estimates rest on, shared by the polls of this process.
+        self.basis = RecentBasis()
 
     def get(self, job_id: str, version: tuple[Any, ...]) -> JobView | None:
         with self._lock:
@@ -307,10 +309,9 @@ def view_of(
     head = session.connection().execute(_view_head(), {"job_id": job_id}).first()
     if head is None or (viewer is not None and not _may_see(head.owner_id, viewer)):
         return None
-    cached = recent.get(job_id, (head.updated_at, head.files_deleted_at)) if recent is not None else None
-    if cached is not None:
+    if recent is not None and (cached := recent.get(job_id, (head.updated_at, head.files_deleted_at))) is not None:
         # The place in line moves while the job's row stays as it was.
-        cached["queue"] = place_in_line(session, head) if head.status == JobStatus.QUEUED else None
+        cached["queue"] = place_in_line(session, head, recent.basis) if head.status == JobStatus.QUEUED else None
         return cached
     job = session.get(Job, job_id)
     if job is None:

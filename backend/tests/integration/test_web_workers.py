@@ -94,3 +94,7 @@ def test_two_processes_share_the_port_and_the_sessions_and_limits(two_process_we
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookies}
     statuses = [request(stack, "POST", "/login", headers, form)[0] for _ in range(6)]
     assert [status == 429 for status in statuses] == [False, False, True, True, True, True]
+    # And neither process writes a line for each request: uvicorn's access log stays off.
+    log = stack.logs("web")
+    assert "Application startup complete" in log
+    assert '"GET /jobs HTTP/1.1"' not in log

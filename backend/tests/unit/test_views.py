@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy import update
-from sqlmodel import col
+from sqlmodel import col, select
 
 from backend.tests.conftest import Database
 from backend.tests.unit.test_states import REF, WORKER, force, make_job
 from quire.db import session_scope
 from quire.jobs import states, store
-from quire.jobs.line import place_in_line, places_in_line
-from quire.jobs.models import Artifact, JobStatus, WorkerProcess, utcnow
+from quire.jobs.line import QueuePlace, RecentBasis, place_in_line, places_in_line
+from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, WorkerProcess, utcnow
 
 
 def artifact(job_id: str) -> Artifact:
@@ -57,14 +59,22 @@ def test_a_caller_changing_its_view_changes_no_one_elses(migrated: Database) -> 
     assert again["events"]
 
 
-def test_one_read_of_the_line_gives_each_job_the_place_its_own_read_gives(migrated: Database) -> None:
-    # Given a finished attempt (a basis for estimates), a live worker and five jobs in line
+def a_basis_for_estimates(seconds: float) -> Job:
+    """A finished attempt that took `seconds`, and a live worker with two threads."""
     done = make_job()
     claimed = states.claim(done.id, WORKER, 30)
     assert claimed is not None
     assert states.complete(REF(claimed), [artifact(done.id)], {}) is not None
     with session_scope() as session:
+        start = session.exec(select(JobEvent).where(JobEvent.job_id == done.id, JobEvent.type == EventType.RUNNING))
+        start.one().at -= timedelta(seconds=seconds)
         session.add(WorkerProcess(id="w", hostname="h", pid=1, threads=2))
+    return done
+
+
+def test_one_read_of_the_line_gives_each_job_the_place_its_own_read_gives(migrated: Database) -> None:
+    # Given a finished attempt (a basis for estimates), a live worker and five jobs in line
+    done = a_basis_for_estimates(0)
     line = [make_job() for _ in range(5)]
     wanted = [job.id for job in line[1:4]] + [done.id, "no-such-job"]
     # When the places of some of them are read at once
@@ -76,3 +86,30 @@ def test_one_read_of_the_line_gives_each_job_the_place_its_own_read_gives(migrat
             assert places[job.id] == place_in_line(session, job)
     assert [places[job.id]["position"] for job in line[1:4]] == [2, 3, 4]
     assert all(place["eta_s"] is not None for place in places.values())
+
+
+def test_polls_share_a_recent_basis_but_each_reads_its_own_position(migrated: Database) -> None:
+    # Given a finished 10-second attempt, a live worker and three jobs in line
+    a_basis_for_estimates(10)
+    line = [make_job() for _ in range(3)]
+    recent = RecentBasis(max_age_s=60)
+
+    def place(job: Job, basis: RecentBasis | None) -> QueuePlace:
+        with session_scope() as session:
+            return place_in_line(session, job, basis)
+
+    # Then a poll through the shared basis gives what a read of its own gives
+    assert [place(job, recent) for job in line] == [place(job, None) for job in line]
+    # When a second worker starts and the first job in line is claimed
+    with session_scope() as session:
+        session.add(WorkerProcess(id="w2", hostname="h", pid=2, threads=6))
+    assert states.claim(line[0].id, WORKER, 30) is not None
+    # Then the shared basis does not see the new threads before it is due, but the position moves
+    shared, own = place(line[2], recent), place(line[2], None)
+    assert (shared["position"], own["position"]) == (2, 2)
+    assert own["eta_s"] is not None
+    assert shared["eta_s"] is not None
+    assert own["eta_s"] < shared["eta_s"]  # eight threads now, where the shared basis still counts two
+    # And once it is due, it reads the new basis
+    recent.max_age_s = 0
+    assert place(line[2], recent) == own
