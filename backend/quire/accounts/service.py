@@ -195,7 +195,8 @@ def principal_for_token(secret: str, session: Session | None = None) -> Principa
     if session is None:
         with session_scope() as own:
             return principal_for_token(secret, own)
-    row = session.exec(_token_owner(), params={"token_hash": _digest(secret)}).first()
+    # Through the connection: an ORM execution of these three columns cost twice the query.
+    row = session.connection().execute(_token_owner(), {"token_hash": _digest(secret)}).first()
     return Principal(*row) if row else None
 
 

@@ -64,9 +64,10 @@ def place_in_line(session: Session, job: InLine, recent: RecentBasis | None = No
     """The queued job's place and estimate (see the module docstring); the estimate's basis from
     `recent` when given."""
     now = utcnow()
-    ahead_rows = session.exec(
-        _statements().ahead, params={"available_at": job.available_at, "created_at": job.created_at, "id": job.id}
-    ).all()
+    # Through the connection: an ORM execution of these columns cost twice the query.
+    ahead_rows = session.connection().execute(
+        _statements().ahead, {"available_at": job.available_at, "created_at": job.created_at, "id": job.id}
+    )
     ahead = {workflow: int(count) for workflow, count in ahead_rows}
     position = 1 + sum(ahead.values())
     workflows = {job.workflow, *ahead}
