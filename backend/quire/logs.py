@@ -51,9 +51,12 @@ def configure_logging() -> None:
         logger = logging.getLogger(name)
         logger.handlers = []
         logger.propagate = True
-    # uvicorn's access log stays as `quire web` set it: off (`access_log=False` stops its
-    # propagation). A line for every request cost about a fourteenth of a poll; the proxy in front
-    # keeps the access log.
-    logging.getLogger("uvicorn.access").handlers = []
+    # uvicorn's access log is on or off as uvicorn was told (`quire web` passes QUIRE_ACCESS_LOG;
+    # off, uvicorn stops its propagation, and it stays stopped). uvicorn run directly with its own
+    # logging config gives it a handler of its own: its lines then come through this pipeline too.
+    access = logging.getLogger("uvicorn.access")
+    if access.handlers:
+        access.handlers = []
+        access.propagate = True
     # Dramatiq's worker logs every consumer restart at INFO; keep its warnings and errors.
     logging.getLogger("dramatiq").setLevel(logging.WARNING)

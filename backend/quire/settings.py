@@ -181,6 +181,8 @@ class Settings(BaseSettings):
     log_json: bool | None = None  # default: JSON logs in production only
     # `debug` adds a line when each attempt starts and completes (off by default: it costs the hot path).
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # A line for each request from `quire web` (off: writing it cost about 7 % of a poll).
+    access_log: bool = False
     metrics_dir: Path | None = None  # default: <data dir>/metrics
     # `GET /metrics` wants `Authorization: Bearer <this>` when set; in production it is off without it.
     metrics_token: SecretStr | None = None

@@ -31,7 +31,7 @@ def web(host: str, port: int, workers: int | None) -> None:
         # the shared metrics directory, so any process can answer any request.
         workers=workers or settings.web_workers or default_web_workers(),
         log_config=None,  # uvicorn's lines go through Quire's logging pipeline like every other
-        access_log=False,
+        access_log=settings.access_log,
         http=HeaderDeadlineProtocol,
         timeout_keep_alive=settings.keep_alive_s,
         # uvicorn trusts X-Forwarded-For from loopback unless told otherwise; a client on the same

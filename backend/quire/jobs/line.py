@@ -21,6 +21,7 @@ job reads its place on every poll, and building these joins anew cost more than 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Collection
@@ -60,9 +61,9 @@ class InLine(Protocol):
     def created_at(self) -> datetime: ...
 
 
-def place_in_line(session: Session, job: InLine, recent: RecentBasis | None = None) -> QueuePlace:
-    """The queued job's place and estimate (see the module docstring); the estimate's basis from
-    `recent` when given."""
+def place_in_line(session: Session, job: InLine, basis: RecentBasis | None = None) -> QueuePlace:
+    """The queued job's place and estimate (see the module docstring); the estimate rests on
+    `basis` when given, else on a read of its own."""
     now = utcnow()
     # Through the connection: an ORM execution of these columns cost twice the query.
     ahead_rows = session.connection().execute(
@@ -71,8 +72,8 @@ def place_in_line(session: Session, job: InLine, recent: RecentBasis | None = No
     ahead = {workflow: int(count) for workflow, count in ahead_rows}
     position = 1 + sum(ahead.values())
     workflows = {job.workflow, *ahead}
-    basis = recent.read(session, workflows, now) if recent is not None else _Basis.read(session, workflows, now)
-    return {"position": position, "eta_s": basis.eta_s(job.workflow, job.available_at, ahead)}
+    read = basis.read(session, workflows, now) if basis is not None else _Basis.read(session, workflows, now)
+    return {"position": position, "eta_s": read.eta_s(job.workflow, job.available_at, ahead)}
 
 
 def places_in_line(session: Session, job_ids: Collection[str]) -> dict[str, QueuePlace]:
@@ -135,21 +136,32 @@ class _BasisRead:
 
 class RecentBasis:
     """One web process's latest read of the estimates' basis, reused for `max_age_s` (see the
-    module docstring). Reads happen outside any lock: two polls that find it stale at once both
-    read, and the later read stays."""
+    module docstring). When it is due, one poll reads it anew while the others go on with the one
+    before, without waiting; each read is a new object, never changed once shared."""
 
     def __init__(self, max_age_s: float = 1.0) -> None:
         self.max_age_s = max_age_s
         self._last: _BasisRead | None = None
+        self._refreshing = threading.Lock()
 
     def read(self, session: Session, workflows: set[str], now: datetime) -> _Basis:
         last = self._last
         if last is None or time.monotonic() - last.at >= self.max_age_s:
-            last = _BasisRead(time.monotonic(), _live_threads(session, now), _running_since(session), {})
+            if self._refreshing.acquire(blocking=False):
+                try:
+                    last = self._last = _BasisRead(
+                        time.monotonic(), _live_threads(session, now), _running_since(session), {}
+                    )
+                finally:
+                    self._refreshing.release()
+            elif last is None:  # the first read is under way elsewhere, with nothing to share yet
+                return _Basis.read(session, workflows, now)
         missing = (workflows | {workflow for workflow, _ in last.running}) - last.durations.keys()
         if missing:
+            known = last
             last = replace(last, durations={**last.durations, **_recent_durations(session, missing)})
-        self._last = last
+            if self._last is known:  # not when a newer read has taken its place meanwhile
+                self._last = last
         return _Basis(now, last.threads, last.running, _known(last.durations))
 
 

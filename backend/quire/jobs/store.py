@@ -182,7 +182,8 @@ def list_jobs(
         jobs = list(session.exec(stmt).all())
         more = len(jobs) > limit
         jobs = jobs[:limit]
-        views = [job_view(session, job) for job in jobs]
+        basis = RecentBasis()  # the page's queued jobs rest on one read of the basis
+        views = [job_view(session, job, basis) for job in jobs]
     return Page(views, encode_cursor(jobs[-1]) if more and jobs else None)
 
 
@@ -195,7 +196,8 @@ def unfinished_jobs(owner_id: str, limit: int) -> list[JobView]:
         .limit(limit)
     )
     with session_scope() as session:
-        return [job_view(session, job) for job in session.exec(stmt).all()]
+        basis = RecentBasis()
+        return [job_view(session, job, basis) for job in session.exec(stmt).all()]
 
 
 def artifact_view(artifact: Artifact) -> ArtifactView:
@@ -217,8 +219,9 @@ def _event_view(event: JobEvent) -> EventView:
     return view
 
 
-def job_view(session: Session, job: Job) -> JobView:
-    """The stable status shape (docs/api.md); every key present even when null."""
+def job_view(session: Session, job: Job, basis: RecentBasis | None = None) -> JobView:
+    """The stable status shape (docs/api.md); every key present even when null. A queued job's
+    estimate rests on `basis` when given."""
     events: Sequence[JobEvent] = session.exec(
         select(JobEvent).where(JobEvent.job_id == job.id).order_by(col(JobEvent.id))
     ).all()
@@ -253,7 +256,7 @@ def job_view(session: Session, job: Job) -> JobView:
         "deadline_at": iso(job.deadline_at),
         "next_attempt_at": iso(job.available_at) if job.status == JobStatus.QUEUED else None,
         "progress": cast("ProgressView | None", job.progress),
-        "queue": place_in_line(session, job) if job.status == JobStatus.QUEUED else None,
+        "queue": place_in_line(session, job, basis) if job.status == JobStatus.QUEUED else None,
         "review": _review_view(job),
     }
 
@@ -271,13 +274,13 @@ class RecentViews:
     change a view shows moves the row's `updated_at` (each transition sets it; artifacts arrive
     with the completing one) except retention deleting files, which sets `files_deleted_at`; that
     pair is the version. Reading it is one indexed row; rebuilding a view is three queries.
+    A queued job's place is read on every poll, its estimate on the `basis` these polls share.
     """
 
     def __init__(self, size: int = 2048) -> None:
         self._views: OrderedDict[str, tuple[tuple[Any, ...], JobView]] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
-        # What the queued jobs' estimates rest on, shared by the polls of this process.
         self.basis = RecentBasis()
 
     def get(self, job_id: str, version: tuple[Any, ...]) -> JobView | None:
@@ -316,7 +319,7 @@ def view_of(
     job = session.get(Job, job_id)
     if job is None:
         return None
-    view = job_view(session, job)
+    view = job_view(session, job, recent.basis if recent is not None else None)
     # Filed under the version of the row it was built from: the events and artifacts read after it
     # are at least as new, and a newer row version makes the next read rebuild.
     if recent is not None:

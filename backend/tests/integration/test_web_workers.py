@@ -94,7 +94,19 @@ def test_two_processes_share_the_port_and_the_sessions_and_limits(two_process_we
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookies}
     statuses = [request(stack, "POST", "/login", headers, form)[0] for _ in range(6)]
     assert [status == 429 for status in statuses] == [False, False, True, True, True, True]
-    # And neither process writes a line for each request: uvicorn's access log stays off.
+    # And neither process writes a line for each request: the access log is off by default.
     log = stack.logs("web")
     assert "Application startup complete" in log
-    assert '"GET /jobs HTTP/1.1"' not in log
+    assert "GET /jobs HTTP/1.1" not in log
+
+
+def test_the_access_log_when_asked_for(redis_server: EmbeddedRedis, tmp_path: Path) -> None:
+    database = make_database("sqlite", tmp_path)
+    stack = Stack(tmp_path, database, fresh_redis_url(redis_server), QUIRE_ACCESS_LOG="true")
+    try:
+        stack.start_web()
+        assert stack.client(None).get("/healthz").status_code == 200
+        assert "GET /healthz HTTP/1.1" in stack.logs("web")
+    finally:
+        stack.stop()
+        database.drop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import update
 from sqlmodel import col, select
 
@@ -11,7 +12,7 @@ from backend.tests.conftest import Database
 from backend.tests.unit.test_states import REF, WORKER, force, make_job
 from quire.db import session_scope
 from quire.jobs import states, store
-from quire.jobs.line import QueuePlace, RecentBasis, place_in_line, places_in_line
+from quire.jobs.line import QueuePlace, place_in_line, places_in_line
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, WorkerProcess, utcnow
 
 
@@ -89,27 +90,38 @@ def test_one_read_of_the_line_gives_each_job_the_place_its_own_read_gives(migrat
 
 
 def test_polls_share_a_recent_basis_but_each_reads_its_own_position(migrated: Database) -> None:
-    # Given a finished 10-second attempt, a live worker and three jobs in line
+    # Given a finished 10-second attempt, a live worker and three jobs in line, polled through one
+    # process's recent views
     a_basis_for_estimates(10)
     line = [make_job() for _ in range(3)]
-    recent = RecentBasis(max_age_s=60)
+    recent = store.RecentViews()
+    recent.basis.max_age_s = 60
 
-    def place(job: Job, basis: RecentBasis | None) -> QueuePlace:
+    def poll(job: Job) -> QueuePlace | None:
+        view = store.view_of(job.id, recent=recent)
+        assert view is not None
+        return view["queue"]
+
+    def own_read(job: Job) -> QueuePlace:
         with session_scope() as session:
-            return place_in_line(session, job, basis)
+            return place_in_line(session, job)
 
-    # Then a poll through the shared basis gives what a read of its own gives
-    assert [place(job, recent) for job in line] == [place(job, None) for job in line]
+    # Then a poll gives what a read of its own gives
+    assert [poll(job) for job in line] == [own_read(job) for job in line]
     # When a second worker starts and the first job in line is claimed
     with session_scope() as session:
         session.add(WorkerProcess(id="w2", hostname="h", pid=2, threads=6))
     assert states.claim(line[0].id, WORKER, 30) is not None
-    # Then the shared basis does not see the new threads before it is due, but the position moves
-    shared, own = place(line[2], recent), place(line[2], None)
+    # Then the polls' basis does not see the new threads before it is due, but the position moves
+    shared, own = poll(line[2]), own_read(line[2])
+    assert shared is not None
     assert (shared["position"], own["position"]) == (2, 2)
     assert own["eta_s"] is not None
     assert shared["eta_s"] is not None
     assert own["eta_s"] < shared["eta_s"]  # eight threads now, where the shared basis still counts two
-    # And once it is due, it reads the new basis
-    recent.max_age_s = 0
-    assert place(line[2], recent) == own
+    # And once it is due, a poll reads the new basis
+    recent.basis.max_age_s = 0
+    again = poll(line[2])
+    assert again is not None
+    assert again["position"] == own["position"]
+    assert again["eta_s"] == pytest.approx(own["eta_s"], abs=0.2)  # the running attempt aged meanwhile
