@@ -137,7 +137,9 @@ class _BasisRead:
 class RecentBasis:
     """One web process's latest read of the estimates' basis, reused for `max_age_s` (see the
     module docstring). When it is due, one poll reads it anew while the others go on with the one
-    before, without waiting; each read is a new object, never changed once shared."""
+    before, without waiting; each read is a new object, never changed once shared. Durations of a
+    workflow the read lacks are added by the poll that needs them, so a process reads the basis
+    about once a second, not exactly once."""
 
     def __init__(self, max_age_s: float = 1.0) -> None:
         self.max_age_s = max_age_s
@@ -149,9 +151,12 @@ class RecentBasis:
         if last is None or time.monotonic() - last.at >= self.max_age_s:
             if self._refreshing.acquire(blocking=False):
                 try:
-                    last = self._last = _BasisRead(
-                        time.monotonic(), _live_threads(session, now), _running_since(session), {}
-                    )
+                    newest = self._last
+                    if newest is last or newest is None:  # else the poll that held the lock read it
+                        newest = self._last = _BasisRead(
+                            time.monotonic(), _live_threads(session, now), _running_since(session), {}
+                        )
+                    last = newest
                 finally:
                     self._refreshing.release()
             elif last is None:  # the first read is under way elsewhere, with nothing to share yet

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -182,7 +183,7 @@ def list_jobs(
         jobs = list(session.exec(stmt).all())
         more = len(jobs) > limit
         jobs = jobs[:limit]
-        basis = RecentBasis()  # the page's queued jobs rest on one read of the basis
+        basis = RecentBasis(max_age_s=math.inf)  # the page's queued jobs rest on one read of the basis
         views = [job_view(session, job, basis) for job in jobs]
     return Page(views, encode_cursor(jobs[-1]) if more and jobs else None)
 
@@ -196,7 +197,7 @@ def unfinished_jobs(owner_id: str, limit: int) -> list[JobView]:
         .limit(limit)
     )
     with session_scope() as session:
-        basis = RecentBasis()
+        basis = RecentBasis(max_age_s=math.inf)
         return [job_view(session, job, basis) for job in session.exec(stmt).all()]
 
 

@@ -223,6 +223,16 @@ def test_retention_deletes_old_files_and_keeps_a_tombstone(ops_stack: Stack) -> 
     assert ops_stack.http.get(fresh["artifact"]["url"]).status_code == 200
 
 
+@pytest.mark.parametrize("ops_stack", [{"QUIRE_ACCESS_LOG": "true"}], indirect=True)
+def test_the_access_log_when_asked_for(ops_stack: Stack) -> None:
+    # When a request is served with the access log on
+    assert ops_stack.http.get("/healthz", headers={"X-Request-ID": "req-access-01"}).status_code == 200
+    # Then it has its line, in Quire's JSON pipeline, with the request's id
+    lines = [json.loads(line) for line in ops_stack.logs("web").splitlines() if line.startswith("{")]
+    access = [line for line in lines if line.get("logger") == "uvicorn.access"]
+    assert any("GET /healthz HTTP/1.1" in line["event"] and line["request_id"] == "req-access-01" for line in access)
+
+
 @pytest.mark.parametrize("ops_stack", [{"QUIRE_LOG_LEVEL": "debug"}], indirect=True)
 def test_log_lines_of_a_job_carry_its_id_and_attempt(ops_stack: Stack) -> None:
     ops_stack.start_worker()

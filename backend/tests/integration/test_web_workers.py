@@ -98,15 +98,3 @@ def test_two_processes_share_the_port_and_the_sessions_and_limits(two_process_we
     log = stack.logs("web")
     assert "Application startup complete" in log
     assert "GET /jobs HTTP/1.1" not in log
-
-
-def test_the_access_log_when_asked_for(redis_server: EmbeddedRedis, tmp_path: Path) -> None:
-    database = make_database("sqlite", tmp_path)
-    stack = Stack(tmp_path, database, fresh_redis_url(redis_server), QUIRE_ACCESS_LOG="true")
-    try:
-        stack.start_web()
-        assert stack.client(None).get("/healthz").status_code == 200
-        assert "GET /healthz HTTP/1.1" in stack.logs("web")
-    finally:
-        stack.stop()
-        database.drop()
