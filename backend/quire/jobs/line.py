@@ -12,9 +12,9 @@ is read with a few queries (`place_in_line`); the places of many jobs at once fr
 whole line (`places_in_line`), which is how the live streams refresh every queued job they show.
 What the estimate rests on (the threads alive, the running attempts, each workflow's recent
 durations) is the same for every job and moves slowly, so a web process's polls share one read of
-it for up to a second (`RecentBasis`): a thousand browsers watching queued jobs cost one read of
-the basis a second, not one a poll. An attempt that starts or ends in that second shows in the
-estimates a second late; positions are exact.
+it for up to a second (`RecentBasis`): a thousand browsers watching queued jobs cost about one
+read of the basis a second, not one a poll. An attempt that starts or ends in that second shows in
+the estimates a second late; positions are exact.
 The statements are built once per process (`_statements`) with bound parameters: a polled queued
 job reads its place on every poll, and building these joins anew cost more than running them.
 """
