@@ -96,10 +96,13 @@ def test_a_polled_view_is_one_thread_trip_and_one_session(
 
 
 # Each polled route beside a route of the same kind (API or page) that the middleware guards.
-@pytest.mark.parametrize(
+beside_a_guarded_route = pytest.mark.parametrize(
     ("path", "guarded_path"),
     [("/ai-jobs/{job_id}", "/ai-jobs/{job_id}/webhooks"), ("/jobs/{job_id}/status", "/jobs/{job_id}")],
 )
+
+
+@beside_a_guarded_route
 def test_a_route_that_authenticates_itself_answers_as_the_middleware_does(
     app_env: dict[str, str], path: str, guarded_path: str
 ) -> None:
@@ -126,15 +129,12 @@ def test_a_route_that_authenticates_itself_answers_as_the_middleware_does(
             else:
                 assert here.headers["location"].split("?")[0] == guarded.headers["location"].split("?")[0] == "/login"
         # And another person's job does not exist for them
-        other = accounts.create_user("other@example.com", "a long enough password")
+        other = accounts.create_user("other@example.com", PASSWORD)
         _, token = accounts.create_token(other.user_id, "test")
         assert client.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 404
 
 
-@pytest.mark.parametrize(
-    ("path", "guarded_path"),
-    [("/ai-jobs/{job_id}", "/ai-jobs/{job_id}/webhooks"), ("/jobs/{job_id}/status", "/jobs/{job_id}")],
-)
+@beside_a_guarded_route
 def test_revoked_tokens_and_old_sessions_stop_working_here_too(
     app_env: dict[str, str], path: str, guarded_path: str
 ) -> None:
