@@ -88,6 +88,7 @@ CHECK_LABELS = {
     "totals_add_up": "Subtotal and tax add up to the total",
     "tax_below_total": "Tax is less than the total",
     "due_after_issue": "Due date is on or after the issue date",
+    "payment_matches_total": "The amount paid (card, or cash less change) is the total",
 }
 _TABLE = [name for name in FIELD_LABELS if name != "currency"]  # the currency is shown beside each amount
 

@@ -95,6 +95,46 @@ def test_a_total_no_page_prints_is_only_offered_for_review() -> None:
     assert "total" in result["needs_review"]
 
 
+def test_a_card_charged_the_total_vouches_for_it_when_a_misread_subtotal_does_not_add_up() -> None:
+    # Given a receipt whose subtotal OCR misread (74,04 for 74.06) and whose card was charged the total
+    result = text_invoice("SUB-TOTAL  74,04\nGST  4.04\nTOTAL  78.10\nDEBIT CARD  78.10")
+    # Then the total is given: the payment line and the total line read the same amount
+    assert result["total"] == Decimal("78.10")
+    assert result["checks"]["payment_matches_total"] is True
+    assert "total" not in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Subtotal  33.77\nGST  2.30\nTotal Payable  35.80\n- Cash  50.00\n- Change  14.20",
+        "Zwischensumme  33,77\nMwSt  2,30\nSumme  35,80\nGegeben  50,00\nRückgeld  14,20",
+        "Subtotal  33,77\nIVA  2,30\nTotal  35,80\nEfectivo  50,00\nCambio  14,20",
+        "Sous-total  33,77\nTVA  2,30\nTotal  35,80\nEspèces  50,00\nRendu  14,20",
+    ],
+)
+def test_cash_tendered_less_the_change_vouches_for_the_total(text: str) -> None:
+    # Given a receipt whose subtotal and tax do not add up to its total (one was misread), paid in cash
+    result = text_invoice(text)
+    # Then the total is given, since cash less change is the same amount
+    assert result["total"] == Decimal("35.80")
+    assert result["checks"]["payment_matches_total"] is True
+
+
+def test_cash_tendered_less_the_change_that_is_another_amount_puts_the_total_to_review() -> None:
+    result = text_invoice("Total  35.80\nCash  50.00\nChange  14.00")
+    assert result["total"] == Decimal("35.80")
+    assert result["checks"]["payment_matches_total"] is False
+    assert "total" in result["needs_review"]
+
+
+def test_payment_lines_never_make_a_total() -> None:
+    # Given a receipt whose total line is unreadable: the payment lines alone give no total
+    result = text_invoice("T0T4L  --\nCash  50.00\nChange  14.20")
+    assert result["total"] is None
+    assert "payment_matches_total" not in result["checks"]
+
+
 @pytest.mark.parametrize(
     ("text", "currency"),
     [("Total RM 71.90", "MYR"), ("TOTAL  RMO.55", "MYR"), ("Total  Rs. 1,250.00", "INR"), ("Total  S$ 12.00", "SGD")],
@@ -383,6 +423,21 @@ def test_the_one_date_a_receipt_prints_is_its_date_of_issue() -> None:
 def test_a_malaysian_company_form_names_the_vendor_and_a_receipt_title_does_not() -> None:
     result = text_invoice("SIMPLIFIED TAX INVOICE\nSubang Healthcare Sdn Bhd\nTotal RM 78.10")
     assert result["vendor"] == "Subang Healthcare Sdn Bhd"
+
+
+def test_a_name_with_its_registration_number_in_brackets_is_the_vendor_and_the_address_under_it_is_not() -> None:
+    # Given a receipt headed by a sale title, a name with its company number, then its street address
+    result = text_invoice("Cash Sale\nLIM BROTHERS HARDWARE (002345678-K)\n14, Jalan Bukit Maju 3,\nTotal  12.00")
+    # Then the vendor is the name without the number
+    assert result["vendor"] == "LIM BROTHERS HARDWARE"
+
+
+@pytest.mark.parametrize(
+    "address", ["14, Jalan Bukit Maju 3,", "Hauptstraße 12", "Keizersgracht 120", "221 Baker Street", "Calle Mayor 5"]
+)
+def test_a_street_address_is_never_the_vendor(address: str) -> None:
+    result = text_invoice(f"{address}\nTotal  12.00")
+    assert result["vendor"] is None
 
 
 @pytest.mark.parametrize(

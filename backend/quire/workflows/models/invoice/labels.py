@@ -150,6 +150,30 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"(?:ore)?s?avrundning|afrunding|avrunding"),
         ("fi", r"pyoristys"),
     ],
+    # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
+    # the change is what was paid, and that is the total.
+    "tendered": [
+        ("en", r"(?:amount\s+|cash\s+)?tendered|(?:received|paid)\s+(?:in\s+)?cash|"
+                    r"cash(?:\s+(?:paid|received|payment|tendered))?(?!\s*(?:sales?|bill|receipt|memo|register|invoice|refund|back))|"
+                    r"(?:visa|master\s*card|amex|american\s+express|maestro|eftpos|(?:[a-z]+\s+)?card)(?:\s+(?:payment|paid|sale))?"),
+        ("de", r"bargeld|barzahlung|bar\s+gegeben|gegeben(?:\s+bar)?|kartenzahlung|ec\s*-?\s*karte|girocard"),
+        ("fr", r"esp[eè]ces|carte\s+bancaire|paiement\s+(?:par\s+)?carte"),
+        ("nl", r"contant|pinbetaling|betaald\s+(?:met\s+)?pin"),
+        ("es", r"efectivo|entregado|tarjeta(?:\s+de\s+(?:cr[eé]dito|d[eé]bito))?"),
+        ("it", r"contanti|contante|pagamento\s+(?:con\s+)?carta|bancomat"),
+        ("pl", r"got[oó]wka|karta(?:\s+p[lł]atnicza)?"),
+        ("pt", r"dinheiro|cart[aã]o(?:\s+de\s+(?:cr[eé]dito|d[eé]bito))?"),
+    ],
+    "change": [
+        ("en", r"(?:cash\s+)?change(?:\s+due)?"),
+        ("de", r"r[uü]ckgeld|wechselgeld"),
+        ("fr", r"monnaie\s+rendue|rendu(?:\s+monnaie)?|[aà]\s+rendre"),
+        ("nl", r"wisselgeld|terug"),
+        ("es", r"cambio|vuelto|vuelta"),
+        ("it", r"resto"),
+        ("pl", r"reszta"),
+        ("pt", r"troco"),
+    ],
     "vendor": [
         ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
                     r"(?:make\s+)?(?:checks|cheques)\s+payable\s+to|payable\s+to|"
@@ -226,7 +250,14 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     table: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
     for field, entries in _LEXICON.items():
         table[field] = [
-            (language, re.compile(r"^\s*(?:" + patterns + r")(?![a-z])\.?\s*(?:\([^)]*\))?\s*[:#]?\s*", re.I))
+            # A label may stand behind a list's dash or bullet ("- Change 14.20").
+            (
+                language,
+                re.compile(
+                    r"^\s*(?:[-\u2013\u2014*\u2022]\s*)?(?:" + patterns + r")(?![a-z])\.?\s*(?:\([^)]*\))?\s*[:#]?\s*",
+                    re.I,
+                ),
+            )
             for language, patterns in entries
         ]
     return table
@@ -234,7 +265,7 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
 
 # Fields tried in this order: more specific fields first where their labels share words.
 ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "rounding", "total", "charge", "discount",
-         "withholding", "vendor", "buyer")  # fmt: skip
+         "withholding", "tendered", "change", "vendor", "buyer")  # fmt: skip
 
 
 @lru_cache(maxsize=8192)
@@ -279,7 +310,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
 # The first words of amount and date labels, which OCR misreads by one letter ("TATAL", "ROUNRING", "Tota2").
 _OCR_HEADS = ("total", "subtotal", "rounding", "amount", "balance", "invoice", "receipt", "netto", "brutto", "summe",
               "gesamt", "betrag", "rechnung", "datum", "importe", "factura", "fattura", "facture", "montant",
-              "totaal", "bedrag")  # fmt: skip
+              "totaal", "bedrag", "change", "tendered")  # fmt: skip
 
 
 def _one_letter_off(a: str, b: str) -> bool:

@@ -38,6 +38,8 @@ ABSTAIN_BELOW = 0.5
 REVIEW_BELOW = 0.75
 AMOUNT_FIELDS = ("subtotal", "tax", "total")
 ADJUSTMENTS = ("charge", "discount", "withholding", "rounding")
+# A receipt's payment lines: the cash or card amount handed over, and the change given back.
+PAYMENT = ("tendered", "change")
 # Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
 _MAX_ROUNDING = Decimal("0.5")
 DATE_FIELDS = ("issue_date", "due_date")
@@ -134,7 +136,7 @@ def _invoice_number(text: str, numbered: bool = False) -> str | None:
 def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = False) -> Any:
     if field == "tax":
         text = _RATE_BASE.sub(" ", text)  # "MwSt 19% auf 200,00": the amount taxed, not the tax
-    if field in AMOUNT_FIELDS or field in ADJUSTMENTS:
+    if field in AMOUNT_FIELDS or field in ADJUSTMENTS or field in PAYMENT:
         found = amounts_in(text, mark)
         return found[-1] if found else None
     if field in DATE_FIELDS:
@@ -406,7 +408,8 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if currency is not None and country is not None and currency != country and currencies[currency] < 1.0:
         currency = None  # one unsure sighting (OCR's `€` in a smudge) against the country the page names
     labelled = _labelled(lines)
-    languages = Counter(matches[0].language for _, _, matches in labelled)
+    # Payment words ("Bar", "Resto", "Card") name no language as surely as invoice labels do.
+    languages = Counter(matches[0].language for _, _, matches in labelled if matches[0].field not in PAYMENT)
     language = languages.most_common(1)[0][0] if languages else "en"
     day_first = _decide_day_first(lines, language, currency or country)
     found = _candidates(lines, labelled, mark, day_first)
@@ -449,6 +452,17 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         doubtful = True
     if _outranked(found, chosen["total"][0], rounded is not None):
         doubtful = True
+    tendered, net = _paid(found)
+    if "total" in values and (tendered or net):
+        checks["payment_matches_total"] = values["total"] in tendered | net
+    if checks.get("payment_matches_total"):
+        # The receipt's payment lines say the same amount was paid: two readings of one amount from different
+        # lines agree, whatever a misread subtotal or tax line says.
+        doubtful = False
+        fields["total"]["confidence"] = max(fields["total"]["confidence"], 0.8)
+    elif net and "total" in values:
+        # Cash tendered less the change is another amount: one of the lines was misread, a person looks.
+        fields["total"]["confidence"] = min(fields["total"]["confidence"], REVIEW_BELOW - 0.05)
     if "total" in fields and doubtful:
         # A wrong total is the worst answer this reader can give: when the amounts disagree, a person decides.
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
@@ -475,6 +489,23 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         where = (phrase.page, list(phrase.bbox)) if has_layout else (None, None)
         fields["vendor"] = evidence(confidence, phrase.text, *where)
     return {"values": values, "fields": fields, "checks": checks, "language": language}
+
+
+def _paid(found: dict[str, list[Candidate]]) -> tuple[set[Decimal], set[Decimal]]:
+    """What a receipt's payment lines say was paid: each amount tendered (a card is charged the total, exact
+    cash needs no change), and each amount of cash tendered less the change printed just below it."""
+    # OCR reads these short lines unsurely ("- CHANGE" at 0.18); they serve only to check a total read elsewhere.
+    tendered = [c for c in found.get("tendered", []) if c.score >= 0.15 and c.value.value > 0]
+    net: set[Decimal] = set()
+    for change in found.get("change", []):
+        if change.score < 0.15 or change.value.value < 0:
+            continue
+        net |= {
+            t.value.value - change.value.value for t in tendered
+            if 0 < change.line - t.line <= 3 and t.label.page == change.label.page
+            and t.value.value > change.value.value
+        }  # fmt: skip
+    return {c.value.value for c in tendered}, net
 
 
 def _contradicted(

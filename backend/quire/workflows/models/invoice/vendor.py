@@ -42,6 +42,15 @@ _SENTENCE = re.compile(
     r"\b(?:is|are|the|der|die|das|le|la|les|el|il|de\s+la|please|bitte|veuillez|if|wenn|for)\b", re.I
 )
 
+# A street address: a house number and a comma first ("22, Jalan Perindustrian 5"), or a street word beside a number.
+_HOUSE_NUMBER_FIRST = re.compile(r"^\s*(?:no\.?\s*)?\d+[a-z]?(?:[-/]\d+[a-z]?)?\s*,", re.I)
+_STREET = re.compile(
+    r"\b(?:street|road|rd|avenue|ave|lane|drive|boulevard|blvd|highway|jalan|jln|lorong|rue|chemin|calle|avenida|av|"
+    r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
+    re.I,
+)
+# A registration number in brackets after a name ("KT WONG TRADING (001904043-H)") is not part of it.
+_REGISTRATION = re.compile(r"\s*[(\[][^()\[\]]*\d[^()\[\]]*[)\]]\s*$")
 
 # "© 2024 Example, Inc. All rights reserved": the holder of a document's copyright is its issuer.
 _COPYRIGHT = re.compile(r"^\s*(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-\u2013]\s*\d{4})?\s*)?,?\s*", re.I)
@@ -103,6 +112,8 @@ def _looks_like_name(text: str) -> bool:
         return False
     if amounts_in(text) or dates_in(text, True) or sum(ch.isdigit() for ch in text) > 3:
         return False
+    if _HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)):
+        return False  # an address
     return not (_SENTENCE.search(text) and len(text.split()) > 5)
 
 
@@ -191,8 +202,9 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             if line.page != 1:
                 break
             for phrase in line.phrases:
-                if phrase not in buyer and _looks_like_name(phrase.text) and len(phrase.text.split()) <= 6:
-                    scored.append((0.5, phrase.text.strip(), phrase))
+                text = _REGISTRATION.sub("", phrase.text)
+                if phrase not in buyer and _looks_like_name(text) and len(text.split()) <= 6:
+                    scored.append((0.5, text.strip(), phrase))
                     break
             if scored:
                 break
