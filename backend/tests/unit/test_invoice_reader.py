@@ -491,6 +491,7 @@ def test_income_tax_withheld_is_taken_off_the_total_and_the_taxed_base_is_not_a_
     ("text", "currency"),
     [
         ("Kedai Contoh Sdn Bhd\nNo 5, Jalan Maju\n43000 Kajang, Malaysia\nTotal 12.50", "MYR"),
+        ("Pasar Contoh S/B.\nTotal 12.50", "MYR"),
         ("Bright Paper Pty Ltd\nTotal 30.00", "AUD"),
         ("Harbour Supply Co.\n12 Dock Road\nMedford, OR 97501\nInvoice Total 140.84", "USD"),
         ("Beispiel Werkzeuge\n12345 Musterstadt\nDeutschland / Germany\nGesamtbetrag 571,04", "EUR"),

@@ -193,7 +193,8 @@ def bank_currency(text: str) -> str | None:
 
 # Company forms that exist in one country only, so a name that carries one says where its company is.
 _COUNTRY_FORMS = {
-    "MY": re.compile(r"\bs[dou0][nm]\.?\s*bhd\b|\bberhad\b", re.I),  # with OCR's SON, SDM, SUN for SDN
+    # Sdn Bhd and its short form S/B (private limited), with OCR's SON, SDM, SUN for SDN; Berhad (public).
+    "MY": re.compile(r"\bs[dou0][nm]\.?\s*bhd\b|\bberhad\b|(?<![\w/])s/b\b", re.I),
     "AU": re.compile(r"\bpty\.?\s*ltd\b", re.I),
     "IN": re.compile(r"\bpvt\.?\s*ltd\b|\bprivate\s+limited\b", re.I),
     "SG": re.compile(r"\bpte\.?\s*ltd\b", re.I),
