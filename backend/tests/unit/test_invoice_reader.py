@@ -468,6 +468,18 @@ def test_a_currency_sign_ocr_is_unsure_of_weighs_less_than_one_read_clearly() ->
     assert read_invoice(document)["currency"] == "MYR"
 
 
+def test_a_currency_ocr_glued_to_its_label_is_read_as_a_currency() -> None:
+    # Given a receipt where OCR read a tight "Total RM" as one word
+    words = [Word("TotalRM", 1, 20, 20, 70, 30, 0.8), Word(":", 1, 72, 20, 75, 30, 0.7),
+             Word("11,60", 1, 120, 20, 150, 30, 0.8)]  # fmt: skip
+    document = Document(text="TotalRM : 11,60", filename="r.jpg", content_type="image/jpeg", sha256="0",
+                        words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    result = read_invoice(document)
+    # Then the currency is the one glued to the label, and the total is read beside that label
+    assert result["currency"] == "MYR"
+    assert result["fields"]["total"]["text"].endswith("11,60")
+
+
 def test_a_label_wrapped_over_two_lines_of_a_narrow_box_reads_the_value_beside_its_first_line() -> None:
     # Given a grid invoice whose boxes print "SUB" over "TOTAL" and "INVOICE" over "TOTAL"
     result = page(

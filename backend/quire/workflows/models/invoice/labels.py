@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from quire.workflows.models.invoice.values import fold
+from quire.workflows.models.invoice.values import currencies_in, fold
 
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
 _LEXICON: dict[str, list[tuple[str, str]]] = {
@@ -327,6 +327,10 @@ def ocr_repaired(text: str) -> str | None:
     if head is None or len(head.group(0)) < 5:
         return None
     word = fold(head.group(0))
+    glued = re.fullmatch(r"([^\W\d_]{5,}?)([A-Z]{2,3})", head.group(0))
+    if glued and fold(glued.group(1)) in _OCR_HEADS and currencies_in(glued.group(2)):
+        # OCR read a tight "Total RM" as one word ("TotalRM"): the label, then the currency beside its value.
+        return f"{glued.group(1)} {glued.group(2)}{first[head.end() :]} {rest}".rstrip()
     if word in _OCR_HEADS:
         return None
     for label in _OCR_HEADS:

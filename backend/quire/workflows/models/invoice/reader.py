@@ -383,7 +383,8 @@ def _currency_sightings(lines: list[Line]) -> dict[str, float]:
     beside the `RM` printed with every amount."""
     seen: dict[str, float] = {}
     for phrase in (p for line in lines for p in line.phrases):
-        for code in currencies_in(phrase.text):
+        text = (ocr_repaired(phrase.text) or phrase.text) if phrase.confidence < 1.0 else phrase.text
+        for code in currencies_in(text):
             seen[code] = seen.get(code, 0.0) + phrase.confidence
     return seen
 
