@@ -35,7 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+from PIL import Image, ImageFilter, ImageOps, ImageSequence, UnidentifiedImageError
 
 from quire.documents.words import Word
 from quire.errors import InvalidInput
@@ -243,7 +243,7 @@ def legible_words(words: tuple[Word, ...]) -> int:
 
 
 def open_images(data: bytes, max_pages: int) -> Iterator[tuple[Image.Image, float]]:
-    """Each page of an image file upright and in grey, with its resolution in dpi.
+    """Each page of an image file upright, in grey and with an even background, with its resolution in dpi.
 
     Refuses an image before decoding it when its declared size is a decompression bomb or not
     the shape of a page.
@@ -275,7 +275,47 @@ def open_images(data: bytes, max_pages: int) -> Iterator[tuple[Image.Image, floa
                 (round(upright.width * scale), round(upright.height * scale)), Image.Resampling.LANCZOS
             )
             dpi *= scale
-        yield upright, dpi
+        yield even_background(upright), dpi
+
+
+# The paper around a pixel is the lightest grey within this many pixels of it, looked for on the image
+# shrunk by BACKGROUND_SHRINK: wider than a character's strokes, so a letter's own ink never counts as paper.
+BACKGROUND_SHRINK = 4
+BACKGROUND_REACH = 7
+# The margin is where most of a wider neighbourhood is dark: wide enough that bold print, which darkens
+# much of a BACKGROUND_REACH window, never counts as margin.
+MARGIN_REACH = 15
+# A background is uneven when this share of the page has no paper near it as light as half the page's
+# bright paper: a dark margin (a table under a photographed receipt) or a deep shadow.
+UNEVEN_SHARE = 0.005
+
+
+def even_background(image: Image.Image) -> Image.Image:
+    """The grey page with an uneven background made white: each pixel divided by the paper's brightness
+    around it. A page whose paper is evenly lit is returned as it is.
+
+    Tesseract binarises a page with one threshold (Otsu's) for the whole of it. A receipt photographed on
+    a dark table has a black margin, and with it that threshold falls below faint grey print: the whole
+    receipt reads as blank paper. Divided by its background, the paper is white everywhere, print keeps
+    its contrast to the paper under it, and a dark margin (no paper near it) turns white. An evenly lit
+    page is left alone: there the division only brings out the paper's grain.
+    """
+    import numpy as np  # imported here: numpy sets environment variables as it loads
+
+    small = image.reduce(BACKGROUND_SHRINK) if min(image.size) >= 8 * BACKGROUND_SHRINK else image
+    near = np.asarray(small.filter(ImageFilter.MaxFilter(BACKGROUND_REACH)), dtype=np.float32)
+    bright = float(np.percentile(near, 95))
+    if float((near < 0.5 * bright).mean()) < UNEVEN_SHARE:
+        return image
+    paper = Image.fromarray(near.astype(np.uint8)).resize(image.size, Image.Resampling.BILINEAR)
+    ink = np.asarray(image, dtype=np.float32)
+    light = np.maximum(np.asarray(paper, dtype=np.float32), 1.0)
+    evened = np.clip(ink * 255.0 / light, 0, 255)
+    # Where most of the neighbourhood is dark there is no paper: the margin, up to the paper's edge, which the
+    # division alone would leave as a black rim that Tesseract takes for a picture and reads around.
+    middle = small.filter(ImageFilter.MedianFilter(MARGIN_REACH)).resize(image.size, Image.Resampling.BILINEAR)
+    evened[np.asarray(middle, dtype=np.float32) < 0.5 * bright] = 255.0
+    return Image.fromarray(evened.astype(np.uint8))
 
 
 def _check_shape(size: tuple[int, int]) -> None:
@@ -310,13 +350,14 @@ def _dpi(image: Image.Image) -> float:
 
 
 def render_pdf_page(page: Any, dpi: int = OCR_DPI) -> tuple[Image.Image, float]:
-    """A PDF page (pypdfium2) as a grey image; an oversized page is rendered at a lower resolution."""
+    """A PDF page (pypdfium2) as a grey image with an even background; an oversized page is rendered at a
+    lower resolution."""
     width_pt, height_pt = page.get_size()
     scale = min(dpi, _scan_dpi(page, width_pt) or dpi) / 72
     if width_pt * height_pt * scale * scale > MAX_PIXELS / 4:
         scale = (MAX_PIXELS / 4 / (width_pt * height_pt)) ** 0.5
     image = page.render(scale=scale, grayscale=True).to_pil()
-    return image.convert("L"), scale * 72
+    return even_background(image.convert("L")), scale * 72
 
 
 def _scan_dpi(page: Any, width_pt: float) -> float | None:

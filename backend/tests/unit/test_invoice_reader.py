@@ -432,6 +432,13 @@ def test_a_name_with_its_registration_number_in_brackets_is_the_vendor_and_the_a
     assert result["vendor"] == "LIM BROTHERS HARDWARE"
 
 
+def test_ocr_noise_that_ends_in_a_company_form_is_no_vendor() -> None:
+    # Given a receipt whose item line OCR garbled into something ending in "SC" (the Polish form s.c.)
+    result = text_invoice("Kedai Maju\nRICE 10KG St™SC*C~CST\nTotal  12.00")
+    # Then the vendor is the name at the top, not the noise
+    assert result["vendor"] == "Kedai Maju"
+
+
 @pytest.mark.parametrize(
     "address", ["14, Jalan Bukit Maju 3,", "Hauptstraße 12", "Keizersgracht 120", "221 Baker Street", "Calle Mayor 5"]
 )

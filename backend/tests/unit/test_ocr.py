@@ -53,6 +53,21 @@ def test_a_photo_is_turned_upright_by_its_exif_orientation(invoice_page: Image.I
     assert document.ocr_pages == (1,)
 
 
+def test_faint_print_photographed_on_a_dark_table_is_read(invoice_page: Image.Image) -> None:
+    # Given a photo of a page in faint grey print lying on a dark table: a black margin half its width
+    faint = invoice_page.point(lambda v: 150 + v * 105 // 255)
+    photo = Image.new("L", (faint.width * 3 // 2, faint.height), 20)
+    photo.paste(faint, (0, 0))
+    # When it is read
+    document = extract(encode([photo], "JPEG", dpi=150, quality=90), "photo.jpg", "0" * 64, languages=LANGUAGES)
+    # Then its print is read: one threshold for the whole photo, margin and all, fell below the grey print
+    assert "RE-20151008/504" in document.text
+
+
+def test_an_evenly_lit_page_is_read_as_it_is(invoice_page: Image.Image) -> None:
+    assert ocr.even_background(invoice_page) is invoice_page
+
+
 def test_a_mixed_pdf_reads_text_pages_from_their_layer_and_scanned_pages_by_ocr(invoice_page: Image.Image) -> None:
     # Given a PDF whose first page has a text layer and whose second page is only an image
     writer = PdfWriter()

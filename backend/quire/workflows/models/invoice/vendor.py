@@ -38,6 +38,8 @@ _NOT_A_NAME = re.compile(
     r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate",
     re.I,
 )
+# Label colons, markup and OCR's noise ("St™SC*C~CST"): no company's name carries them.
+_NOT_IN_A_NAME = re.compile(r"[_:\\*~@#%^=<>{}|™]")
 _SENTENCE = re.compile(
     r"\b(?:is|are|the|der|die|das|le|la|les|el|il|de\s+la|please|bitte|veuillez|if|wenn|for)\b", re.I
 )
@@ -108,7 +110,7 @@ def _looks_like_name(text: str) -> bool:
     folded = fold(text)
     if len(text) < 3 or len(text) > 80 or not re.search(r"[^\W\d_]{2}", text):
         return False
-    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or match_labels(text) or re.search(r"[_:\\]", text):
+    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or match_labels(text) or _NOT_IN_A_NAME.search(text):
         return False
     if amounts_in(text) or dates_in(text, True) or sum(ch.isdigit() for ch in text) > 3:
         return False
