@@ -125,7 +125,7 @@ def report(result: InvoiceSummary) -> str:
     lines.append("")
     failed = [name for name, passed in result.checks.items() if passed is False]
     if failed:
-        lines += [f"Checks that failed: {', '.join(failed)}.", ""]
+        lines += ["Checks that failed: " + "; ".join(CHECK_LABELS.get(name, name) for name in failed) + ".", ""]
     if result.line_items:
         lines += ["## Line items", "", "| description | quantity | unit price | amount |", "|---|---:|---:|---:|"]
         for item in result.line_items:

@@ -656,3 +656,14 @@ def test_the_buyer_block_ends_where_its_lines_stop_so_a_footer_below_it_can_name
         (40, 760, "Brightwater Energy Ltd, Registered in England and Wales No. 01234567"),
     )  # fmt: skip
     assert result["vendor"] == "Brightwater Energy Ltd"
+
+
+def test_the_report_names_a_failed_check_in_words() -> None:
+    from quire.workflows.invoice_summary import InvoiceSummary, report
+
+    # Given a receipt whose total the printed subtotal and tax do not add up to
+    answer = text_invoice("Total (Excluding GST):  28.58\nGST payable (6%):  1.72\nTotal (Inclusive of GST):  36.30")
+    text = report(InvoiceSummary.model_validate(answer))
+    # Then the report says which check failed as a person reads it, not by its key
+    assert "Checks that failed: Subtotal and tax add up to the total." in text
+    assert "totals_add_up" not in text
