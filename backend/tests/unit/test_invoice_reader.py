@@ -10,6 +10,7 @@ import pytest
 
 from quire.documents.extract import Document, Word
 from quire.workflows.models.invoice import read_invoice
+from quire.workflows.models.invoice.labels import ocr_repaired
 from quire.workflows.models.invoice.values import amounts_in, dates_in
 
 
@@ -122,15 +123,60 @@ def test_cash_tendered_less_the_change_vouches_for_the_total(text: str) -> None:
 
 
 def test_cash_tendered_less_the_change_that_is_another_amount_puts_the_total_to_review() -> None:
-    result = text_invoice("Total  35.80\nCash  50.00\nChange  14.00")
+    # Given a total read surely (its label names the amount due) and payment lines that say otherwise
+    assert "total" not in text_invoice("Amount due  35.80")["needs_review"]
+    result = text_invoice("Amount due  35.80\nCash  50.00\nChange  14.00")
+    # Then the total is given for review
     assert result["total"] == Decimal("35.80")
     assert result["checks"]["payment_matches_total"] is False
     assert "total" in result["needs_review"]
 
 
-def test_payment_lines_never_make_a_total() -> None:
-    # Given a receipt whose total line is unreadable: the payment lines alone give no total
-    result = text_invoice("T0T4L  --\nCash  50.00\nChange  14.20")
+@pytest.mark.parametrize(
+    "text",
+    [
+        # cash that came back as change is not what was paid, even where a label calls it paid
+        "Total  35.80\nTendered  50.00\nTotal Paid  50.00\nChange  14.20",
+        # payment lines above the total are not its payment
+        "Cash  78.10\nSubtotal  74.04\nGST  4.04\nTotal  78.10",
+        # nor is a payment read from the total's own line
+        "Subtotal  74.04\nGST  4.04\nVISA  Total  78.10",
+    ],
+)
+def test_payment_lines_vouch_only_for_the_total_they_pay(text: str) -> None:
+    result = text_invoice(text)
+    assert result["checks"].get("payment_matches_total") is not True
+    assert "total" in result["needs_review"]
+
+
+def test_a_payment_never_settles_which_of_two_totals_is_owed() -> None:
+    # Given two receipts on two pages, each paid by card
+    words = [Word("TOTAL", 1, 50, 100, 80, 110), Word("46,61", 1, 300, 100, 330, 110),
+             Word("VISA", 1, 50, 120, 80, 130), Word("46,61", 1, 300, 120, 330, 130),
+             Word("TOTAL", 2, 50, 100, 80, 110), Word("46,76", 2, 300, 100, 330, 110),
+             Word("VISA", 2, 50, 120, 80, 130), Word("46,76", 2, 300, 120, 330, 130)]  # fmt: skip
+    document = Document(text="TOTAL 46,61\nVISA 46,61\n\nTOTAL 46,76\nVISA 46,76", filename="i.pdf",
+                        content_type="application/pdf", sha256="0", words=tuple(words))  # fmt: skip
+    # Then neither is given as the total
+    assert read_invoice(document)["total"] is None
+
+
+def test_lines_that_mention_cash_or_a_card_are_no_payment() -> None:
+    # Given an invoice with a cash discount and a card printing charge under its total
+    result = text_invoice("Net  100.00\nVAT  20.00\nTotal  120.00\nCash discount 2%  2.40\nBusiness card print  50.00")
+    # Then there is nothing to check
+    assert "payment_matches_total" not in result["checks"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "T0T4L  --\nCash  50.00\nChange  14.20",  # the total line is unreadable
+        "Subtotal  30.00\nTax  3.00\nVisa  33.00",  # no total is printed: subtotal + tax is only offered
+    ],
+)
+def test_payment_lines_never_make_a_total(text: str) -> None:
+    result = text_invoice(text)
     assert result["total"] is None
     assert "payment_matches_total" not in result["checks"]
 
@@ -440,6 +486,17 @@ def test_ocr_noise_that_ends_in_a_company_form_is_no_vendor() -> None:
 
 
 @pytest.mark.parametrize(
+    "name",
+    [
+        "Card Factory Ltd", "Cash Converters Ltd", "Change Healthcare Inc.", "Resto Bella Napoli S.r.l.",
+        "Cambio Real Estate S.L.", "PLAZA 88 SDN BHD", "3M, Inc.", "Acme™ Tools Ltd",
+    ],
+)  # fmt: skip
+def test_a_company_name_that_starts_with_a_payment_word_or_a_number_is_still_the_vendor(name: str) -> None:
+    assert text_invoice(f"{name}\nInvoice total  10.00")["vendor"] == name
+
+
+@pytest.mark.parametrize(
     "address", ["14, Jalan Bukit Maju 3,", "Hauptstraße 12", "Keizersgracht 120", "221 Baker Street", "Calle Mayor 5"]
 )
 def test_a_street_address_is_never_the_vendor(address: str) -> None:
@@ -485,6 +542,18 @@ def test_a_currency_ocr_glued_to_its_label_is_read_as_a_currency() -> None:
     # Then the currency is the one glued to the label, and the total is read beside that label
     assert result["currency"] == "MYR"
     assert result["fields"]["total"]["text"].endswith("11,60")
+
+
+@pytest.mark.parametrize(
+    ("printed", "repaired"),
+    [
+        ("TotalRM : 11,60", "Total RM : 11,60"),
+        ("SUBTOTALRM 5.00", "SUBTOTAL RM 5.00"),
+        ("TOTALEUR 5,00", "TOTAL EUR 5,00"),
+    ],
+)
+def test_a_currency_glued_to_a_label_word_is_split_off(printed: str, repaired: str) -> None:
+    assert ocr_repaired(printed) == repaired
 
 
 def test_a_label_wrapped_over_two_lines_of_a_narrow_box_reads_the_value_beside_its_first_line() -> None:
@@ -540,6 +609,23 @@ def test_ocr_misreadings_of_a_company_form_are_spelled_as_the_form() -> None:
     assert text_invoice("FOUR QUARTERS SUN BHD\nTotal RM 43.90")["vendor"] == "FOUR QUARTERS SDN BHD"
     assert text_invoice("SUBANG HEALTHCARE SDM BHD\nTotal RM 78.10")["vendor"] == "SUBANG HEALTHCARE SDN BHD"
     assert text_invoice("LEE & SON BHD\nTotal RM 5.00")["vendor"] == "LEE & SON BHD"
+    # B read as 3 or 8: the name still carries its form, and the form names the currency's country
+    result = text_invoice("KEDAI RUNCIT MAJU SDN 3HD\nPASAR BORONG SUPER\nTotal 5.00")
+    assert (result["vendor"], result["currency"]) == ("KEDAI RUNCIT MAJU SDN BHD", "MYR")
+
+
+def test_a_phrase_ocr_could_not_read_is_no_vendor() -> None:
+    # Given a receipt whose first line OCR read with no confidence at all, and no company form anywhere
+    rows = [("gee DIP Cnase,", 0.0), ("Kedai Maju", 0.9), ("Total 12.00", 0.9)]
+    words = [
+        Word(token, 1, 20 + 60 * column, 20 * row, 70 + 60 * column, 20 * row + 10, confidence)
+        for row, (text, confidence) in enumerate(rows)
+        for column, token in enumerate(text.split())
+    ]
+    document = Document(text="\n".join(t for t, _ in rows), filename="r.jpg", content_type="image/jpeg",
+                        sha256="0", words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    # Then the vendor is the first line OCR read
+    assert read_invoice(document)["vendor"] == "Kedai Maju"
 
 
 def test_a_receipt_that_prints_one_date_at_its_foot_is_dated_by_it() -> None:
@@ -656,14 +742,3 @@ def test_the_buyer_block_ends_where_its_lines_stop_so_a_footer_below_it_can_name
         (40, 760, "Brightwater Energy Ltd, Registered in England and Wales No. 01234567"),
     )  # fmt: skip
     assert result["vendor"] == "Brightwater Energy Ltd"
-
-
-def test_the_report_names_a_failed_check_in_words() -> None:
-    from quire.workflows.invoice_summary import InvoiceSummary, report
-
-    # Given a receipt whose total the printed subtotal and tax do not add up to
-    answer = text_invoice("Total (Excluding GST):  28.58\nGST payable (6%):  1.72\nTotal (Inclusive of GST):  36.30")
-    text = report(InvoiceSummary.model_validate(answer))
-    # Then the report says which check failed as a person reads it, not by its key
-    assert "Checks that failed: Subtotal and tax add up to the total." in text
-    assert "totals_add_up" not in text

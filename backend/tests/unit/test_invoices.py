@@ -1,4 +1,4 @@
-"""Invoice fields by the local provider, measured on generated invoices with known true fields."""
+"""Invoice fields by the local provider, measured on generated invoices with known true fields; the report."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from backend.tests.documents import make_invoices, render
-from quire.documents.extract import extract
-from quire.workflows.invoice_summary import InvoiceSummary
+from quire.documents.extract import Document, extract
+from quire.workflows.invoice_summary import InvoiceSummary, report
 from quire.workflows.models.invoice import read_invoice
 
 FIELDS = ["vendor", "invoice_number", "issue_date", "due_date", "currency", "subtotal", "tax", "total", "line_items"]
@@ -54,3 +54,13 @@ def test_amounts_are_decimals_never_floats() -> None:
     dumped = result.model_dump(mode="json")
     assert isinstance(dumped["total"], str)
     assert Decimal(dumped["total"]) == invoice.total
+
+
+def test_the_report_names_a_failed_check_in_words() -> None:
+    # Given a receipt whose total the printed subtotal and tax do not add up to
+    text = "Total (Excluding GST):  28.58\nGST payable (6%):  1.72\nTotal (Inclusive of GST):  36.30"
+    answer = read_invoice(Document(text=text, filename="r.txt", content_type="text/plain", sha256="0"))
+    written = report(InvoiceSummary.model_validate(answer))
+    # Then the report says which check failed as a person reads it, not by its key
+    assert "Checks that failed: Subtotal and tax add up to the total." in written
+    assert "totals_add_up" not in written

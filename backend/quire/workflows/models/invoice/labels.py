@@ -151,12 +151,14 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"pyoristys"),
     ],
     # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
-    # the change is what was paid, and that is the total.
+    # the change is what was paid, and that is the total (reader.py, `_paid`).
     "tendered": [
-        ("en", r"(?:amount\s+|cash\s+)?tendered|(?:received|paid)\s+(?:in\s+)?cash|"
-                    r"cash(?:\s+(?:paid|received|payment|tendered))?(?!\s*(?:sales?|bill|receipt|memo|register|invoice|refund|back))|"
-                    r"(?:visa|master\s*card|amex|american\s+express|maestro|eftpos|(?:[a-z]+\s+)?card)(?:\s+(?:payment|paid|sale))?"),
-        ("de", r"bargeld|barzahlung|bar\s+gegeben|gegeben(?:\s+bar)?|kartenzahlung|ec\s*-?\s*karte|girocard"),
+        ("en", r"(?:amount\s+|cash\s+|total\s+)?tendered|(?:received|paid)\s+(?:in\s+)?cash|total\s+cash|"
+                    r"cash(?:\s+(?:paid|received|payment|tendered))?"
+                    r"(?!\s*(?:sales?|bill|receipt|memo|register|invoice|refund|back|discount|on\s+delivery|rounding|flow))|"
+                    r"(?:visa|master\s*card|amex|american\s+express|maestro|eftpos|(?:(?:credit|debit|bank)\s+)?card)"
+                    r"(?:\s+(?:payment|paid|sale))?"),
+        ("de", r"bar(?:geld|zahlung)?|bar\s+gegeben|gegeben(?:\s+bar)?|kartenzahlung|ec\s*-?\s*karte|girocard"),
         ("fr", r"esp[eè]ces|carte\s+bancaire|paiement\s+(?:par\s+)?carte"),
         ("nl", r"contant|pinbetaling|betaald\s+(?:met\s+)?pin"),
         ("es", r"efectivo|entregado|tarjeta(?:\s+de\s+(?:cr[eé]dito|d[eé]bito))?"),
@@ -263,6 +265,8 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     return table
 
 
+# The payment lines' fields: what was handed over, and the change given back.
+PAYMENT = ("tendered", "change")
 # Fields tried in this order: more specific fields first where their labels share words.
 ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "rounding", "total", "charge", "discount",
          "withholding", "tendered", "change", "vendor", "buyer")  # fmt: skip
@@ -310,7 +314,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
 # The first words of amount and date labels, which OCR misreads by one letter ("TATAL", "ROUNRING", "Tota2").
 _OCR_HEADS = ("total", "subtotal", "rounding", "amount", "balance", "invoice", "receipt", "netto", "brutto", "summe",
               "gesamt", "betrag", "rechnung", "datum", "importe", "factura", "fattura", "facture", "montant",
-              "totaal", "bedrag", "change", "tendered")  # fmt: skip
+              "totaal", "bedrag", "debit", "credit")  # fmt: skip
 
 
 def _one_letter_off(a: str, b: str) -> bool:
@@ -327,10 +331,11 @@ def ocr_repaired(text: str) -> str | None:
     if head is None or len(head.group(0)) < 5:
         return None
     word = fold(head.group(0))
-    glued = re.fullmatch(r"([^\W\d_]{5,}?)([A-Z]{2,3})", head.group(0))
-    if glued and fold(glued.group(1)) in _OCR_HEADS and currencies_in(glued.group(2)):
-        # OCR read a tight "Total RM" as one word ("TotalRM"): the label, then the currency beside its value.
-        return f"{glued.group(1)} {glued.group(2)}{first[head.end() :]} {rest}".rstrip()
+    for size in (3, 2):
+        # OCR read a tight "Total RM" as one word ("TotalRM", "SUBTOTALEUR"): the label, then the currency.
+        label, code = head.group(0)[:-size], head.group(0)[-size:]
+        if code.isupper() and label.isalpha() and fold(label) in _OCR_HEADS and currencies_in(code):
+            return f"{label} {code}{first[head.end() :]} {rest}".rstrip()
     if word in _OCR_HEADS:
         return None
     for label in _OCR_HEADS:

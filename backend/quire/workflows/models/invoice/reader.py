@@ -16,7 +16,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.labels import LabelMatch, match_labels, ocr_repaired
+from quire.workflows.models.invoice.labels import PAYMENT, LabelMatch, match_labels, ocr_repaired
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
@@ -38,8 +38,9 @@ ABSTAIN_BELOW = 0.5
 REVIEW_BELOW = 0.75
 AMOUNT_FIELDS = ("subtotal", "tax", "total")
 ADJUSTMENTS = ("charge", "discount", "withholding", "rounding")
-# A receipt's payment lines: the cash or card amount handed over, and the change given back.
-PAYMENT = ("tendered", "change")
+PAYMENT_MIN_SCORE = 0.15
+# A printed total the payment lines vouch for is given without review.
+PAYMENT_CONFIRMS = 0.8
 # Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
 _MAX_ROUNDING = Decimal("0.5")
 DATE_FIELDS = ("issue_date", "due_date")
@@ -447,29 +448,29 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         fields[field] = candidate.evidence(min(confidence, 1.0), has_layout)
 
     checks = _check_and_derive(values, fields, charges)
-    doubtful = checks["totals_add_up"] is False or _contradicted(found, chosen, charges)
+    total = chosen["total"][0]
+    # Sums that disagree with the total: an amount was misread somewhere, which the payment lines may settle.
+    misread = checks["totals_add_up"] is False or _contradicted(found, chosen, charges)
+    # Another total as strong as this one (on another page, or larger after it): which one is owed depends on
+    # how the bill is built, which no payment line settles.
     confirmed = checks["totals_add_up"] and all(chosen[f][0] is not None for f in AMOUNT_FIELDS)
-    if not confirmed and _rivalled(found, chosen["total"][0]):
-        doubtful = True
-    if _outranked(found, chosen["total"][0], rounded is not None):
-        doubtful = True
-    tendered, net = _paid(found)
-    if "total" in values and (tendered or net):
-        checks["payment_matches_total"] = values["total"] in tendered | net
-    if checks.get("payment_matches_total"):
-        # The receipt's payment lines say the same amount was paid: two readings of one amount from different
-        # lines agree, whatever a misread subtotal or tax line says.
-        doubtful = False
-        fields["total"]["confidence"] = max(fields["total"]["confidence"], 0.8)
-    elif net and "total" in values:
+    rivalled = (not confirmed and _rivalled(found, total)) or _outranked(found, total, rounded is not None)
+    paid = _payment_check(found, total)
+    if paid is not None:
+        checks["payment_matches_total"] = paid
+    if paid:
+        # The payment lines under the total say the same amount was paid: a second reading of it, from other
+        # lines, whatever a misread subtotal or tax line says.
+        misread = False
+        fields["total"]["confidence"] = max(fields["total"]["confidence"], PAYMENT_CONFIRMS)
+    elif paid is False:
         # Cash tendered less the change is another amount: one of the lines was misread, a person looks.
         fields["total"]["confidence"] = min(fields["total"]["confidence"], REVIEW_BELOW - 0.05)
-    if "total" in fields and doubtful:
+    if "total" in fields and (misread or rivalled):
         # A wrong total is the worst answer this reader can give: when the amounts disagree, a person decides.
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
-    total_candidate = chosen["total"][0]
-    if total_candidate is not None and total_candidate.value.currency:
-        currency = total_candidate.value.currency
+    if total is not None and total.value.currency:
+        currency = total.value.currency
     if currency == "USD":
         currency = dollar_currency(text) or currency
     if currency:
@@ -492,21 +493,35 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     return {"values": values, "fields": fields, "checks": checks, "language": language}
 
 
-def _paid(found: dict[str, list[Candidate]]) -> tuple[set[Decimal], set[Decimal]]:
-    """What a receipt's payment lines say was paid: each amount tendered (a card is charged the total, exact
-    cash needs no change), and each amount of cash tendered less the change printed just below it."""
-    # OCR reads these short lines unsurely ("- CHANGE" at 0.18); they serve only to check a total read elsewhere.
-    tendered = [c for c in found.get("tendered", []) if c.score >= 0.15 and c.value.value > 0]
+def _payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -> bool | None:
+    """Whether the payment lines printed under a printed total say the same amount was paid.
+
+    True when cash tendered less the change printed just under it, or an amount tendered with no change (a
+    card is charged the total, exact cash needs none), is the total; False when cash less change is another
+    amount; None when no payment line stands under the total on its page, or only amounts tendered that are
+    not the total (a split payment, a gift card): nothing to check then.
+    """
+    if total is None:
+        return None
+
+    def under(candidate: Candidate) -> bool:
+        # OCR reads these short lines unsurely ("- CHANGE" at 0.18): they only check a total read elsewhere.
+        page = candidate.label.page == total.label.page
+        return page and candidate.line > total.line and candidate.score >= PAYMENT_MIN_SCORE
+
+    tendered = [c for c in found.get("tendered", []) if under(c) and c.value.value > 0]
+    changes = [c for c in found.get("change", []) if under(c) and c.value.value >= 0]
     net: set[Decimal] = set()
-    for change in found.get("change", []):
-        if change.score < 0.15 or change.value.value < 0:
-            continue
-        net |= {
-            t.value.value - change.value.value for t in tendered
-            if 0 < change.line - t.line <= 3 and t.label.page == change.label.page
-            and t.value.value > change.value.value
-        }  # fmt: skip
-    return {c.value.value for c in tendered}, net
+    alone: set[Decimal] = set()
+    for given in tendered:
+        back = [c for c in changes if 0 < c.line - given.line <= 3 and c.value.value < given.value.value]
+        if any(c.value.value > 0 for c in back):
+            net |= {given.value.value - c.value.value for c in back}
+        else:
+            alone.add(given.value.value)
+    if total.value.value in net or (not net and total.value.value in alone):
+        return True
+    return False if net else None
 
 
 def _contradicted(

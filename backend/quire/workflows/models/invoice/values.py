@@ -78,12 +78,14 @@ def _fold_char(ch: str) -> str:
 
 
 # OCR misreads the D and N of the Malaysian form "Sdn Bhd" (private limited) as O, U, 0 or M: "SON BHD".
-_OCR_SDN = re.compile(r"(?<!&\s)(?<![\w&])S[OU0][NM]\b\.?(?=\s*BHD\b)|(?<![\w&])SD[M]\b\.?(?=\s*BHD\b)")
+_OCR_SDN = re.compile(r"(?<!&\s)(?<![\w&])S[OU0][NM]\b\.?(?=\s*[B38]HD\b)|(?<![\w&])SD[M]\b\.?(?=\s*[B38]HD\b)")
+# And the B of BHD as 3 or 8: "SDN 3HD".
+_OCR_BHD = re.compile(r"(?<=\bSDN\s)[38](?=HD\b)|(?<=\bSDN\.\s)[38](?=HD\b)|(?<=\bSDN)[38](?=HD\b)")
 
 
 def repair_company_form(name: str) -> str:
     """A company form as it is spelled, where OCR misread a letter of it that no other form has."""
-    return _OCR_SDN.sub("SDN", name)
+    return _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name))
 
 
 def is_identifier_context(text: str) -> bool:
@@ -194,7 +196,7 @@ def bank_currency(text: str) -> str | None:
 # Company forms that exist in one country only, so a name that carries one says where its company is.
 _COUNTRY_FORMS = {
     # Sdn Bhd and its short form S/B (private limited), with OCR's SON, SDM, SUN for SDN; Berhad (public).
-    "MY": re.compile(r"\bs[dou0][nm]\.?\s*bhd\b|\bberhad\b|(?<![\w/])s/b\b", re.I),
+    "MY": re.compile(r"\bs[dou0][nm]\.?\s*[b38]hd\b|\bberhad\b|(?<![\w/])s/b\b", re.I),
     "AU": re.compile(r"\bpty\.?\s*ltd\b", re.I),
     "IN": re.compile(r"\bpvt\.?\s*ltd\b|\bprivate\s+limited\b", re.I),
     "SG": re.compile(r"\bpte\.?\s*ltd\b", re.I),

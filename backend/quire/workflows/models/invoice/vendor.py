@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from quire.workflows.models.invoice.labels import match_labels
+from quire.workflows.models.invoice.labels import PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
@@ -29,7 +29,7 @@ _FORMS = (
     r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|co\.|pty\.?\s*ltd\.?|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
     r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.?c\.?|ltda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
-    r"kgaa|sdn\.?\s*bhd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
+    r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
 _FORM = re.compile(rf"(?<![\w.])(?:{_FORMS})(?![\w])", re.I)
@@ -38,8 +38,9 @@ _NOT_A_NAME = re.compile(
     r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate",
     re.I,
 )
-# Label colons, markup and OCR's noise ("St™SC*C~CST"): no company's name carries them.
-_NOT_IN_A_NAME = re.compile(r"[_:\\*~@#%^=<>{}|™]")
+# OCR's noise around a misread line ("St™SC*C~CST"): a phrase that carries it is no company's name, even
+# where it ends in something shaped like a company form.
+_OCR_NOISE = re.compile(r"[*~^={}<>]")
 _SENTENCE = re.compile(
     r"\b(?:is|are|the|der|die|das|le|la|les|el|il|de\s+la|please|bitte|veuillez|if|wenn|for)\b", re.I
 )
@@ -51,6 +52,8 @@ _STREET = re.compile(
     r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
+# The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
+MIN_OCR_NAME = 0.3
 # A registration number in brackets after a name ("KT WONG TRADING (001904043-H)") is not part of it.
 _REGISTRATION = re.compile(r"\s*[(\[][^()\[\]]*\d[^()\[\]]*[)\]]\s*$")
 
@@ -110,12 +113,16 @@ def _looks_like_name(text: str) -> bool:
     folded = fold(text)
     if len(text) < 3 or len(text) > 80 or not re.search(r"[^\W\d_]{2}", text):
         return False
-    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or match_labels(text) or _NOT_IN_A_NAME.search(text):
+    # A payment word starts names too ("Card Factory Ltd", "Cambio Real Estate S.L."): it is no label here.
+    labelled = any(match.field not in PAYMENT for match in match_labels(text))
+    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or labelled or re.search(r"[_:\\]", text):
         return False
     if amounts_in(text) or dates_in(text, True) or sum(ch.isdigit() for ch in text) > 3:
         return False
-    if _HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)):
-        return False  # an address
+    if _FORM.search(text) is None and (
+        _HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text))
+    ):
+        return False  # an address; a company form makes it a name ("PLAZA 88 SDN BHD", "3M, Inc.")
     return not (_SENTENCE.search(text) and len(text.split()) > 5)
 
 
@@ -187,7 +194,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 continue
             name = _name_of(phrase.text)
             if (
-                not _looks_like_name(name)
+                _OCR_NOISE.search(phrase.text)
+                or not _looks_like_name(name)
                 or len(name.split()) > 8
                 or not re.search(r"[^\W\d_]{2}", _FORM.sub("", name))
             ):
@@ -205,6 +213,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 break
             for phrase in line.phrases:
                 text = _REGISTRATION.sub("", phrase.text)
+                if phrase.confidence < MIN_OCR_NAME:
+                    continue  # what OCR could not read is no name, however name-like its letters
                 if phrase not in buyer and _looks_like_name(text) and len(text.split()) <= 6:
                     scored.append((0.5, text.strip(), phrase))
                     break
