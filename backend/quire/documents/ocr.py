@@ -35,8 +35,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageFilter, ImageOps, ImageSequence, UnidentifiedImageError
+from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
+from quire.documents.background import even_background
 from quire.documents.words import Word
 from quire.errors import InvalidInput
 
@@ -276,46 +277,6 @@ def open_images(data: bytes, max_pages: int) -> Iterator[tuple[Image.Image, floa
             )
             dpi *= scale
         yield even_background(upright), dpi
-
-
-# The paper around a pixel is the lightest grey within this many pixels of it, looked for on the image
-# shrunk by BACKGROUND_SHRINK: wider than a character's strokes, so a letter's own ink never counts as paper.
-BACKGROUND_SHRINK = 4
-BACKGROUND_REACH = 7
-# The margin is where most of a wider neighbourhood is dark: wide enough that bold print, which darkens
-# much of a BACKGROUND_REACH window, never counts as margin.
-MARGIN_REACH = 15
-# A background is uneven when this share of the page has no paper near it as light as half the page's
-# bright paper: a dark margin (a table under a photographed receipt) or a deep shadow.
-UNEVEN_SHARE = 0.005
-
-
-def even_background(image: Image.Image) -> Image.Image:
-    """The grey page with an uneven background made white: each pixel divided by the paper's brightness
-    around it. A page whose paper is evenly lit is returned as it is.
-
-    Tesseract binarises a page with one threshold (Otsu's) for the whole of it. A receipt photographed on
-    a dark table has a black margin, and with it that threshold falls below faint grey print: the whole
-    receipt reads as blank paper. Divided by its background, the paper is white everywhere, print keeps
-    its contrast to the paper under it, and a dark margin (no paper near it) turns white. An evenly lit
-    page is left alone: there the division only brings out the paper's grain.
-    """
-    import numpy as np  # imported here: numpy sets environment variables as it loads
-
-    small = image.reduce(BACKGROUND_SHRINK) if min(image.size) >= 8 * BACKGROUND_SHRINK else image
-    near = np.asarray(small.filter(ImageFilter.MaxFilter(BACKGROUND_REACH)), dtype=np.float32)
-    bright = float(np.percentile(near, 95))
-    if float((near < 0.5 * bright).mean()) < UNEVEN_SHARE:
-        return image
-    paper = Image.fromarray(near.astype(np.uint8)).resize(image.size, Image.Resampling.BILINEAR)
-    ink = np.asarray(image, dtype=np.float32)
-    light = np.maximum(np.asarray(paper, dtype=np.float32), 1.0)
-    evened = np.clip(ink * 255.0 / light, 0, 255)
-    # Where most of the neighbourhood is dark there is no paper: the margin, up to the paper's edge, which the
-    # division alone would leave as a black rim that Tesseract takes for a picture and reads around.
-    middle = small.filter(ImageFilter.MedianFilter(MARGIN_REACH)).resize(image.size, Image.Resampling.BILINEAR)
-    evened[np.asarray(middle, dtype=np.float32) < 0.5 * bright] = 255.0
-    return Image.fromarray(evened.astype(np.uint8))
 
 
 def _check_shape(size: tuple[int, int]) -> None:

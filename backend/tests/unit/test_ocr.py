@@ -11,13 +11,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytesseract
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 from pypdf import PdfReader, PdfWriter
 
 from backend.tests.documents import pdf_bytes
 from backend.tests.scans import degrade, encode, page_images
 from quire.documents import ocr
+from quire.documents.background import even_background
 from quire.documents.extract import JPEG, PNG, TIFF, WEBP, Document, Limits, Progress, Word, detect_type, extract
 from quire.documents.ocr import NO_TEXT_IN_IMAGE
 from quire.errors import InvalidInput
@@ -65,7 +67,36 @@ def test_faint_print_photographed_on_a_dark_table_is_read(invoice_page: Image.Im
 
 
 def test_an_evenly_lit_page_is_read_as_it_is(invoice_page: Image.Image) -> None:
-    assert ocr.even_background(invoice_page) is invoice_page
+    assert even_background(invoice_page) is invoice_page
+
+
+def test_white_print_on_dark_inside_the_page_is_kept_when_a_dark_edge_is_whitened(invoice_page: Image.Image) -> None:
+    # Given a scan with a scanner's dark edge, a dark table header band and a dark box of white print
+    page = invoice_page.copy()
+    draw, font = ImageDraw.Draw(page), ImageFont.load_default(size=28)
+    draw.rectangle((0, 0, 40, page.height), fill=5)
+    draw.rectangle((60, 120, page.width - 60, 175), fill=15)
+    draw.text((80, 128), "DESCRIPTION   QUANTITY   AMOUNT", fill=255, font=font)
+    draw.rectangle((page.width - 520, page.height - 260, page.width - 80, page.height - 190), fill=15)
+    draw.text((page.width - 500, page.height - 248), "AMOUNT DUE 1,234.00 EUR", fill=255, font=font)
+    # When its background is evened
+    evened = even_background(page)
+    # Then the edge is white, and the print in the band and the box still reads
+    assert evened.crop((0, 0, 40, page.height)).getextrema() == (255, 255)
+    text = pytesseract.image_to_string(evened, lang="eng")
+    assert "DESCRIPTION" in text
+    assert "AMOUNT DUE" in text
+
+
+def test_paper_in_shadow_keeps_its_ink(invoice_page: Image.Image) -> None:
+    # Given a photo whose left half lies in a deep shadow (its paper at 40 % of the light)
+    page = invoice_page.copy()
+    page.paste(page.crop((0, 0, page.width // 2, page.height)).point(lambda v: v * 2 // 5), (0, 0))
+    # When its background is evened
+    evened = even_background(page)
+    # Then the shadowed paper is white and its print reads
+    assert evened is not page
+    assert "RE-20151008/504" in pytesseract.image_to_string(evened, lang="eng+deu")
 
 
 def test_a_mixed_pdf_reads_text_pages_from_their_layer_and_scanned_pages_by_ocr(invoice_page: Image.Image) -> None:
