@@ -58,8 +58,9 @@ def test_card_shows_each_change_from_the_stream_at_once_without_polling(page: Pa
 
 
 def test_card_counts_down_its_place_in_line(page: Page, live: Stack) -> None:
-    # Given twice the worker's four threads of work, and a job behind it
-    ahead = [live.submit(document("slow:2")) for _ in range(8)]
+    # Given twice the worker's four threads of work, and a job behind it (each job ahead long enough that
+    # the line has not moved yet when a loaded machine has made the nine jobs and opened the page)
+    ahead = [live.submit(document("slow:4")) for _ in range(8)]
     job_id = live.submit(document("slow:0.5"))
     page.goto(f"{live.base_url}/jobs/{job_id}")
     place = page.locator("[data-queue-position]")
