@@ -28,8 +28,9 @@ from quire.queue.results import Outcome, execute
 from quire.settings import get_settings
 
 # What the fork server imports once, before it forks any attempt's process: the attempt's code and
-# the libraries that read documents, which it imports when it first needs them (a missing one is skipped).
-PRELOAD = ["quire.queue.isolation", "pypdf", "pypdfium2", "docx", "PIL.Image"]
+# the libraries that read documents, which it imports when it first needs them (a missing one is skipped),
+# and those that even a scan's background (about a second to import).
+PRELOAD = ["quire.queue.isolation", "pypdf", "pypdfium2", "docx", "PIL.Image", "numpy", "scipy.ndimage"]
 
 # What the attempt's process sends to the worker, in order: any number of OcrPages, then one
 # Finished or Failed. A pipe closed without either means the process died.

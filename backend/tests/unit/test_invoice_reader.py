@@ -122,6 +122,18 @@ def test_cash_tendered_less_the_change_vouches_for_the_total(text: str) -> None:
     assert result["checks"]["payment_matches_total"] is True
 
 
+@pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        ("Amount due  35.80\nCard  20.00\nCash  20.00\nChange  4.20", True),  # split between card and cash
+        ("Amount due  35.83\nCash  50.00\nChange  14.15", None),  # cash rounding the receipt does not print
+        ("Subtotal  30.00\nTax  3.00\nTotal  50.00\nCash  50.00\nChange  17.00", False),
+    ],
+)
+def test_split_payments_and_unprinted_cash_rounding(text: str, check: bool | None) -> None:
+    assert text_invoice(text)["checks"].get("payment_matches_total") is check
+
+
 def test_cash_tendered_less_the_change_that_is_another_amount_puts_the_total_to_review() -> None:
     # Given a total read surely (its label names the amount due) and payment lines that say otherwise
     assert "total" not in text_invoice("Amount due  35.80")["needs_review"]
@@ -494,6 +506,20 @@ def test_ocr_noise_that_ends_in_a_company_form_is_no_vendor() -> None:
 )  # fmt: skip
 def test_a_company_name_that_starts_with_a_payment_word_or_a_number_is_still_the_vendor(name: str) -> None:
     assert text_invoice(f"{name}\nInvoice total  10.00")["vendor"] == name
+
+
+@pytest.mark.parametrize(
+    ("text", "vendor"),
+    [
+        ("*** TAX INVOICE ***\nTotal  5.00", None),  # a banner
+        ("<< REPRINT >>\nTotal  5.00", None),
+        ("Total  35.80\nCash  50.00", None),  # a payment word alone
+        ("KEDAI MAJU\n12, JALAN KG BARU, 43000 KAJANG\nTotal  5.00", "KEDAI MAJU"),  # Kg (Kampung) is no KG
+        ("ACME Trading Ltd <billing@acmetrading.com>\nTotal  5.00", "ACME Trading Ltd"),
+    ],
+)
+def test_banners_payment_words_and_addresses_are_no_vendor(text: str, vendor: str | None) -> None:
+    assert text_invoice(text)["vendor"] == vendor
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytesseract
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, ImageOps
 from pypdf import PdfReader, PdfWriter
 
 from backend.tests.documents import pdf_bytes
@@ -89,14 +90,30 @@ def test_white_print_on_dark_inside_the_page_is_kept_when_a_dark_edge_is_whitene
 
 
 def test_paper_in_shadow_keeps_its_ink(invoice_page: Image.Image) -> None:
-    # Given a photo whose left half lies in a deep shadow (its paper at 40 % of the light)
+    # Given a photo whose left half lies in a shadow (its paper at 40 % of the light)
     page = invoice_page.copy()
     page.paste(page.crop((0, 0, page.width // 2, page.height)).point(lambda v: v * 2 // 5), (0, 0))
     # When its background is evened
     evened = even_background(page)
-    # Then the shadowed paper is white and its print reads
-    assert evened is not page
+    # Then the shadowed paper is white as the rest, and its print reads
+    assert np.percentile(np.asarray(evened.crop((0, 0, page.width // 2, page.height))), 50) == 255
     assert "RE-20151008/504" in pytesseract.image_to_string(evened, lang="eng+deu")
+
+
+def test_print_on_dark_areas_joined_to_the_edge_is_never_whitened(invoice_page: Image.Image) -> None:
+    font = ImageFont.load_default(size=28)
+    # A letterhead's band across the top, in white print
+    banded = invoice_page.copy()
+    ImageDraw.Draw(banded).rectangle((0, 0, banded.width, 90), fill=15)
+    ImageDraw.Draw(banded).text((80, 30), "BEISPIEL WERKZEUGE GMBH", fill=255, font=font)
+    assert "WERKZEUGE" in pytesseract.image_to_string(even_background(banded), lang="eng")
+    # Paper in a shadow deeper than a quarter of the light: left as it is, its ink kept
+    shadowed = invoice_page.copy()
+    shadowed.paste(shadowed.crop((0, 0, shadowed.width // 2, shadowed.height)).point(lambda v: v // 5), (0, 0))
+    assert even_background(shadowed).crop((0, 0, shadowed.width // 2, shadowed.height)).getextrema()[0] < 20
+    # A dark-mode screenshot: light print on a dark page
+    dark_mode = ImageOps.invert(invoice_page)
+    assert "RE-20151008/504" in pytesseract.image_to_string(even_background(dark_mode), lang="eng+deu")
 
 
 def test_a_mixed_pdf_reads_text_pages_from_their_layer_and_scanned_pages_by_ocr(invoice_page: Image.Image) -> None:

@@ -151,7 +151,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"pyoristys"),
     ],
     # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
-    # the change is what was paid, and that is the total (reader.py, `_paid`).
+    # the change is what was paid, and that is the total (reader.py, `_payment_check`).
     "tendered": [
         ("en", r"(?:amount\s+|cash\s+|total\s+)?tendered|(?:received|paid)\s+(?:in\s+)?cash|total\s+cash|"
                     r"cash(?:\s+(?:paid|received|payment|tendered))?"

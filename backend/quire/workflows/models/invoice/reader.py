@@ -39,6 +39,8 @@ REVIEW_BELOW = 0.75
 AMOUNT_FIELDS = ("subtotal", "tax", "total")
 ADJUSTMENTS = ("charge", "discount", "withholding", "rounding")
 PAYMENT_MIN_SCORE = 0.15
+# Cash paid may be the total rounded to 0.05 without a printed rounding line.
+_CASH_ROUNDING = Decimal("0.05")
 # A printed total the payment lines vouch for is given without review.
 PAYMENT_CONFIRMS = 0.8
 # Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
@@ -512,16 +514,19 @@ def _payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -
     tendered = [c for c in found.get("tendered", []) if under(c) and c.value.value > 0]
     changes = [c for c in found.get("change", []) if under(c) and c.value.value >= 0]
     net: set[Decimal] = set()
-    alone: set[Decimal] = set()
-    for given in tendered:
-        back = [c for c in changes if 0 < c.line - given.line <= 3 and c.value.value < given.value.value]
-        if any(c.value.value > 0 for c in back):
-            net |= {given.value.value - c.value.value for c in back}
-        else:
-            alone.add(given.value.value)
-    if total.value.value in net or (not net and total.value.value in alone):
+    paired: set[int] = set()
+    for change in changes:  # each change line goes with the amount tendered nearest above it
+        given = max((t for t in tendered if 0 < change.line - t.line <= 3), key=lambda t: t.line, default=None)
+        if given is not None and 0 < change.value.value < given.value.value:
+            net.add(given.value.value - change.value.value)
+            paired.add(given.line)
+    alone = {t.value.value for t in tendered if t.line not in paired}
+    due = total.value.value
+    if due in net or (not net and due in alone) or due == sum(net | alone, Decimal(0)):  # or split between them
         return True
-    return False if net else None
+    if not net or any(abs(due - paid) <= _CASH_ROUNDING for paid in net):
+        return None  # nothing to check, or cash rounding the receipt does not print
+    return False
 
 
 def _contradicted(

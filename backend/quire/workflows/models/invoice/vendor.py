@@ -38,9 +38,9 @@ _NOT_A_NAME = re.compile(
     r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate",
     re.I,
 )
-# OCR's noise around a misread line ("St™SC*C~CST"): a phrase that carries it is no company's name, even
-# where it ends in something shaped like a company form.
-_OCR_NOISE = re.compile(r"[*~^={}<>]")
+# Label colons, markup and OCR's noise around a misread line ("*** COPY ***", "St™SC*C~CST"): no
+# company's name carries them.
+_NOT_IN_A_NAME = re.compile(r"[_:\\*~@#%^=<>{}|]")
 _SENTENCE = re.compile(
     r"\b(?:is|are|the|der|die|das|le|la|les|el|il|de\s+la|please|bitte|veuillez|if|wenn|for)\b", re.I
 )
@@ -113,17 +113,28 @@ def _looks_like_name(text: str) -> bool:
     folded = fold(text)
     if len(text) < 3 or len(text) > 80 or not re.search(r"[^\W\d_]{2}", text):
         return False
-    # A payment word starts names too ("Card Factory Ltd", "Cambio Real Estate S.L."): it is no label here.
-    labelled = any(match.field not in PAYMENT for match in match_labels(text))
-    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or labelled or re.search(r"[_:\\]", text):
+    # A payment word starts names too ("Card Factory Ltd", "Cambio Real Estate S.L."): followed by words, it is
+    # no label; alone ("Cash") or before an amount it is one.
+    labelled = any(match.field not in PAYMENT or not re.search(r"[^\W\d_]", match.rest) for match in match_labels(text))
+    if _NOT_A_NAME.search(folded) or EMAIL_OR_URL.search(text) or labelled or _NOT_IN_A_NAME.search(text):
         return False
     if amounts_in(text) or dates_in(text, True) or sum(ch.isdigit() for ch in text) > 3:
         return False
-    if _FORM.search(text) is None and (
-        _HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text))
-    ):
-        return False  # an address; a company form makes it a name ("PLAZA 88 SDN BHD", "3M, Inc.")
+    if _address(text):
+        return False
     return not (_SENTENCE.search(text) and len(text.split()) > 5)
+
+
+def _address(text: str) -> bool:
+    """A street address: a house number and a comma first, or a street word beside a number. A name that ends
+    in a company form of three letters or more is none ("PLAZA 88 SDN BHD", "3M, Inc."); two-letter forms
+    are words of addresses too ("12, Jalan Kg Baru", "Calle Sa Porrassa 12")."""
+    forms = list(_FORM.finditer(text))
+    last = forms[-1] if forms else None
+    if last is not None and not text[last.end() :].strip(" .,;") and len(re.sub(r"[\W\d_]", "", last.group(0))) >= 3:
+        house_number = re.match(r"^\s*\d+[^\W\d_]*,\s*$", text[: last.start()]) is None
+        return bool(_HOUSE_NUMBER_FIRST.match(text)) and house_number
+    return bool(_HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)))
 
 
 def _own_domains(lines: list[Line], buyer: set[Phrase]) -> set[str]:
@@ -193,9 +204,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                     scored.append((0.75, phrase.text.strip(), phrase))
                 continue
             name = _name_of(phrase.text)
+            # With the rest of the word its form ends in: "St™SC" looks like a name, "St™SC*C~CST" is noise.
+            glued = phrase.text[len(name) :].split(" ", 1)[0] if phrase.text.startswith(name) else ""
             if (
-                _OCR_NOISE.search(phrase.text)
-                or not _looks_like_name(name)
+                not _looks_like_name(name + glued)
                 or len(name.split()) > 8
                 or not re.search(r"[^\W\d_]{2}", _FORM.sub("", name))
             ):
