@@ -173,6 +173,10 @@ def test_a_payment_never_settles_which_of_two_totals_is_owed() -> None:
     assert read_invoice(document)["total"] is None
 
 
+def test_a_total_of_nothing_with_no_payment_has_nothing_to_check() -> None:
+    assert "payment_matches_total" not in text_invoice("Total  0.00")["checks"]
+
+
 def test_lines_that_mention_cash_or_a_card_are_no_payment() -> None:
     # Given an invoice with a cash discount and a card printing charge under its total
     result = text_invoice("Net  100.00\nVAT  20.00\nTotal  120.00\nCash discount 2%  2.40\nBusiness card print  50.00")

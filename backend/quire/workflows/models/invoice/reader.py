@@ -498,10 +498,11 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
 def _payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -> bool | None:
     """Whether the payment lines printed under a printed total say the same amount was paid.
 
-    True when cash tendered less the change printed just under it, or an amount tendered with no change (a
-    card is charged the total, exact cash needs none), is the total; False when cash less change is another
-    amount; None when no payment line stands under the total on its page, or only amounts tendered that are
-    not the total (a split payment, a gift card): nothing to check then.
+    True when cash tendered less the change printed just under it, an amount tendered with no change (a
+    card is charged the total, exact cash needs none), or all of them together (a payment split between
+    card and cash) is the total. False when cash less change is another amount, by more than cash rounding.
+    None when no amount is tendered under the total on its page, or only amounts tendered that are not the
+    total (a gift card, a second card): nothing to check then.
     """
     if total is None:
         return None
@@ -513,6 +514,8 @@ def _payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -
 
     tendered = [c for c in found.get("tendered", []) if under(c) and c.value.value > 0]
     changes = [c for c in found.get("change", []) if under(c) and c.value.value >= 0]
+    if not tendered:
+        return None
     net: set[Decimal] = set()
     paired: set[int] = set()
     for change in changes:  # each change line goes with the amount tendered nearest above it
