@@ -38,9 +38,10 @@ _NOT_A_NAME = re.compile(
     r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate",
     re.I,
 )
-# Label colons, markup and OCR's noise around a misread line ("*** COPY ***", "St™SC*C~CST"): no
-# company's name carries them.
-_NOT_IN_A_NAME = re.compile(r"[_:\\*~@#%^=<>{}|]")
+# OCR's noise around a misread line and the markup of banners ("*** COPY ***", "St™SC*C~CST"), and label
+# colons: no company's name carries them.
+_OCR_NOISE = re.compile(r"[\\*~@#%^=<>{}|]")
+_NOT_IN_A_NAME = re.compile(rf"[_:]|{_OCR_NOISE.pattern}")
 _SENTENCE = re.compile(
     r"\b(?:is|are|the|der|die|das|le|la|les|el|il|de\s+la|please|bitte|veuillez|if|wenn|for)\b", re.I
 )
@@ -132,8 +133,8 @@ def _address(text: str) -> bool:
     forms = list(_FORM.finditer(text))
     last = forms[-1] if forms else None
     if last is not None and not text[last.end() :].strip(" .,;") and len(re.sub(r"[\W\d_]", "", last.group(0))) >= 3:
-        house_number = re.match(r"^\s*\d+[^\W\d_]*,\s*$", text[: last.start()]) is None
-        return bool(_HOUSE_NUMBER_FIRST.match(text)) and house_number
+        number_only = re.match(r"^\s*\d+[^\W\d_]*,\s*$", text[: last.start()]) is not None  # "3M, Inc."
+        return bool(_HOUSE_NUMBER_FIRST.match(text)) and not number_only
     return bool(_HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)))
 
 
@@ -204,10 +205,11 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                     scored.append((0.75, phrase.text.strip(), phrase))
                 continue
             name = _name_of(phrase.text)
-            # With the rest of the word its form ends in: "St™SC" looks like a name, "St™SC*C~CST" is noise.
+            # The rest of the word its form ends in: "St™SC" looks like a name, "St™SC*C~CST" is OCR's noise.
             glued = phrase.text[len(name) :].split(" ", 1)[0] if phrase.text.startswith(name) else ""
             if (
-                not _looks_like_name(name + glued)
+                _OCR_NOISE.search(glued)
+                or not _looks_like_name(name)
                 or len(name.split()) > 8
                 or not re.search(r"[^\W\d_]{2}", _FORM.sub("", name))
             ):
