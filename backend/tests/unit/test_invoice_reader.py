@@ -31,6 +31,18 @@ def page(*placed: tuple[float, float, str]) -> dict[str, Any]:
                                  words=tuple(words)))  # fmt: skip
 
 
+def ocr_receipt(*rows: tuple[str, float]) -> dict[str, Any]:
+    """A receipt read by OCR: one phrase a row, each word with the row's confidence."""
+    words = [
+        Word(token, 1, 20 + 60 * column, 20 * row, 70 + 60 * column, 20 * row + 10, confidence)
+        for row, (text, confidence) in enumerate(rows)
+        for column, token in enumerate(text.split())
+    ]
+    document = Document(text="\n".join(t for t, _ in rows), filename="r.jpg", content_type="image/jpeg",
+                        sha256="0", words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    return read_invoice(document)
+
+
 def test_a_vat_id_is_never_an_amount() -> None:
     # Given a German invoice whose VAT ID is a long run of digits beside a tax word
     result = text_invoice(
@@ -551,15 +563,7 @@ def test_a_bare_dollar_sign_is_the_dollar_of_the_country_whose_tax_number_the_pa
 
 def test_a_currency_sign_ocr_is_unsure_of_weighs_less_than_one_read_clearly() -> None:
     # Given a receipt where OCR turned smudges into "¥" twice, and read "RM" clearly once
-    rows = [("¥ 1", 0.3), ("¥ 2", 0.3), ("Total RM 12.00", 0.95)]
-    words = [
-        Word(token, 1, 20 + 60 * column, 20 * row, 70 + 60 * column, 20 * row + 10, confidence)
-        for row, (text, confidence) in enumerate(rows)
-        for column, token in enumerate(text.split())
-    ]
-    document = Document(text="\n".join(t for t, _ in rows), filename="r.jpg", content_type="image/jpeg",
-                        sha256="0", words=tuple(words), ocr_pages=(1,))  # fmt: skip
-    assert read_invoice(document)["currency"] == "MYR"
+    assert ocr_receipt(("¥ 1", 0.3), ("¥ 2", 0.3), ("Total RM 12.00", 0.95))["currency"] == "MYR"
 
 
 def test_a_currency_ocr_glued_to_its_label_is_read_as_a_currency() -> None:
@@ -646,16 +650,9 @@ def test_ocr_misreadings_of_a_company_form_are_spelled_as_the_form() -> None:
 
 def test_a_phrase_ocr_could_not_read_is_no_vendor() -> None:
     # Given a receipt whose first line OCR read with no confidence at all, and no company form anywhere
-    rows = [("gee DIP Cnase,", 0.0), ("Kedai Maju", 0.9), ("Total 12.00", 0.9)]
-    words = [
-        Word(token, 1, 20 + 60 * column, 20 * row, 70 + 60 * column, 20 * row + 10, confidence)
-        for row, (text, confidence) in enumerate(rows)
-        for column, token in enumerate(text.split())
-    ]
-    document = Document(text="\n".join(t for t, _ in rows), filename="r.jpg", content_type="image/jpeg",
-                        sha256="0", words=tuple(words), ocr_pages=(1,))  # fmt: skip
+    result = ocr_receipt(("gee DIP Cnase,", 0.0), ("Kedai Maju", 0.9), ("Total 12.00", 0.9))
     # Then the vendor is the first line OCR read
-    assert read_invoice(document)["vendor"] == "Kedai Maju"
+    assert result["vendor"] == "Kedai Maju"
 
 
 def test_a_receipt_that_prints_one_date_at_its_foot_is_dated_by_it() -> None:
@@ -722,18 +719,6 @@ def test_abbreviated_invoice_number_labels(line: str, number: str) -> None:
     assert (
         text_invoice(f"Beispiel GmbH\n{line}\nDatum: 12.03.2024\nGesamtbetrag: 100,00 EUR")["invoice_number"] == number
     )
-
-
-def ocr_receipt(*rows: tuple[str, float]) -> dict[str, Any]:
-    """A receipt read by OCR: one phrase a row, each word with the row's confidence."""
-    words = [
-        Word(token, 1, 20 + 60 * column, 20 * row, 70 + 60 * column, 20 * row + 10, confidence)
-        for row, (text, confidence) in enumerate(rows)
-        for column, token in enumerate(text.split())
-    ]
-    document = Document(text="\n".join(t for t, _ in rows), filename="r.jpg", content_type="image/jpeg",
-                        sha256="0", words=tuple(words), ocr_pages=(1,))  # fmt: skip
-    return read_invoice(document)
 
 
 def test_a_label_ocr_misread_one_letter_of_is_still_the_label() -> None:

@@ -323,9 +323,12 @@ def _one_letter_off(a: str, b: str) -> bool:
     return len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) == 1
 
 
+@lru_cache(maxsize=8192)
 def ocr_repaired(text: str) -> str | None:
     """The phrase with its first word spelled as the label word OCR misread one letter of, or None when the
-    first word is no such misreading. Only words of five letters or more: shorter ones are too often words."""
+    first word is no such misreading. Only words of five letters or more: shorter ones are too often words.
+
+    Cached like `match_labels`: the label pass and the currency sightings both ask about every OCR'd phrase."""
     first, _, rest = text.partition(" ")
     head = re.match(r"[^\W_]+", first)
     if head is None or len(head.group(0)) < 5:
