@@ -757,3 +757,54 @@ def test_the_buyer_block_ends_where_its_lines_stop_so_a_footer_below_it_can_name
         (40, 760, "Brightwater Energy Ltd, Registered in England and Wales No. 01234567"),
     )  # fmt: skip
     assert result["vendor"] == "Brightwater Energy Ltd"
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        ("1,47,972.00", Decimal("147972.00")),
+        ("₹ 12,34,567.89", Decimal("1234567.89")),
+        ("Rs. 1,00,000", Decimal("100000")),
+        ("11,286.00", Decimal("11286.00")),
+    ],
+)
+def test_indian_digit_grouping_is_one_amount(printed: str, expected: Decimal) -> None:
+    assert [a.value for a in amounts_in(f"Total {printed}")] == [expected]
+
+
+def test_central_and_state_gst_of_one_amount_are_two_taxes() -> None:
+    # Given an Indian tax invoice: CGST and SGST at 9% each, equal amounts, no tax total, lakh grouping
+    result = text_invoice(
+        "Tax Invoice\nInvoice No.: SR/24-25/0042\nTaxable Value 2,40,000.00\nCGST @ 9% 21,600.00\n"
+        "SGST @ 9% 21,600.00\nTotal ₹ 2,83,200.00"
+    )
+    # Then both count towards the tax, and the three amounts vouch for each other
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("240000.00"),
+        Decimal("43200.00"),
+        Decimal("283200.00"),
+    )
+    assert result["checks"]["totals_add_up"] is True
+    assert not {"subtotal", "tax", "total"} & set(result["needs_review"])
+
+
+def test_the_same_rates_tax_printed_twice_still_counts_once() -> None:
+    result = text_invoice(
+        "Rechnung Nr. 91\nNetto:  200,00\nMwSt 19%:  38,00\nUSt 7%:  0,00\nMwSt 19%:  38,00\nGesamtbetrag:  238,00"
+    )
+    assert (result["tax"], result["total"]) == (Decimal("38.00"), Decimal("238.00"))
+
+
+@pytest.mark.parametrize(
+    ("text", "tax"),
+    [
+        ("Subtotal $200.00\nGST 5% $10.00\nPST 7% $14.00\nTotal $224.00", Decimal("24.00")),
+        ("Sous-total 200,00 $\nTPS 5 % 10,00 $\nTVQ 9,975 % 19,95 $\nTotal 229,95 $", Decimal("29.95")),
+        ("Subtotal $100.00\nState tax $6.00\nCounty tax $1.50\nTotal $107.50", Decimal("7.50")),
+        ("Sub Total 48,000.00\nIGST @ 18% 8,640.00\nTotal Rs. 56,640.00", Decimal("8640.00")),
+    ],
+)
+def test_canadian_us_and_indian_sales_taxes_are_taxes(text: str, tax: Decimal) -> None:
+    result = text_invoice(text)
+    assert result["tax"] == tax
+    assert result["checks"]["totals_add_up"] is True

@@ -62,7 +62,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|taxable\s+amount|total\s+(?:ht|h\.t\.)"),
+                    r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
         ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
@@ -76,11 +76,14 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
     ],
     "tax": [
-        ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst|hst|"
-                    r"taxes,?\s+fees"),
+        ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
+                    r"taxes,?\s+fees|"
+                    # India's central, state, integrated and union-territory GST; Canada's provincial and Quebec taxes;
+                    # the United States' state, county and city sales taxes.
+                    r"(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
                     r"(?:zzgl\.?\s+|zuz[uü]glich\s+|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer"),
-        ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?"),
+        ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?|tps|tvq|tvh"),
         ("nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
         ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?"),
         ("it", r"(?:totale\s+)?(?:iva|imposta)"),

@@ -356,15 +356,23 @@ def _tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
             clusters.append([candidate])
     sums: list[TaxSum] = []
     for cluster in clusters:
-        distinct = {c.value.value: c for c in cluster}  # the same tax printed twice counts once
+        # The same tax printed twice counts once; two taxes of one amount under their own names count twice
+        # (India's central and state GST are levied at equal rates: "CGST @ 9% 11,286.00", "SGST @ 9% 11,286.00").
+        distinct = {(_tax_name(c.label.text), c.value.value): c for c in cluster}
         if len(distinct) < 2:
             continue
         first, last = cluster[0], cluster[-1]
-        summed = sum(distinct, Decimal(0))
+        summed = sum((value for _, value in distinct), Decimal(0))
         score = 0.95 * min(c.score for c in cluster)
         whole = Candidate("tax", Amount(summed, first.value.currency), score, first.label, last.source, last.line)
         sums.append((whole, frozenset(c.line for c in cluster)))
     return sums
+
+
+def _tax_name(label: str) -> str:
+    """A tax line's name without its rate: "CGST @ 9%" and "SGST @ 9%" are two taxes, "MwSt 19%" one."""
+    word = re.match(r"[^\W\d_]+", fold(label))
+    return word.group(0) if word else ""
 
 
 def _per_rate_tax(

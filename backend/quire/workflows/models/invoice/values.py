@@ -43,7 +43,11 @@ _OCR_ZERO = re.compile(r"(?:(?<![^\W\d_])|(?<=RM))[Oo](?=\d*[.,]\d{2}(?!\d))")
 
 # A money amount: optional sign, thousands groups, and a decimal part of two digits; or a whole
 # number that a currency sign or code sits right next to. Nothing glued to letters or other digits.
-_NUMBER = r"\d{1,3}(?:[.,'\u2019\u00a0\u202f\u2009 ]\d{3})+(?:[.,]\d{2})?|\d+[.,]\d{2}|\d+"
+# Indian grouping puts a comma after the thousands and then every two digits: 1,47,972.00 (lakh, crore).
+_NUMBER = (
+    r"\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d{2})?|"
+    r"\d{1,3}(?:[.,'\u2019\u00a0\u202f\u2009 ]\d{3})+(?:[.,]\d{2})?|\d+[.,]\d{2}|\d+"
+)
 _AMOUNT = re.compile(
     r"(?<![\w.,/])(?P<sign>[-\u2212(])?\s?(?P<pre>" + _CURRENCY.pattern + r")?\s?(?P<num>" + _NUMBER + r")"
     r"(?P<trail>-)?(?:\s?(?P<post>" + _CURRENCY.pattern + r"))?(?![\w/]|[.,]\d|\s?%)"
