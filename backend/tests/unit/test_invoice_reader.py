@@ -808,3 +808,47 @@ def test_canadian_us_and_indian_sales_taxes_are_taxes(text: str, tax: Decimal) -
     result = text_invoice(text)
     assert result["tax"] == tax
     assert result["checks"]["totals_add_up"] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        ("Nota Fiscal de Serviços\nNúmero da Nota: 000123\nValor Total = R$ 1.500,00", "invoice_number", "000123"),
+        ("Fattura elettronica\nNumero documento 2024/FE/88\nTotale da pagare 1.220,00", "invoice_number", "2024/FE/88"),
+        ("FACTURE\nNuméro : 2024-12-007\nMontant TTC : 540,00 €", "invoice_number", "2024-12-007"),
+        ("Fatura nº FT 2024/315\nTotal 369,00 €", "invoice_number", "FT 2024/315"),
+        ("Factura: A 1234\nTotal 100,00 €", "invoice_number", "A 1234"),
+        ("Fatura nº 315\nTotal Ilíquido 300,00 €\nTotal IVA 69,00 €\nTotal 369,00 €", "subtotal", Decimal("300.00")),
+        ("Invoice 7\nNet £400.00\nVAT @ 20% £80.00\nGross £480.00", "total", Decimal("480.00")),
+        ("Invoice 7\nNet £400.00\nVAT @ 20% £80.00\nTotal Due £480.00", "subtotal", Decimal("400.00")),
+        (
+            "Factura 9\nBase Imponible 200,00\nI.V.A. 21% 42,00\nRet. IRPF 15% -30,00\nTotal Factura 212,00",
+            "total",
+            Decimal("212.00"),
+        ),
+    ],
+)
+def test_labels_of_more_kinds_of_invoice(text: str, field: str, expected: object) -> None:
+    assert text_invoice(text)[field] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice 7\nNet weight 12.50 kg\nTotal $20.00",
+        "Invoice 7\nTerms: Net 30 days\nGross weight 5.00 kg\nTotal $20.00",
+    ],
+)
+def test_net_and_gross_weights_are_no_amounts_of_the_bill(text: str) -> None:
+    result = text_invoice(text)
+    assert (result["subtotal"], result["total"]) == (None, Decimal("20.00"))
+
+
+@pytest.mark.parametrize(
+    ("sign", "total"),
+    [("ABN 12 345 678 901", "$550.00"), ("GSTIN: 29ABCDE1234F1Z5", "550.00")],
+)
+def test_a_page_with_an_australian_or_indian_tax_number_dates_day_first(sign: str, total: str) -> None:
+    # A bare "$" beside an ABN is the Australian dollar; an Indian GST number names India without a currency sign
+    result = text_invoice(f"Tax Invoice\n{sign}\nInvoice No: 10045\nInvoice Date: 3/12/2024\nTotal {total}")
+    assert result["issue_date"] == "2024-12-03"

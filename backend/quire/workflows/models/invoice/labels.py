@@ -19,16 +19,19 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
         ("en", r"(?:tax\s+|vat\s+|gst\s+|commercial\s+|pro\s*-?\s*forma\s+)invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|"
                     r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\.?\s*(?:no\.?|#|number)|invoice|bill\s*(?:no\.?|number)|"
-                    r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?"),
+                    r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|number"),
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
-                    r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)"),
-        ("fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|fact\.\s*n[°ºo]\.?|avoir\s*(?:n[°ºo]\.?)?"),
-        ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?"),
-        ("es", r"(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)?"),
-        ("it", r"(?:n[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?"),
-        ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury"),
-        ("pt", r"(?:n[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?fatura|fatura\s*(?:n[°ºo]\.?|n[uú]mero)?|nota\s+fiscal\s*(?:n[°ºo]\.?)?|nf-?e\s*n[°ºo]\.?"),
+                    r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|nummer"),
+        ("fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|fact\.\s*n[°ºo]\.?|avoir\s*(?:n[°ºo]\.?)?|"
+                    r"num[eé]ro"),
+        ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
+        ("es", r"(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)?|n[uú]mero"),
+        ("it", r"(?:n[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
+                    r"(?:n[°ºo]?\.?|numero)\s+(?:del\s+)?documento|numero"),
+        ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
+        ("pt", r"(?:n[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n[°ºo]\.?|n[uú]mero)?|"
+                    r"nota\s+fiscal\s*(?:n[°ºo]\.?)?|nf-?e\s*n[°ºo]\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
     ],
@@ -62,7 +65,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)"),
+                    r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
+                    r"net(?!\s+(?:weight|wt|mass|\d+\s*days?))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
         ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
@@ -70,7 +74,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|suma"),
         ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
         ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
-        ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo"),
+        ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido"),
         ("sv", r"summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
                     r"i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
@@ -96,7 +100,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
                     r"due\s+payable|payable\s+amount|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total"),
+                    r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total|"
+                    r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
         ("fr", r"total\s+t\.?t\.?c\.?|montant\s+t\.?t\.?c\.?|net\s+[aà]\s+payer|total\s+[aà]\s+payer|montant\s+total|"
@@ -135,7 +140,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
     "withholding": [
-        ("es", r"(?:retenci[oó]n\s+)?i\.?r\.?p\.?f\.?(?:\s*-?\s*cuota)?|retenci[oó]n"),
+        ("es", r"(?:(?:retenci[oó]n|ret\.)\s*)?i\.?r\.?p\.?f\.?(?:\s*-?\s*cuota)?|retenci[oó]n"),
         ("it", r"ritenuta(?:\s+d['\u2019]\s*acconto)?"),
         ("pt", r"reten[cç][aã]o(?:\s+na\s+fonte)?|irrf"),
         ("en", r"withholding(?:\s+tax)?|tax\s+withheld"),
@@ -206,7 +211,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
 
 # How strongly a label names its field: specific words say more than a bare `total`, `data` or `to`.
 _WEAK = {
-    "total": {"total", "summe", "gesamt", "totaal", "totale", "razem", "totalt", "yhteensa"},
+    "total": {"total", "summe", "gesamt", "totaal", "totale", "razem", "totalt", "yhteensa", "gross"},
     "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao", "dato", "paivays"},
     "tax": {
         "tax",
@@ -226,7 +231,21 @@ _WEAK = {
         "alv",
     },
     "due_date": {"due"},
-    "invoice_number": {"invoice", "rechnung", "facture", "factura", "fattura", "factuur", "faktura", "fatura"},
+    "invoice_number": {
+        "invoice",
+        "rechnung",
+        "facture",
+        "factura",
+        "fattura",
+        "factuur",
+        "faktura",
+        "fatura",
+        "number",
+        "nummer",
+        "numero",
+        "numer",
+    },
+    "subtotal": {"net"},
 }
 # The payable total is named by these; other total-class labels (net, gross, page totals) rank lower.
 PAYABLE = re.compile(

@@ -59,6 +59,8 @@ _RATE_BASE = re.compile(
 # Per-rate tax lines further apart than this belong to different blocks (a VAT table and a footer).
 _TAX_BLOCK_LINES = 8
 _TAX_SUM = re.compile(r"total|summe|gesamt|betrag|totaal|totale|razem|yhteensa|\bi\s+alt\b|insgesamt|sum\b")
+# A document series: one to four capitals ("FT", "A", "INV"), printed before the number.
+_SERIES = re.compile(r"[A-Z]{1,4}")
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
@@ -127,12 +129,15 @@ def _invoice_number(text: str, numbered: bool = False) -> str | None:
     dates = dates_in(text, True)
     if dates and text.startswith(dates[0].text) and not numbered:
         return None  # a date, not a number
-    for token in text.split()[:2]:
+    tokens = text.split()[:2]
+    for index, token in enumerate(tokens):
         token = token.strip(".,:;()[]")
         if _NUMBER_TOKEN.fullmatch(token) and len(token) >= 3 and not EMAIL_OR_URL.search(token):
             if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
                 return None
-            return token.rstrip("._-")
+            # A series code printed before the number is part of it ("FT 2024/315", "A 1234", "INV 0042").
+            series = tokens[0] if index == 1 and _SERIES.fullmatch(tokens[0]) else None
+            return f"{series} {token.rstrip('._-')}" if series else token.rstrip("._-")
     return None
 
 
@@ -423,7 +428,9 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     # Payment words ("Bar", "Resto", "Card") name no language as surely as invoice labels do.
     languages = Counter(matches[0].language for _, _, matches in labelled if matches[0].field not in PAYMENT)
     language = languages.most_common(1)[0][0] if languages else "en"
-    day_first = _decide_day_first(lines, language, currency or country)
+    # A bare "$" on a page that prints an Australian ABN is the Australian dollar, and dates day first there.
+    local = dollar_currency(text) if currency == "USD" else None
+    day_first = _decide_day_first(lines, language, local or currency or country)
     found = _candidates(lines, labelled, mark, day_first)
 
     chosen: dict[str, tuple[Candidate | None, float]] = {

@@ -202,7 +202,10 @@ _COUNTRY_FORMS = {
     # Sdn Bhd and its short form S/B (private limited), with OCR's SON, SDM, SUN for SDN; Berhad (public).
     "MY": re.compile(r"\bs[dou0][nm]\.?\s*[b38]hd\b|\bberhad\b|(?<![\w/])s/b\b", re.I),
     "AU": re.compile(r"\bpty\.?\s*ltd\b", re.I),
-    "IN": re.compile(r"\bpvt\.?\s*ltd\b|\bprivate\s+limited\b", re.I),
+    # And India's GST registration number, which every Indian tax invoice prints ("GSTIN: 27AABCS1429B1Z5").
+    "IN": re.compile(
+        r"\bpvt\.?\s*ltd\b|\bprivate\s+limited\b|\bGSTIN\b|\b\d{2}[A-Z]{5}\d{4}[A-Z][A-Z\d]Z[A-Z\d]\b", re.I
+    ),
     "SG": re.compile(r"\bpte\.?\s*ltd\b", re.I),
     "PL": re.compile(r"\bsp\.\s?z\s?o\.?\s?o\b", re.I),
     "BR": re.compile(r"\bltda\b", re.I),
