@@ -852,3 +852,29 @@ def test_a_page_with_an_australian_or_indian_tax_number_dates_day_first(sign: st
     # A bare "$" beside an ABN is the Australian dollar; an Indian GST number names India without a currency sign
     result = text_invoice(f"Tax Invoice\n{sign}\nInvoice No: 10045\nInvoice Date: 3/12/2024\nTotal {total}")
     assert result["issue_date"] == "2024-12-03"
+
+
+@pytest.mark.parametrize(
+    ("title", "vendor"),
+    [
+        ("Receipt from Northwind Analytics, Inc.", "Northwind Analytics, Inc."),
+        ("Invoice from Blue Harbor Studio", "Blue Harbor Studio"),
+        ("Rechnung von Beispiel Software GmbH", "Beispiel Software GmbH"),
+    ],
+)
+def test_a_mailed_bills_title_names_who_sent_it(title: str, vendor: str) -> None:
+    result = page((50, 40, title), (50, 100, "Invoice number 7F2A11-0004"), (50, 200, "Amount due $49.00"))
+    assert result["vendor"] == vendor
+
+
+def test_a_logos_short_name_is_read_as_the_name_spelled_out_under_it() -> None:
+    result = page(
+        (50, 30, "GREENLEAF"),
+        (50, 45, "Greenleaf Landscaping"),
+        (50, 60, "44 Oak Avenue, Springfield, IL 62704"),
+        (400, 30, "INVOICE"),
+        (50, 120, "BILL TO"),
+        (50, 135, "Robert Chen"),
+        (50, 300, "TOTAL $850.00"),
+    )
+    assert result["vendor"] == "Greenleaf Landscaping"

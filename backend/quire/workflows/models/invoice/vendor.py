@@ -58,6 +58,12 @@ MIN_OCR_NAME = 0.3
 # A registration number in brackets after a name ("KT WONG TRADING (001904043-H)") is not part of it.
 _REGISTRATION = re.compile(r"\s*[(\[][^()\[\]]*\d[^()\[\]]*[)\]]\s*$")
 
+# "Receipt from Example, Inc.", "Rechnung von Beispiel GmbH": the title of a mailed bill names who sent it.
+_TITLE_FROM = re.compile(
+    r"^\s*(?:your\s+)?(?:invoice|receipt|bill|statement|rechnung|quittung|facture|re[cç]u|factura|recibo|fattura|"
+    r"ricevuta|factuur|kwitantie|faktura|rachunek|paragon|fatura)\s+(?:from|von|de|van|da|od)\s+(?P<name>\S.*)$",
+    re.I,
+)
 # "© 2024 Example, Inc. All rights reserved": the holder of a document's copyright is its issuer.
 _COPYRIGHT = re.compile(r"^\s*(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-\u2013]\s*\d{4})?\s*)?,?\s*", re.I)
 # A letter's return-address line: name, street and town in one small line, split by dots or bars.
@@ -169,6 +175,20 @@ def _quoted(text: str, lines: list[Line], index: int, phrase: Phrase) -> str:
     return re.split(r"[\"”“»']", text[opened.end() :])[0]
 
 
+def _spelled_out(lines: list[Line], index: int, phrase: Phrase, text: str) -> Phrase | None:
+    """The line just under a logo's short name that spells it out: "GREENLEAF" over "Greenleaf Landscaping"."""
+    short = fold(text).strip()
+    line = lines[index]
+    for below in lines[index + 1 : index + 2]:
+        if below.page != line.page or below.y0 - line.y1 > 2 * max(phrase.height, 8.0):
+            return None
+        for other in below.phrases:
+            longer = fold(other.text).strip()
+            if longer.startswith(short + " ") and _looks_like_name(other.text) and len(other.text.split()) <= 6:
+                return other
+    return None
+
+
 def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     """The issuer's name, a confidence and the phrase it was read from; None when nothing qualifies."""
     buyer = _buyer_block(lines)
@@ -196,6 +216,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                         scored.append((0.85, _name_of(text), source))
                         break
                 continue
+            titled = _TITLE_FROM.match(phrase.text)
+            if titled and line.page == 1 and _looks_like_name(_name_of(titled.group("name"))):
+                scored.append((0.85, _name_of(titled.group("name")), phrase))
+                continue
             sender = _RETURN_ADDRESS.match(phrase.text)
             if sender and line.page == 1 and _looks_like_name(sender.group(1)):
                 scored.append((0.85, _name_of(sender.group(1)), phrase))
@@ -222,7 +246,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             score += 0.1 if _LEGAL_IDS.search(line.text) else 0.0  # a legal footer: the name beside its VAT ID
             scored.append((score, name, phrase))
     if not scored:
-        for line in lines[:8]:
+        for index, line in enumerate(lines[:8]):
             if line.page != 1:
                 break
             for phrase in line.phrases:
@@ -230,7 +254,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 if phrase.confidence < MIN_OCR_NAME:
                     continue  # what OCR could not read is no name, however name-like its letters
                 if phrase not in buyer and _looks_like_name(text) and len(text.split()) <= 6:
-                    scored.append((0.5, text.strip(), phrase))
+                    fuller = _spelled_out(lines, index, phrase, text)
+                    scored.append((0.5, fuller.text if fuller else text.strip(), fuller or phrase))
                     break
             if scored:
                 break
