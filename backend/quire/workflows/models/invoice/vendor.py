@@ -3,8 +3,9 @@
 Candidates are phrases that carry a company form (GmbH, B.V., S.A.R.L., Ltd, Inc., sp. z o.o., ...),
 the value of a seller or payee label ("Remit to", "Make cheques payable to"), the first part of a
 letter's return-address line ("IONOS SE · Elgendorfer Str. 57 · 56410 Montabaur"), names that match
-the domain of the invoice's own website or email address, and the first name-like phrase at the top of
-the first page. The buyer's block (the lines under a bill-to label, or under a return-address line)
+the domain of the invoice's own website or email address, the sender a mailed bill's title names
+("Receipt from Example, Inc."), and the first name-like phrase at the top of the first page (or the full
+name spelled out under a logo's short one). The buyer's block (the lines under a bill-to label, or under a return-address line)
 and labels or sentences never qualify.
 """
 
