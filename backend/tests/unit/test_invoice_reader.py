@@ -878,3 +878,17 @@ def test_a_logos_short_name_is_read_as_the_name_spelled_out_under_it() -> None:
         (50, 300, "TOTAL $850.00"),
     )
     assert result["vendor"] == "Greenleaf Landscaping"
+
+
+def test_a_us_receipt_whose_labels_are_alike_in_several_languages_dates_month_first() -> None:
+    # "SUBTOTAL" and "TOTAL" are labels in Portuguese and Spanish too: they must not outvote English
+    result = ocr_receipt(
+        *[(row, 0.9) for row in ("WALMART", "SUBTOTAL 25.10", "TAX 1.76", "TOTAL 26.86", "12/02/24 09:11:20")]
+    )
+    assert (result["issue_date"], result["language"]) == ("2024-12-02", "en")
+
+
+def test_a_polish_receipts_sum_is_its_total() -> None:
+    rows = ("Biedronka", "PTU A 23% 2,10", "SUMA PLN 34,56", "Gotówka 50,00", "Reszta 15,44", "2024-12-02")
+    result = ocr_receipt(*[(row, 0.9) for row in rows])
+    assert (result["total"], result["checks"]["payment_matches_total"]) == (Decimal("34.56"), True)

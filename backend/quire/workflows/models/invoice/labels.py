@@ -91,7 +91,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
         ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?"),
         ("it", r"(?:totale\s+)?(?:iva|imposta)"),
-        ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|vat"),
+        ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|vat|(?:suma\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
         ("sv", r"moms(?:belopp|bel(?:o)?b)?|mva|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
@@ -110,7 +110,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+total|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
                     r"total\s+l[ií]quido|total"),
         ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+totale|totale"),
-        ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem"),
+        ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
+                    r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
         ("pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
         ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|i\s+alt|totalt|totalbel(?:o)?p|totalbelb"),
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
@@ -307,7 +308,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
         best: LabelMatch | None = None
         for language, pattern in _table()[field]:
             match = pattern.match(folded)
-            if match is None or (best is not None and len(match.group(0)) <= len(best.label)):
+            # The longest label wins; of labels alike in several languages ("total"), the first language listed.
+            if match is None or (best is not None and len(folded[: match.end()].strip()) <= len(best.label)):
                 continue
             label = folded[: match.end()].strip()
             if field in ("vendor", "buyer") and folded[match.end() :].strip() and not re.search(r":|\sto$", label):

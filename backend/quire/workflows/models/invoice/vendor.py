@@ -5,8 +5,8 @@ the value of a seller or payee label ("Remit to", "Make cheques payable to"), th
 letter's return-address line ("IONOS SE · Elgendorfer Str. 57 · 56410 Montabaur"), names that match
 the domain of the invoice's own website or email address, the sender a mailed bill's title names
 ("Receipt from Example, Inc."), and the first name-like phrase at the top of the first page (or the full
-name spelled out under a logo's short one). The buyer's block (the lines under a bill-to label, or under a return-address line)
-and labels or sentences never qualify.
+name spelled out under a logo's short one). The buyer's block (the lines under a bill-to label, or under a
+return-address line) and labels or sentences never qualify.
 """
 
 from __future__ import annotations
