@@ -892,3 +892,33 @@ def test_a_polish_receipts_sum_is_its_total() -> None:
     rows = ("Biedronka", "PTU A 23% 2,10", "SUMA PLN 34,56", "Gotówka 50,00", "Reszta 15,44", "2024-12-02")
     result = ocr_receipt(*[(row, 0.9) for row in rows])
     assert (result["total"], result["checks"]["payment_matches_total"]) == (Decimal("34.56"), True)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # A Malaysian receipt: a total read unsurely, and the GST summary's amount and tax under it
+        [("KFA SUPPLY", 0.9), ("TotalRM : 11,60", 0.3), ("GST Summary Amount Tax", 0.8), ("SR @6% 10.94 0.66", 0.8)],
+        # A German one: net, tax and gross in one row of the VAT table
+        [("SUMME EUR 2,48", 0.3), ("Steuer % Netto Steuer Brutto", 0.8), ("B= 7,0% 2,32 0,16 2,48", 0.8)],
+    ],
+)
+def test_a_row_of_the_tax_table_that_adds_up_to_the_total_vouches_for_it(rows: list[tuple[str, float]]) -> None:
+    result = ocr_receipt(*rows)
+    assert result["checks"]["tax_table_matches_total"] is True
+    assert result["total"] is not None
+    assert "total" not in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "SR @6% 10.00 0.66",  # adds up to another amount
+        "10.94 0.66",  # names no rate or tax
+        "SR @6% 0.66 10.94",  # the tax before the amount taxed: no table prints that
+    ],
+)
+def test_rows_that_are_no_tax_table_row_of_the_total_vouch_for_nothing(row: str) -> None:
+    result = ocr_receipt(("KFA SUPPLY", 0.9), ("TotalRM : 11,60", 0.3), (row, 0.8))
+    assert "tax_table_matches_total" not in result["checks"]
+    assert result["total"] is None

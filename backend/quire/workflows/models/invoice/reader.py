@@ -475,7 +475,10 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     paid = _payment_check(found, total)
     if paid is not None:
         checks["payment_matches_total"] = paid
-    if paid:
+    tabled = _tax_table_check(lines, total, mark)
+    if tabled:
+        checks["tax_table_matches_total"] = True
+    if paid or (tabled and paid is None):
         # The payment lines under the total say the same amount was paid: a second reading of it, from other
         # lines, whatever a misread subtotal or tax line says.
         misread = False
@@ -544,6 +547,26 @@ def _payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -
         return True
     if not net or any(abs(due - paid) <= _CASH_ROUNDING for paid in net):
         return None  # nothing to check, or cash rounding the receipt does not print
+    return False
+
+
+def _tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> bool:
+    """True when a row of a tax table on the total's page adds up to the total: the amount taxed and its tax
+    ("SR @ 6% 10.94 0.66"), or net, tax and gross with the gross the total ("B= 7,0% 2,32 0,16 2,48").
+
+    Only rows that name a rate or a tax count, and only amounts in the order tables print them (the amount
+    taxed before its tax): a second reading of the total from other lines, like the payment lines."""
+    if total is None or total.value.value <= 0:
+        return False
+    due = total.value.value
+    for index, line in enumerate(lines):
+        if line.page != total.label.page or index == total.line:
+            continue
+        if "%" not in line.text and not any(m.field == "tax" for p in line.phrases for m in match_labels(p.text)):
+            continue
+        values = [amount.value for amount in amounts_in(line.text, mark)]
+        if any(0 <= tax < taxed and abs(taxed + tax - due) <= _CENT for taxed, tax in itertools.pairwise(values)):
+            return True
     return False
 
 
