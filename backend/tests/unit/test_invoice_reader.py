@@ -922,3 +922,18 @@ def test_rows_that_are_no_tax_table_row_of_the_total_vouch_for_nothing(row: str)
     result = ocr_receipt(("KFA SUPPLY", 0.9), ("TotalRM : 11,60", 0.3), (row, 0.8))
     assert "tax_table_matches_total" not in result["checks"]
     assert result["total"] is None
+
+
+def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
+    result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
+    assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_a_credit_in_brackets_beside_its_label_is_a_negative_amount_not_a_note() -> None:
+    result = text_invoice("Credit note 9\nSubtotal (100.00)\nVAT (20.00)\nTotal (120.00) GBP")
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("-100.00"),
+        Decimal("-20.00"),
+        Decimal("-120.00"),
+    )

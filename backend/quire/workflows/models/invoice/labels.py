@@ -275,11 +275,14 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     table: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
     for field, entries in _LEXICON.items():
         table[field] = [
-            # A label may stand behind a list's dash or bullet ("- Change 14.20").
+            # A label may stand behind a list's dash or bullet ("- Change 14.20"), and be followed by a note in
+            # brackets ("Total (EUR)", "VAT (20%)") but not by an amount in them ("Total (120.00)": a credit).
             (
                 language,
                 re.compile(
-                    r"^\s*(?:[-\u2013\u2014*\u2022]\s*)?(?:" + patterns + r")(?![a-z])\.?\s*(?:\([^)]*\))?\s*[:#]?\s*",
+                    r"^\s*(?:[-\u2013\u2014*\u2022]\s*)?(?:"
+                    + patterns
+                    + r")(?![a-z])\.?\s*(?:\((?![-\d.,\s]+\))[^)]*\))?\s*[:#]?\s*",
                     re.I,
                 ),
             )
@@ -295,6 +298,18 @@ ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "roundin
          "withholding", "tendered", "change", "vendor", "buyer")  # fmt: skip
 
 
+# A phrase's first word written in joined-up capitals, as some PDFs' text comes out ("TotalDue", "InvoiceNo.").
+_CAMEL = re.compile(r"^([A-Z][a-z]{2,})((?:[A-Z][a-z]+)+)(?=[^a-zA-Z]|$)")
+
+
+def _unglued(text: str) -> str:
+    """The phrase with the words of a joined-up first word apart: "TotalDue:$120.00" -> "Total Due:$120.00"."""
+    glued = _CAMEL.match(text)
+    if glued is None:
+        return text
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", glued.group(0)) + text[glued.end() :]
+
+
 @lru_cache(maxsize=8192)
 def match_labels(text: str) -> tuple[LabelMatch, ...]:
     """Every field whose label starts this phrase, the longest label first.
@@ -302,6 +317,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     Cached: the reader asks about the same phrase from the candidate pass, the neighbour search and
     the vendor search, and letterheads and footers repeat on every page.
     """
+    text = _unglued(text)
     folded = fold(text)
     found: list[LabelMatch] = []
     for field in ORDER:
