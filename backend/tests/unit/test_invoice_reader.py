@@ -937,3 +937,101 @@ def test_a_credit_in_brackets_beside_its_label_is_a_negative_amount_not_a_note()
         Decimal("-20.00"),
         Decimal("-120.00"),
     )
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["Reçu de paiement", "Factura de abono", "Factura de Venta"],
+)
+def test_a_title_of_another_kind_names_no_sender(title: str) -> None:
+    result = page((50, 40, title), (50, 60, "ACME SARL"), (50, 100, "Facture N° 7"), (50, 200, "Total TTC 10,00 €"))
+    assert result["vendor"] == "ACME SARL"
+
+
+@pytest.mark.parametrize("name", ["TotalEnergies SE", "NetApp, Inc."])
+def test_a_company_name_written_in_joined_up_capitals_is_no_label(name: str) -> None:
+    assert page((50, 40, name), (50, 100, "Invoice No. 7"), (50, 200, "Total 10.00 EUR"))["vendor"] == name
+
+
+@pytest.mark.parametrize(
+    ("line", "number"),
+    [
+        ("Invoice No.: USD 12345", "12345"),
+        ("Invoice REF 12345", "12345"),
+        ("Numero documento REA MI-123456", "MI-123456"),  # a series goes before a number that starts with a digit
+    ],
+)
+def test_a_currency_code_or_another_numbers_name_is_no_series(line: str, number: str) -> None:
+    assert text_invoice(f"{line}\nTotal 10.00 EUR")["invoice_number"] == number
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Numéro SIRET 123 456 789 00012", "Numéro client C1234", "Numero ordine 4500123"],
+)
+def test_a_bare_number_word_names_the_identifier_after_it_not_the_invoice(line: str) -> None:
+    assert text_invoice(f"FACTURE\n{line}\nTotal 10,00 €")["invoice_number"] is None
+
+
+def test_terms_and_a_net_payable_amount_are_no_net_amount() -> None:
+    result = page(
+        (50, 100, "Terms"), (200, 100, "Net 30"), (50, 115, "Due"), (200, 115, "£450.00"), (50, 200, "VAT 20% 75.00")
+    )
+    assert result["subtotal"] is None
+    result = text_invoice("Tax Invoice\nTaxable Value 1,000.00\nIGST 18% 180.00\nNet Payable 1,180.00")
+    assert (result["subtotal"], result["total"]) == (Decimal("1000.00"), Decimal("1180.00"))
+
+
+@pytest.mark.parametrize("printed", ["($120.00)", "(€ 120,00)", "(120.00 EUR)"])
+def test_a_bracketed_credit_with_its_currency_is_a_negative_total(printed: str) -> None:
+    assert text_invoice(f"Credit note 9\nTotal {printed}")["total"] == Decimal("-120.00")
+
+
+def test_one_tax_printed_under_two_names_counts_once() -> None:
+    result = text_invoice("Rechnung 5\nUSt 19% 38,00\nMwSt 19% 38,00\nGesamtbetrag 238,00")
+    assert result["tax"] == Decimal("38.00")
+
+
+def test_central_and_state_gst_printed_side_by_side_on_one_line_are_both_counted() -> None:
+    result = page(
+        (50, 40, "Sharma Traders Pvt Ltd"),
+        (50, 100, "Taxable Value 1,000.00"),
+        (50, 115, "CGST 9% 90.00"),
+        (250, 115, "SGST 9% 90.00"),
+        (50, 130, "Total 1,180.00"),
+    )
+    assert (result["tax"], result["total"]) == (Decimal("180.00"), Decimal("1180.00"))
+    assert result["checks"]["totals_add_up"] is True
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [("SUMME EUR 22,00", 0.3), ("Rabatt 10% 20,00 2,00", 0.8)],  # a discount row is no tax row
+        [("SUMME EUR 119,00", 0.3), ("A 19% 100,00 19,00", 0.8), ("B 7% 50,00 3,50", 0.8)],  # one of two rates
+        [("SUMME EUR 11,60", 0.3), ("SR 6% 10,00 1,60", 0.8)],  # 1.60 is no 6% of 10.00
+    ],
+)
+def test_a_tax_table_that_does_not_add_up_to_the_total_as_a_whole_vouches_for_nothing(
+    rows: list[tuple[str, float]],
+) -> None:
+    assert "tax_table_matches_total" not in ocr_receipt(*rows)["checks"]
+
+
+def test_a_tax_table_of_two_rates_vouches_for_the_total_of_both() -> None:
+    result = ocr_receipt(("SUMME EUR 172,50", 0.3), ("A 19% 100,00 19,00", 0.8), ("B 7% 50,00 3,50", 0.8))
+    assert result["checks"]["tax_table_matches_total"] is True
+    assert result["total"] == Decimal("172.50")
+
+
+@pytest.mark.parametrize(
+    ("rows", "language", "date"),
+    [
+        (["OXXO", "SUBTOTAL $100.00", "IVA $16.00", "TOTAL $116.00", "03/12/2024 10:00"], "es", "2024-12-03"),
+        (["SHOP", "SUBTOTAL $100.00", "TAX $16.00", "TOTAL $116.00", "03/12/2024 10:00"], "en", "2024-03-12"),
+        (["Pingo Doce", "TOTAL A PAGAR 9,87", "02-12-2024"], "es", "2024-12-02"),
+    ],
+)
+def test_labels_alike_in_several_languages_split_their_vote(rows: list[str], language: str, date: str) -> None:
+    result = ocr_receipt(*[(row, 0.9) for row in rows])
+    assert (result["language"], result["issue_date"]) == (language, date)

@@ -9,7 +9,8 @@ where a word ends, so `de` never matches `Description`. The weight says how sure
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
 from quire.workflows.models.invoice.values import currencies_in, fold
@@ -66,7 +67,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
-                    r"net(?!\s+(?:weight|wt|mass|\d+\s*days?))"),
+                    # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
+                    r"net(?=\s*:?\s*(?:$|[-(£$€\d]))(?!\s*:?\s*\d+\s*(?:days?\b|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
         ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
@@ -98,7 +100,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
-                    r"due\s+payable|payable\s+amount|invoice\s+amount|balance\s+due|grand\s+total|"
+                    r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
@@ -263,9 +265,11 @@ _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|beza
 class LabelMatch:
     field: str
     language: str
-    label: str  # the label as printed
+    label: str  # the label, folded (and with the words of a joined-up first word apart)
     rest: str  # what follows it in the same phrase, separators stripped
     weight: float
+    # Every language whose lexicon has this very label ("total": English, French, Spanish, ...), `language` first.
+    languages: tuple[str, ...] = ()
 
 
 @cache
@@ -282,7 +286,7 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
                 re.compile(
                     r"^\s*(?:[-\u2013\u2014*\u2022]\s*)?(?:"
                     + patterns
-                    + r")(?![a-z])\.?\s*(?:\((?![-\d.,\s]+\))[^)]*\))?\s*[:#]?\s*",
+                    + r")(?![a-z])\.?\s*(?:\((?![^)]*\d[.,]\d{2}(?!\d)[^)]*\)|[-\d.,\s]+\))[^)]*\))?\s*[:#]?\s*",
                     re.I,
                 ),
             )
@@ -291,6 +295,8 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     return table
 
 
+# The lexicon's languages in the order it lists them.
+_LANGUAGE_ORDER = tuple(dict.fromkeys(language for entries in _LEXICON.values() for language, _ in entries))
 # The payment lines' fields: what was handed over, and the change given back.
 PAYMENT = ("tendered", "change")
 # Fields tried in this order: more specific fields first where their labels share words.
@@ -298,8 +304,9 @@ ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "roundin
          "withholding", "tendered", "change", "vendor", "buyer")  # fmt: skip
 
 
-# A phrase's first word written in joined-up capitals, as some PDFs' text comes out ("TotalDue", "InvoiceNo.").
-_CAMEL = re.compile(r"^([A-Z][a-z]{2,})((?:[A-Z][a-z]+)+)(?=[^a-zA-Z]|$)")
+# A phrase's first word written in joined-up capitals, as some PDFs' text comes out ("TotalDue:", "InvoiceNo.12"),
+# right before a separator, a digit or a currency sign: "TotalEnergies SE" or "NetApp, Inc." is a name.
+_CAMEL = re.compile(r"^([A-Z][a-z]{2,})((?:[A-Z][a-z]+)+)(?=[:.#$€£\d])")
 
 
 def _unglued(text: str) -> str:
@@ -308,6 +315,17 @@ def _unglued(text: str) -> str:
     if glued is None:
         return text
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", glued.group(0)) + text[glued.end() :]
+
+
+def language_votes(matches: Iterable[LabelMatch]) -> str | None:
+    """The language the labels point to: each label's vote split among the languages that have it, so that
+    "Total" and "IVA" together say Spanish or Portuguese, and "Subtotal", "Tax" and "Total" say English; a
+    tie goes to the language listed first."""
+    votes: dict[str, float] = {}
+    for match in matches:
+        for language in match.languages:
+            votes[language] = votes.get(language, 0.0) + 1 / len(match.languages)
+    return max(votes, key=lambda language: (round(votes[language], 6), -_LANGUAGE_ORDER.index(language)), default=None)
 
 
 @lru_cache(maxsize=8192)
@@ -324,6 +342,9 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
         best: LabelMatch | None = None
         for language, pattern in _table()[field]:
             match = pattern.match(folded)
+            if match is not None and best is not None and folded[: match.end()].strip() == best.label:
+                best = replace(best, languages=(*best.languages, language))
+                continue
             # The longest label wins; of labels alike in several languages ("total"), the first language listed.
             if match is None or (best is not None and len(folded[: match.end()].strip()) <= len(best.label)):
                 continue
@@ -345,6 +366,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 label,
                 re.sub(r"^[\s:#.]*(?:[-\u2013]\s+)?", "", text[match.end() :]).rstrip(" :#.-\u2013"),
                 weight,
+                (language,),
             )
         if best is not None:
             found.append(best)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.labels import PAYMENT, LabelMatch, match_labels, ocr_repaired
+from quire.workflows.models.invoice.labels import PAYMENT, LabelMatch, language_votes, match_labels, ocr_repaired
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
@@ -56,11 +55,20 @@ _RATE_BASE = re.compile(
     r"(?:[A-Z]{3}\s?|[€$£]\s?)?-?\d[\d.,'\u00a0 ]*\d(?:\s?(?:[A-Z]{3}|[€$£]))?(?![\d.,]*\s*%)",
     re.I,
 )
+# A tax rate as printed in a tax table's row ("6%", "7,0 %"); OCR may leave only the sign ("SR@O%").
+_RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s*%")
+# How far a row's tax may stand from its rate of the amount taxed, beyond a cent: amounts rounded per line.
+_RATE_SLACK = Decimal("0.0005")
 # Per-rate tax lines further apart than this belong to different blocks (a VAT table and a footer).
 _TAX_BLOCK_LINES = 8
-_TAX_SUM = re.compile(r"total|summe|gesamt|betrag|totaal|totale|razem|yhteensa|\bi\s+alt\b|insgesamt|sum\b")
-# A document series: one to four capitals ("FT", "A", "INV"), printed before the number.
+_TAX_SUM = re.compile(r"total|summe|gesamt|betrag|totaal|totale|razem|yhteensa|\bi\s+alt\b|insgesamt|sum\b|suma\b")
+# A document series: one to four capitals ("FT", "A", "INV"), printed before a number that starts with a digit;
+# never a currency code or the abbreviation of another number's name ("USD 12345", "REF 12345", "PO 4500").
 _SERIES = re.compile(r"[A-Z]{1,4}")
+_NOT_A_SERIES = frozenset(
+    {"REF", "PO", "REA", "VAT", "TAX", "ABN", "GST", "NIF", "CIF", "ID", "NO", "NR", "NUM", "TEL", "FAX"}
+)
+_BARE_NUMBER = re.compile(r"(?:number|nummer|numero|numer)\s*[:#.]?")
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
@@ -136,9 +144,18 @@ def _invoice_number(text: str, numbered: bool = False) -> str | None:
             if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
                 return None
             # A series code printed before the number is part of it ("FT 2024/315", "A 1234", "INV 0042").
-            series = tokens[0] if index == 1 and _SERIES.fullmatch(tokens[0]) else None
+            series = tokens[0] if index == 1 and _series(tokens[0], token) else None
             return f"{series} {token.rstrip('._-')}" if series else token.rstrip("._-")
     return None
+
+
+def _series(code: str, number: str) -> bool:
+    return (
+        _SERIES.fullmatch(code) is not None
+        and number[:1].isdigit()
+        and code not in _NOT_A_SERIES
+        and not currencies_in(code)
+    )
 
 
 def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = False) -> Any:
@@ -232,6 +249,8 @@ def _read_label(
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
     for relation, text, source in sources:
+        if match.field == "invoice_number" and _BARE_NUMBER.fullmatch(match.label) and not re.match(r"\S*\d", text):
+            continue  # "Numéro SIRET 123 456 789", "Numéro client C1234": a bare number word names what follows it
         value = _parse(match.field, text, mark, day_first, bool(_NUMBER_WORD.search(match.label)))
         if value is None:
             continue
@@ -345,15 +364,18 @@ TaxSum = tuple[Candidate, frozenset[int]]
 def _tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
     """Tax printed per rate on lines near each other ("USt 7%: 19,25" ... "USt 19%: 38,00") added up, each
     with the lines it sums: a candidate for the tax when the page prints no tax total."""
-    per_line: dict[int, Candidate] = {}
+    # One candidate a printed tax label: two taxes may share a line ("CGST 9% 90.00    SGST 9% 90.00").
+    per_label: dict[tuple[int, float], Candidate] = {}
     for candidate in found.get("tax", []):
         if candidate.score < ABSTAIN_BELOW or _TAX_SUM.search(fold(candidate.label.text)):
             continue
-        if candidate.line not in per_line or per_line[candidate.line].score < candidate.score:
-            per_line[candidate.line] = candidate
+        key = (candidate.line, candidate.label.x0)
+        if key not in per_label or per_label[key].score < candidate.score:
+            per_label[key] = candidate
     clusters: list[list[Candidate]] = []
-    for line in sorted(per_line):
-        candidate = per_line[line]
+    for key in sorted(per_label):
+        candidate = per_label[key]
+        line = candidate.line
         last = clusters[-1][-1] if clusters else None
         if last is not None and last.label.page == candidate.label.page and line - last.line <= _TAX_BLOCK_LINES:
             clusters[-1].append(candidate)
@@ -361,9 +383,10 @@ def _tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
             clusters.append([candidate])
     sums: list[TaxSum] = []
     for cluster in clusters:
-        # The same tax printed twice counts once; two taxes of one amount under their own names count twice
-        # (India's central and state GST are levied at equal rates: "CGST @ 9% 11,286.00", "SGST @ 9% 11,286.00").
-        distinct = {(_tax_name(c.label.text), c.value.value): c for c in cluster}
+        # The same tax printed twice counts once, under one name or two ("USt 19%" in the table, "MwSt 19%" under
+        # it); only the taxes levied side by side on one sale count twice when equal (India's central and state
+        # GST at equal rates: "CGST @ 9% 11,286.00", "SGST @ 9% 11,286.00").
+        distinct = {(_split_tax(c.label.text), c.value.value): c for c in cluster}
         if len(distinct) < 2:
             continue
         first, last = cluster[0], cluster[-1]
@@ -374,10 +397,18 @@ def _tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
     return sums
 
 
-def _tax_name(label: str) -> str:
-    """A tax line's name without its rate: "CGST @ 9%" and "SGST @ 9%" are two taxes, "MwSt 19%" one."""
+# Taxes levied side by side on one sale, each on its own line: India's central, state and union-territory GST,
+# Canada's federal and provincial taxes, the United States' state, county and city sales taxes.
+_SPLIT_TAXES = frozenset(
+    {"cgst", "sgst", "utgst", "igst", "gst", "hst", "pst", "qst", "tps", "tvq", "tvh"}
+    | {"state", "county", "city", "local"}
+)
+
+
+def _split_tax(label: str) -> str:
+    """The name of one of the taxes levied side by side ("CGST @ 9%" -> "cgst"), else "" (any other tax line)."""
     word = re.match(r"[^\W\d_]+", fold(label))
-    return word.group(0) if word else ""
+    return word.group(0) if word and word.group(0) in _SPLIT_TAXES else ""
 
 
 def _per_rate_tax(
@@ -426,8 +457,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         currency = None  # one unsure sighting (OCR's `€` in a smudge) against the country the page names
     labelled = _labelled(lines)
     # Payment words ("Bar", "Resto", "Card") name no language as surely as invoice labels do.
-    languages = Counter(matches[0].language for _, _, matches in labelled if matches[0].field not in PAYMENT)
-    language = languages.most_common(1)[0][0] if languages else "en"
+    language = language_votes(matches[0] for _, _, matches in labelled if matches[0].field not in PAYMENT) or "en"
     # A bare "$" on a page that prints an Australian ABN is the Australian dollar, and dates day first there.
     local = dollar_currency(text) if currency == "USD" else None
     day_first = _decide_day_first(lines, language, local or currency or country)
@@ -478,7 +508,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     tabled = _tax_table_check(lines, total, mark)
     if tabled:
         checks["tax_table_matches_total"] = True
-    if paid or (tabled and paid is None):
+    if paid or (tabled and paid is None and not misread):
         # The payment lines under the total say the same amount was paid: a second reading of it, from other
         # lines, whatever a misread subtotal or tax line says.
         misread = False
@@ -551,23 +581,30 @@ def _payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -
 
 
 def _tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> bool:
-    """True when a row of a tax table on the total's page adds up to the total: the amount taxed and its tax
-    ("SR @ 6% 10.94 0.66"), or net, tax and gross with the gross the total ("B= 7,0% 2,32 0,16 2,48").
+    """True when the rows of a tax table on the total's page add up to the total: the amount taxed and its tax
+    in each ("SR @ 6% 10.94 0.66"; "B= 7,0% 2,32 0,16 2,48", the gross after them), one row or all together.
 
-    Only rows that name a rate or a tax count, and only amounts in the order tables print them (the amount
-    taxed before its tax): a second reading of the total from other lines, like the payment lines."""
+    A row names a rate ("%"); its tax is that rate of the amount taxed, where the rate can be read; rows of
+    discounts, charges and totals are no tax rows. A second reading of the total from other lines, like the
+    payment lines."""
     if total is None or total.value.value <= 0:
         return False
-    due = total.value.value
+    grosses: list[Decimal] = []
     for index, line in enumerate(lines):
-        if line.page != total.label.page or index == total.line:
+        if line.page != total.label.page or index == total.line or "%" not in line.text:
             continue
-        if "%" not in line.text and not any(m.field == "tax" for p in line.phrases for m in match_labels(p.text)):
+        named = {m.field for p in line.phrases for m in match_labels(p.text)}
+        if named & {"total", "subtotal", "discount", "charge", "withholding", "rounding", *PAYMENT}:
             continue
+        rate = _RATE.search(line.text)
         values = [amount.value for amount in amounts_in(line.text, mark)]
-        if any(0 <= tax < taxed and abs(taxed + tax - due) <= _CENT for taxed, tax in itertools.pairwise(values)):
-            return True
-    return False
+        for taxed, tax in itertools.pairwise(values):
+            levied = None if rate is None else taxed * Decimal(rate.group(1).replace(",", ".")) / 100
+            if 0 <= tax < taxed and (levied is None or abs(levied - tax) <= _CENT + taxed * _RATE_SLACK):
+                grosses.append(taxed + tax)
+                break
+    due = total.value.value
+    return bool(grosses) and abs(sum(grosses, Decimal(0)) - due) <= _CENT
 
 
 def _contradicted(

@@ -59,10 +59,12 @@ MIN_OCR_NAME = 0.3
 # A registration number in brackets after a name ("KT WONG TRADING (001904043-H)") is not part of it.
 _REGISTRATION = re.compile(r"\s*[(\[][^()\[\]]*\d[^()\[\]]*[)\]]\s*$")
 
-# "Receipt from Example, Inc.", "Rechnung von Beispiel GmbH": the title of a mailed bill names who sent it.
+# "Receipt from Example, Inc.", "Rechnung von Beispiel GmbH": the title of a mailed bill names who sent it. The
+# Romance, Dutch and Polish "of" also starts titles of another kind ("Reçu de paiement", "Factura de abono"), so
+# after them only a name with a company form counts.
 _TITLE_FROM = re.compile(
     r"^\s*(?:your\s+)?(?:invoice|receipt|bill|statement|rechnung|quittung|facture|re[cç]u|factura|recibo|fattura|"
-    r"ricevuta|factuur|kwitantie|faktura|rachunek|paragon|fatura)\s+(?:from|von|de|van|da|od)\s+(?P<name>\S.*)$",
+    r"ricevuta|factuur|kwitantie|faktura|rachunek|paragon|fatura)\s+(?P<of>from|von|de|van|da|od)\s+(?P<name>\S.*)$",
     re.I,
 )
 # "© 2024 Example, Inc. All rights reserved": the holder of a document's copyright is its issuer.
@@ -176,7 +178,7 @@ def _quoted(text: str, lines: list[Line], index: int, phrase: Phrase) -> str:
     return re.split(r"[\"”“»']", text[opened.end() :])[0]
 
 
-def _spelled_out(lines: list[Line], index: int, phrase: Phrase, text: str) -> Phrase | None:
+def _spelled_out(lines: list[Line], index: int, phrase: Phrase, text: str, buyer: set[Phrase]) -> Phrase | None:
     """The line just under a logo's short name that spells it out: "GREENLEAF" over "Greenleaf Landscaping"."""
     short = fold(text).strip()
     line = lines[index]
@@ -185,7 +187,8 @@ def _spelled_out(lines: list[Line], index: int, phrase: Phrase, text: str) -> Ph
             return None
         for other in below.phrases:
             longer = fold(other.text).strip()
-            if longer.startswith(short + " ") and _looks_like_name(other.text) and len(other.text.split()) <= 6:
+            named = longer.startswith(short + " ") and _looks_like_name(other.text) and len(other.text.split()) <= 6
+            if named and other not in buyer:
                 return other
     return None
 
@@ -218,6 +221,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                         break
                 continue
             titled = _TITLE_FROM.match(phrase.text)
+            if titled and titled.group("of").lower() not in ("from", "von") and not _FORM.search(titled.group("name")):
+                titled = None
             if titled and line.page == 1 and _looks_like_name(_name_of(titled.group("name"))):
                 scored.append((0.85, _name_of(titled.group("name")), phrase))
                 continue
@@ -255,7 +260,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 if phrase.confidence < MIN_OCR_NAME:
                     continue  # what OCR could not read is no name, however name-like its letters
                 if phrase not in buyer and _looks_like_name(text) and len(text.split()) <= 6:
-                    fuller = _spelled_out(lines, index, phrase, text)
+                    fuller = _spelled_out(lines, index, phrase, text, buyer)
                     scored.append((0.5, fuller.text if fuller else text.strip(), fuller or phrase))
                     break
             if scored:
