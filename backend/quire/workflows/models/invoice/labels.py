@@ -68,7 +68,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
                     # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
-                    r"net(?=\s*:?\s*(?:$|[-(£$€\d]))(?!\s*:?\s*\d+\s*(?:days?\b|$))"),
+                    r"net(?=\s*:?\s*(?:$|[-(£$€¥₹\d]|(?:eur|usd|gbp|chf|cad|aud|inr|rs|rm|myr|sgd|pln|sek|nok|dkk|jpy)\.?\s*\d))"
+                    r"(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
         ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
@@ -102,7 +103,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+\(?[a-z]{3}\)?|total|"
+                    r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
@@ -269,7 +270,13 @@ class LabelMatch:
     rest: str  # what follows it in the same phrase, separators stripped
     weight: float
     # Every language whose lexicon has this very label ("total": English, French, Spanish, ...), `language` first.
-    languages: tuple[str, ...] = ()
+    languages: tuple[str, ...]
+
+
+# What brackets after a label hold when they are an amount, not a note: a decimal amount, digits alone, or digits
+# with a currency ("(120.00)", "(120)", "($120)", "(JPY 12,000)", "(CHF 120.-)"); "(EUR)" and "(20%)" are notes.
+_CURRENCY_IN_BRACKETS = r"(?:[$€£¥₹]|\b(?:eur|usd|gbp|chf|cad|aud|jpy|inr|pln|sek|nok|dkk|czk|huf|brl|myr|rm|rs)\b)"
+_AMOUNT_IN_BRACKETS = rf"[^)]*\d[.,]\d{{2}}(?!\d)[^)]*\)|[-\d.,\s]+\)|[^)]*{_CURRENCY_IN_BRACKETS}[^)]*\d|[^)]*\d[^)%]*{_CURRENCY_IN_BRACKETS}"
 
 
 @cache
@@ -286,7 +293,9 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
                 re.compile(
                     r"^\s*(?:[-\u2013\u2014*\u2022]\s*)?(?:"
                     + patterns
-                    + r")(?![a-z])\.?\s*(?:\((?![^)]*\d[.,]\d{2}(?!\d)[^)]*\)|[-\d.,\s]+\))[^)]*\))?\s*[:#]?\s*",
+                    + r")(?![a-z])\.?\s*(?:\((?!"
+                    + _AMOUNT_IN_BRACKETS
+                    + r")[^)]*\))?\s*[:#]?\s*",
                     re.I,
                 ),
             )
@@ -304,17 +313,19 @@ ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "roundin
          "withholding", "tendered", "change", "vendor", "buyer")  # fmt: skip
 
 
-# A phrase's first word written in joined-up capitals, as some PDFs' text comes out ("TotalDue:", "InvoiceNo.12"),
-# right before a separator, a digit or a currency sign: "TotalEnergies SE" or "NetApp, Inc." is a name.
-_CAMEL = re.compile(r"^([A-Z][a-z]{2,})((?:[A-Z][a-z]+)+)(?=[:.#$€£\d])")
+# A phrase's first word written in joined-up capitals, as some PDFs' text comes out ("TotalDue", "InvoiceNo.12");
+# not a web address ("TaxJar.com").
+_CAMEL = re.compile(r"^([A-Z][a-z]{2,})((?:[A-Z][a-z]+)+)(?![A-Za-z])(?!\.[A-Za-z])")
 
 
-def _unglued(text: str) -> str:
-    """The phrase with the words of a joined-up first word apart: "TotalDue:$120.00" -> "Total Due:$120.00"."""
+def _unglued(text: str) -> tuple[str, int]:
+    """The phrase with the words of a joined-up first word apart ("TotalDue:$120.00" -> "Total Due:$120.00"), and
+    where that word ends in it: a label read there must take the whole word, or it is a name ("TotalEnergies")."""
     glued = _CAMEL.match(text)
     if glued is None:
-        return text
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", glued.group(0)) + text[glued.end() :]
+        return text, 0
+    apart = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", glued.group(0))
+    return apart + text[glued.end() :], len(apart)
 
 
 def language_votes(matches: Iterable[LabelMatch]) -> str | None:
@@ -335,13 +346,15 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     Cached: the reader asks about the same phrase from the candidate pass, the neighbour search and
     the vendor search, and letterheads and footers repeat on every page.
     """
-    text = _unglued(text)
+    text, glued = _unglued(text)
     folded = fold(text)
     found: list[LabelMatch] = []
     for field in ORDER:
         best: LabelMatch | None = None
         for language, pattern in _table()[field]:
             match = pattern.match(folded)
+            if match is not None and len(folded[: match.end()].rstrip()) < glued:
+                continue  # "Total" of "TotalEnergies SE": part of a name's word, no label
             if match is not None and best is not None and folded[: match.end()].strip() == best.label:
                 best = replace(best, languages=(*best.languages, language))
                 continue

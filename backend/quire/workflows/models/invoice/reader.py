@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -57,8 +57,19 @@ _RATE_BASE = re.compile(
 )
 # A tax rate as printed in a tax table's row ("6%", "7,0 %"); OCR may leave only the sign ("SR@O%").
 _RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s*%")
+# Words of rows that take a rate of an amount without being a tax; and the tax names a tax table's row or head carries.
+_NOT_A_TAX_ROW = re.compile(
+    r"rabatt|discount|coupon|promo|skonto|remise|descuento|sconto|korting|rabat|desconto|off\b|servi|bedienung|"
+    r"\btips?\b|gratuity|trinkgeld|pourboire|propina|mancia|fooi"
+)
+_TAX_WORD = re.compile(
+    r"tax|vat|\bgst|\bsst|mwst|\bust\b|steuer|\btva|\biva|\bbtw|\bmoms|\bmva|\balv|\bptu|igic|impuesto|imposta|"
+    r"podatek|icms"
+)
 # How far a row's tax may stand from its rate of the amount taxed, beyond a cent: amounts rounded per line.
 _RATE_SLACK = Decimal("0.0005")
+# Where a second tax levied side by side starts in a phrase, after the first one's amount.
+_SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:c|s|i|ut)gst\b|pst\b|qst\b|hst\b|tvq\b|tvh\b)", re.I)
 # Per-rate tax lines further apart than this belong to different blocks (a VAT table and a footer).
 _TAX_BLOCK_LINES = 8
 _TAX_SUM = re.compile(r"total|summe|gesamt|betrag|totaal|totale|razem|yhteensa|\bi\s+alt\b|insgesamt|sum\b|suma\b")
@@ -180,7 +191,7 @@ def _labelled(lines: list[Line]) -> Labelled:
     wrapped over two lines of a narrow box ("SUB" over "TOTAL") counts as one."""
     found: Labelled = []
     for index, line in enumerate(lines):
-        for phrase in line.phrases:
+        for phrase in (part for whole in line.phrases for part in _tax_parts(whole)):
             matches = match_labels(phrase.text)
             if not matches and phrase.confidence < 1.0 and (repaired := ocr_repaired(phrase.text)) is not None:
                 matches = match_labels(repaired)  # OCR read "TATAL 78.10": the label as printed, the value as read
@@ -190,6 +201,20 @@ def _labelled(lines: list[Line]) -> Labelled:
             elif matches:
                 found.append((index, phrase, matches))
     return found
+
+
+def _tax_parts(phrase: Phrase) -> list[Phrase]:
+    """A phrase that prints two taxes levied side by side ("CGST 9% 90.00 SGST 9% 90.00") as one phrase each,
+    their boxes shared out by their length; any other phrase as it is."""
+    cuts = [m.start() for m in _SECOND_TAX.finditer(phrase.text)]
+    if not cuts:
+        return [phrase]
+    bounds = [0, *cuts, len(phrase.text)]
+    width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
+    return [
+        replace(phrase, text=phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width)
+        for start, end in itertools.pairwise(bounds)
+    ]
 
 
 def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phrase, tuple[LabelMatch, ...]] | None:
@@ -248,9 +273,11 @@ def _read_label(
     if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+    if match.field == "invoice_number" and _BARE_NUMBER.fullmatch(match.label):
+        # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
+        # a number right after it is its value.
+        sources = [source for source in sources[:1] if re.match(r"\S*\d", source[1])]
     for relation, text, source in sources:
-        if match.field == "invoice_number" and _BARE_NUMBER.fullmatch(match.label) and not re.match(r"\S*\d", text):
-            continue  # "Numéro SIRET 123 456 789", "Numéro client C1234": a bare number word names what follows it
         value = _parse(match.field, text, mark, day_first, bool(_NUMBER_WORD.search(match.label)))
         if value is None:
             continue
@@ -387,6 +414,7 @@ def _tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
         # it); only the taxes levied side by side on one sale count twice when equal (India's central and state
         # GST at equal rates: "CGST @ 9% 11,286.00", "SGST @ 9% 11,286.00").
         distinct = {(_split_tax(c.label.text), c.value.value): c for c in cluster}
+        _drop_their_sum(distinct)
         if len(distinct) < 2:
             continue
         first, last = cluster[0], cluster[-1]
@@ -403,6 +431,18 @@ _SPLIT_TAXES = frozenset(
     {"cgst", "sgst", "utgst", "igst", "gst", "hst", "pst", "qst", "tps", "tvq", "tvh"}
     | {"state", "county", "city", "local"}
 )
+
+
+def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:
+    """Take out a tax line that is the sum of the others printed with them ("CGST 9.00", "SGST 9.00", "GST 18.00";
+    "State tax 6.25", "Sales tax 6.25"): a total of the parts under another name, not one more tax."""
+    for key in list(taxes):
+        others = [other for other in taxes if other != key]
+        if not others or key[1] != sum((value for _, value in others), Decimal(0)):
+            continue
+        if len(others) >= 2 or (not key[0] and all(name for name, _ in others)):
+            del taxes[key]
+            return
 
 
 def _split_tax(label: str) -> str:
@@ -581,12 +621,12 @@ def _payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -
 
 
 def _tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> bool:
-    """True when the rows of a tax table on the total's page add up to the total: the amount taxed and its tax
-    in each ("SR @ 6% 10.94 0.66"; "B= 7,0% 2,32 0,16 2,48", the gross after them), one row or all together.
+    """True when the rows of a tax table on the total's page, all of them together, add up to the total: the amount
+    taxed and its tax in each ("SR @ 6% 10.94 0.66"; "B= 7,0% 2,32 0,16 2,48", the gross after them).
 
-    A row names a rate ("%"); its tax is that rate of the amount taxed, where the rate can be read; rows of
-    discounts, charges and totals are no tax rows. A second reading of the total from other lines, like the
-    payment lines."""
+    A row names a rate ("%") and a tax is named on it or in the table's head just above; its tax is that rate of
+    the amount taxed, where the rate can be read; rows of discounts, charges and totals are no tax rows. A second
+    reading of the total from other lines, like the payment lines."""
     if total is None or total.value.value <= 0:
         return False
     grosses: list[Decimal] = []
@@ -596,6 +636,10 @@ def _tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> b
         named = {m.field for p in line.phrases for m in match_labels(p.text)}
         if named & {"total", "subtotal", "discount", "charge", "withholding", "rounding", *PAYMENT}:
             continue
+        if _NOT_A_TAX_ROW.search(fold(line.text)) or not any(
+            _TAX_WORD.search(fold(above.text)) for above in lines[max(0, index - 3) : index + 1]
+        ):
+            continue  # a discount or a service charge; or no tax named on the row or in the table's head above it
         rate = _RATE.search(line.text)
         values = [amount.value for amount in amounts_in(line.text, mark)]
         for taxed, tax in itertools.pairwise(values):
