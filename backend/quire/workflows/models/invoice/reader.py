@@ -549,8 +549,8 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if tabled:
         checks["tax_table_matches_total"] = True
     if paid or (tabled and paid is None and not misread):
-        # The payment lines under the total say the same amount was paid: a second reading of it, from other
-        # lines, whatever a misread subtotal or tax line says.
+        # The payment lines under the total say the same amount was paid (or, where the printed sums do not
+        # disagree, the tax table's rows add up to it): a second reading of it, from other lines.
         misread = False
         fields["total"]["confidence"] = max(fields["total"]["confidence"], PAYMENT_CONFIRMS)
     elif paid is False:
