@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
-from quire.workflows.models.invoice.values import currencies_in, fold
+from quire.workflows.models.invoice.values import CURRENCY, currencies_in, fold
 
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
 _LEXICON: dict[str, list[tuple[str, str]]] = {
@@ -68,8 +68,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
                     # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
-                    r"net(?=\s*:?\s*(?:$|[-(£$€¥₹\d]|(?:eur|usd|gbp|chf|cad|aud|inr|rs|rm|myr|sgd|pln|sek|nok|dkk|jpy)\.?\s*\d))"
-                    r"(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
+                    r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
         ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
@@ -213,6 +212,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
 }  # fmt: skip
 
+# "Number" alone, in the lexicon's languages: a weak invoice-number label, whose value must follow it at once.
+NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer"})
 # How strongly a label names its field: specific words say more than a bare `total`, `data` or `to`.
 _WEAK = {
     "total": {"total", "summe", "gesamt", "totaal", "totale", "razem", "totalt", "yhteensa", "gross"},
@@ -244,10 +245,7 @@ _WEAK = {
         "factuur",
         "faktura",
         "fatura",
-        "number",
-        "nummer",
-        "numero",
-        "numer",
+        *NUMBER_WORDS,
     },
     "subtotal": {"net"},
 }
@@ -275,7 +273,7 @@ class LabelMatch:
 
 # What brackets after a label hold when they are an amount, not a note: a decimal amount, digits alone, or digits
 # with a currency ("(120.00)", "(120)", "($120)", "(JPY 12,000)", "(CHF 120.-)"); "(EUR)" and "(20%)" are notes.
-_CURRENCY_IN_BRACKETS = r"(?:[$€£¥₹]|\b(?:eur|usd|gbp|chf|cad|aud|jpy|inr|pln|sek|nok|dkk|czk|huf|brl|myr|rm|rs)\b)"
+_CURRENCY_IN_BRACKETS = rf"(?:{CURRENCY.pattern})"
 _AMOUNT_IN_BRACKETS = rf"[^)]*\d[.,]\d{{2}}(?!\d)[^)]*\)|[-\d.,\s]+\)|[^)]*{_CURRENCY_IN_BRACKETS}[^)]*\d|[^)]*\d[^)%]*{_CURRENCY_IN_BRACKETS}"
 
 

@@ -15,7 +15,14 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.labels import PAYMENT, LabelMatch, language_votes, match_labels, ocr_repaired
+from quire.workflows.models.invoice.labels import (
+    NUMBER_WORDS,
+    PAYMENT,
+    LabelMatch,
+    language_votes,
+    match_labels,
+    ocr_repaired,
+)
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
@@ -57,19 +64,19 @@ _RATE_BASE = re.compile(
 )
 # A tax rate as printed in a tax table's row ("6%", "7,0 %"); OCR may leave only the sign ("SR@O%").
 _RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s*%")
-# Words of rows that take a rate of an amount without being a tax; and the tax names a tax table's row or head carries.
+# Words of rows that take a rate of an amount without being a tax.
 _NOT_A_TAX_ROW = re.compile(
     r"rabatt|discount|coupon|promo|skonto|remise|descuento|sconto|korting|rabat|desconto|off\b|servi|bedienung|"
     r"\btips?\b|gratuity|trinkgeld|pourboire|propina|mancia|fooi"
 )
-_TAX_WORD = re.compile(
-    r"tax|vat|\bgst|\bsst|mwst|\bust\b|steuer|\btva|\biva|\bbtw|\bmoms|\bmva|\balv|\bptu|igic|impuesto|imposta|"
-    r"podatek|icms"
-)
 # How far a row's tax may stand from its rate of the amount taxed, beyond a cent: amounts rounded per line.
 _RATE_SLACK = Decimal("0.0005")
-# Where a second tax levied side by side starts in a phrase, after the first one's amount.
-_SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:c|s|i|ut)gst\b|pst\b|qst\b|hst\b|tvq\b|tvh\b)", re.I)
+# Taxes levied side by side on one sale, each under its own name: India's central, state and union-territory GST,
+# Canada's federal and provincial taxes, the United States' state, county and city sales taxes. The first ones
+# are never words of anything else, so where one follows another tax's amount in a phrase, a second tax starts.
+_SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tvh")
+_SPLIT_TAXES = frozenset({*_SIDE_BY_SIDE, "gst", "tps", "state", "county", "city", "local"})
+_SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(_SIDE_BY_SIDE) + r")\b)", re.I)
 # Per-rate tax lines further apart than this belong to different blocks (a VAT table and a footer).
 _TAX_BLOCK_LINES = 8
 _TAX_SUM = re.compile(r"total|summe|gesamt|betrag|totaal|totale|razem|yhteensa|\bi\s+alt\b|insgesamt|sum\b|suma\b")
@@ -79,7 +86,6 @@ _SERIES = re.compile(r"[A-Z]{1,4}")
 _NOT_A_SERIES = frozenset(
     {"REF", "PO", "REA", "VAT", "TAX", "ABN", "GST", "NIF", "CIF", "ID", "NO", "NR", "NUM", "TEL", "FAX"}
 )
-_BARE_NUMBER = re.compile(r"(?:number|nummer|numero|numer)\s*[:#.]?")
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
@@ -273,7 +279,7 @@ def _read_label(
     if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
-    if match.field == "invoice_number" and _BARE_NUMBER.fullmatch(match.label):
+    if match.field == "invoice_number" and re.sub(r"[^a-z]", "", match.label) in NUMBER_WORDS:
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
         # a number right after it is its value.
         sources = [source for source in sources[:1] if re.match(r"\S*\d", source[1])]
@@ -425,14 +431,6 @@ def _tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
     return sums
 
 
-# Taxes levied side by side on one sale, each on its own line: India's central, state and union-territory GST,
-# Canada's federal and provincial taxes, the United States' state, county and city sales taxes.
-_SPLIT_TAXES = frozenset(
-    {"cgst", "sgst", "utgst", "igst", "gst", "hst", "pst", "qst", "tps", "tvq", "tvh"}
-    | {"state", "county", "city", "local"}
-)
-
-
 def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:
     """Take out a tax line that is the sum of the others printed with them ("CGST 9.00", "SGST 9.00", "GST 18.00";
     "State tax 6.25", "Sales tax 6.25"): a total of the parts under another name, not one more tax."""
@@ -499,8 +497,8 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     # Payment words ("Bar", "Resto", "Card") name no language as surely as invoice labels do.
     language = language_votes(matches[0] for _, _, matches in labelled if matches[0].field not in PAYMENT) or "en"
     # A bare "$" on a page that prints an Australian ABN is the Australian dollar, and dates day first there.
-    local = dollar_currency(text) if currency == "USD" else None
-    day_first = _decide_day_first(lines, language, local or currency or country)
+    dollar = dollar_currency(text)
+    day_first = _decide_day_first(lines, language, (dollar if currency == "USD" else None) or currency or country)
     found = _candidates(lines, labelled, mark, day_first)
 
     chosen: dict[str, tuple[Candidate | None, float]] = {
@@ -562,7 +560,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if total is not None and total.value.currency:
         currency = total.value.currency
     if currency == "USD":
-        currency = dollar_currency(text) or currency
+        currency = dollar or currency
     if currency:
         values["currency"] = currency
         seen = currencies.get(currency, 1.0)  # 1.0: the total's own sign, or a bare "$" read as its country's dollar
@@ -637,8 +635,9 @@ def _tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> b
         if named & {"total", "subtotal", "discount", "charge", "withholding", "rounding", *PAYMENT}:
             continue
         if _NOT_A_TAX_ROW.search(fold(line.text)) or not any(
-            _TAX_WORD.search(fold(above.text)) for above in lines[max(0, index - 3) : index + 1]
-        ):
+            m.field == "tax" for above in lines[max(0, index - 3) : index + 1] for p in above.phrases
+            for m in match_labels(p.text)
+        ):  # fmt: skip
             continue  # a discount or a service charge; or no tax named on the row or in the table's head above it
         rate = _RATE.search(line.text)
         values = [amount.value for amount in amounts_in(line.text, mark)]

@@ -30,7 +30,7 @@ CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SE
                             "RON", "BGN"])  # fmt: skip
 # A symbol with letters in it ("RM", "Rs", "R$") is a symbol only where it does not touch other letters:
 # "RM" in "FORMAT" or "Rs" in "Hours" is part of a word. `€`, `$`, `£` need no such care.
-_CURRENCY = re.compile(
+CURRENCY = re.compile(
     r"(?<![^\W\d_])(?:"
     + "|".join(sorted(CURRENCY_CODES, key=len, reverse=True))
     + "|"
@@ -49,8 +49,8 @@ _NUMBER = (
     r"\d{1,3}(?:[.,'\u2019\u00a0\u202f\u2009 ]\d{3})+(?:[.,]\d{2})?|\d+[.,]\d{2}|\d+"
 )
 _AMOUNT = re.compile(
-    r"(?<![\w.,/])(?P<sign>[-\u2212(])?\s?(?P<pre>" + _CURRENCY.pattern + r")?\s?(?P<num>" + _NUMBER + r")"
-    r"(?P<trail>-)?(?:\s?(?P<post>" + _CURRENCY.pattern + r"))?(?![\w/]|[.,]\d|\s?%)"
+    r"(?<![\w.,/])(?P<sign>[-\u2212(])?\s?(?P<pre>" + CURRENCY.pattern + r")?\s?(?P<num>" + _NUMBER + r")"
+    r"(?P<trail>-)?(?:\s?(?P<post>" + CURRENCY.pattern + r"))?(?![\w/]|[.,]\d|\s?%)"
 )
 
 # Identifiers that look numeric: tax and VAT numbers, bank accounts, phone numbers, register numbers.
@@ -161,7 +161,7 @@ def currency_of(text: str) -> str | None:
 
 
 def currencies_in(text: str) -> list[str]:
-    return [code for code in (currency_of(m.group(0)) for m in _CURRENCY.finditer(_OCR_ZERO.sub("0", text))) if code]
+    return [code for code in (currency_of(m.group(0)) for m in CURRENCY.finditer(_OCR_ZERO.sub("0", text))) if code]
 
 
 # Countries besides the United States that write their currency as a bare "$", by the tax or business number
