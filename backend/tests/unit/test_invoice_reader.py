@@ -1105,3 +1105,92 @@ def test_names_web_addresses_and_terms_are_no_labels(text: str) -> None:
 )
 def test_a_bracketed_whole_credit_with_its_currency_is_a_negative_total(printed: str, expected: Decimal) -> None:
     assert text_invoice(f"Credit note 9\nTotal {printed}")["total"] == expected
+
+
+def test_a_totals_row_under_headed_columns_reads_each_amount_by_its_column_head() -> None:
+    # Given a French bill whose totals row prints net, tax and gross in columns, the gross column's head stacked
+    # on two lines ("Montant" over "EUR TTC")
+    result = page(
+        (40, 20, "Exemple Télécom SAS"),
+        (40, 40, "Facture n° 562044387 du 02 Juillet 2015"),
+        (480, 90, "Montant"),
+        (300, 100, "Montant EUR HT"),
+        (400, 100, "Montant TVA"),
+        (480, 100, "EUR TTC"),
+        (40, 115, "Abonnements"),
+        (320, 115, "24.99"),
+        (420, 115, "5.00"),
+        (485, 115, "29.99"),
+        (40, 130, "Total facture"),
+        (320, 130, "24.99"),
+        (420, 130, "5.00"),
+        (485, 130, "29.99"),
+    )
+    # Then each amount is what its column's head says, not the first amount after "Total"
+    assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("24.99"), Decimal("5.00"), Decimal("29.99"))
+
+
+def test_a_totals_row_without_headed_columns_is_read_as_before() -> None:
+    # Given a total row under a line-item table whose columns name no amounts
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        (300, 100, "Qty"),
+        (400, 100, "Unit price"),
+        (480, 100, "Amount"),
+        (40, 115, "Widgets"),
+        (300, 115, "2"),
+        (400, 115, "10.00"),
+        (480, 115, "20.00"),
+        (40, 130, "Total"),
+        (480, 130, "20.00"),
+    )
+    assert result["total"] == Decimal("20.00")
+
+
+def test_the_holder_of_the_account_to_pay_into_is_the_vendor() -> None:
+    # Given a bill whose only name at the top is the customer's, and whose bank details name the account holder
+    result = text_invoice(
+        "ALEXINUX\n27 rue Henri Rolland\nFacture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €\n"
+        "Virement BRED  \u2013  Titulaire du compte : EXEMPLE PRESSE\nIBAN : FR76 10107 00245 00617052317 39"
+    )
+    assert result["vendor"] == "EXEMPLE PRESSE"
+
+
+def test_the_account_holder_of_a_direct_debit_is_the_buyer_not_the_vendor() -> None:
+    # Given a bill paid by direct debit, which prints the customer's own account
+    result = text_invoice(
+        "Facture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €\n"
+        "Prélèvement automatique  \u2013  Titulaire du compte : Jean Dupont\nIBAN : FR76 10107 00245 00617052317 39"
+    )
+    assert result["vendor"] != "Jean Dupont"
+
+
+def test_french_payable_and_payment_deadline_labels() -> None:
+    result = text_invoice(
+        "Exemple SAS\nFacture n° 562044387 du 02 Juillet 2015\nDate limite de paiement le 05 Juillet 2015\n"
+        "Total HT  24,99\nTVA 20%  5,00\nSomme à payer  29,99 € TTC"
+    )
+    assert result["due_date"] == "2015-07-05"
+    assert result["total"] == Decimal("29.99")
+
+
+def test_the_date_a_total_is_owed_on_is_the_due_date() -> None:
+    result = text_invoice(
+        "Example Web Services, Inc.\nInvoice Number: 42183017\nInvoice Date: August 3 , 2014\n"
+        "TOTAL AMOUNT DUE ON August 17 , 2014 $4.11"
+    )
+    assert (result["issue_date"], result["due_date"]) == ("2014-08-03", "2014-08-17")
+    assert result["total"] == Decimal("4.11")
+
+
+def test_a_tax_row_under_headed_columns_gives_its_tax_not_its_net_amount() -> None:
+    # Given a tax table whose row for one rate prints the net amount first, under "Net" and "VAT" heads
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        (300, 100, "Net"),
+        (400, 100, "VAT"),
+        (40, 115, "VAT 20%"),
+        (300, 115, "100.00"),
+        (400, 115, "20.00"),
+    )
+    assert result["tax"] == Decimal("20.00")

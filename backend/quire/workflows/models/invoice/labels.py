@@ -55,7 +55,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie\s+bis(?:\s+zum)?"),
-        ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le"),
+        ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
+                    r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?"),
         ("nl", r"vervaldatum|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
         ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimiento|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
         ("it", r"data\s+(?:di\s+)?scadenza|scadenza|da\s+pagare\s+entro\s+il|entro\s+il"),
@@ -71,7 +72,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
-        ("fr", r"sous\s*-?\s*total|total\s+h\.?\s?t\.?|montant\s+h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
+        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:[a-z]{3}\s+|€\s*)?h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
         ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw"),
         ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|suma"),
         ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
@@ -106,7 +107,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
-        ("fr", r"total\s+t\.?t\.?c\.?|montant\s+t\.?t\.?c\.?|net\s+[aà]\s+payer|total\s+[aà]\s+payer|montant\s+total|"
+        ("fr", r"(?:total|montant)\s+(?:[a-z]{3}\s+|€\s*)?t\.?t\.?c\.?|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
                     r"total\s+g[eé]n[eé]ral|total"),
         ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen)|te\s+betalen|totaalbedrag|totaal"),
         ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+total|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"

@@ -88,6 +88,14 @@ _NOT_A_SERIES = frozenset(
 )
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
+# The word after a total label that says by when it is owed ("Amount due by", "Montant à payer avant le").
+_DUE_ON = re.compile(
+    r"(?:on|by|before|until|bis(?:\s+(?:zum|am))?|le|avant\s+le|au|entro\s+il|antes\s+de(?:l)?|voor|v[oó][oó]r|do|at[eé])\s+",
+    re.I,
+)
+# How far above a table's totals row its column heads are looked for, and how many lines a head may stack.
+_HEAD_LINES = 15
+_HEAD_WORDS = 3
 _ITEM_COLUMN = re.compile(
     r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
     r"designation|quantite|prix|descripcion|cantidad|concepto|precio|descrizione|quantita|prezzo|omschrijving|aantal|"
@@ -255,6 +263,42 @@ def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: boo
     return found
 
 
+def _column_head(lines: list[Line], index: int, value: Phrase) -> LabelMatch | None:
+    """The amount label heading a value's column: the text nearest above it that overlaps it, read with the
+    words stacked over it ("Montant" over "EUR TTC"), past the column's other values. None when that text names
+    something else, or nothing."""
+    stacked: list[str] = []
+    for above in reversed(lines[max(0, index - _HEAD_LINES) : index]):
+        if above.page != lines[index].page:
+            break
+        over = [p for p in above.phrases if p.x0 < value.x1 + 2 and p.x1 > value.x0 - 2]
+        if len(over) != 1 or re.search(r"\d", over[0].text):
+            if stacked:
+                break  # the head's words end where the column's values (or a wider text) begin
+            continue
+        stacked.insert(0, over[0].text)
+        for text in (" ".join(stacked), over[0].text):
+            matches = match_labels(text)
+            if matches and not matches[0].rest:
+                return matches[0] if matches[0].field in AMOUNT_FIELDS else None
+        if len(stacked) == _HEAD_WORDS:
+            break
+    return None
+
+
+def _by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list[tuple[LabelMatch, Phrase, Any]]:
+    """The amounts of a table's totals row with the field each column's head names ("Total | 24.99 | 5.00 |
+    29.99" under "Montant HT | TVA | Montant TTC"); empty unless two columns are headed by different fields."""
+    row = [p for p in lines[index].phrases if p.x0 >= phrase.x1 - 1 and "%" not in p.text]
+    headed = []
+    for value in row:
+        amounts = amounts_in(value.text, mark)
+        head = _column_head(lines, index, value) if len(amounts) == 1 else None
+        if head is not None:
+            headed.append((head, value, amounts[0]))
+    return headed if len({head.field for head, _, _ in headed}) >= 2 else []
+
+
 def _read_label(
     lines: list[Line],
     index: int,
@@ -265,6 +309,16 @@ def _read_label(
     found: dict[str, list[Candidate]],
 ) -> bool:
     """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
+    valueless = not re.search(r"\d", _RATE.sub("", match.rest))  # "Total facture", "VAT 20%": the amounts follow
+    if match.field in AMOUNT_FIELDS and valueless and (columns := _by_column(lines, index, phrase, mark)):
+        # A totals row under headed columns: each column's head, not the row's label, says what its amount is. A
+        # tax row ("VAT 19% | 850,00 | 161,50" under "Net | VAT") gives its tax only: its net is one rate's part.
+        for head, source, amount in columns:
+            if match.field == "tax" and head.field != "tax":
+                continue
+            score = 0.9 * max(head.weight, match.weight) * min(phrase.confidence, source.confidence)
+            found.setdefault(head.field, []).append(Candidate(head.field, amount, score, phrase, source, index))
+        return True
     sources: list[tuple[str, str, Phrase]] = []
     if match.rest:
         sources.append(("same", match.rest, phrase))
@@ -276,6 +330,12 @@ def _read_label(
             found.setdefault("issue_date", []).append(
                 Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
             )
+    due = _DUE_ON.match(match.rest) if match.field == "total" else None
+    if due is not None and (dates := dates_in(match.rest[due.end() :], day_first)):
+        # "Total amount due on August 3, 2014 $4.11": the date the total is owed by is the due date.
+        found.setdefault("due_date", []).append(
+            Candidate("due_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
+        )
     if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]

@@ -76,6 +76,21 @@ _HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?
 _LEGAL_IDS = re.compile(
     rf"{VAT_ID.pattern}|\b(?:HRB|HRA|RCS|KvK|KRS|REGON|Companies\s+House|Reg(?:istered)?\.?\s+No)\b"
 )
+# The holder of the account a transfer goes to, named beside its IBAN ("Titulaire du compte : NETPRESSE"): the
+# issuer, unless the lines speak of a direct debit, where the account printed is the buyer's.
+_ACCOUNT_HOLDER = re.compile(
+    r"(?:^|\s)(?:account\s+(?:holder|name)|beneficiary(?:\s+name)?|kontoinhaber(?:in)?|beg[uü]nstigter|"
+    r"titulaire\s+du\s+compte|b[eé]n[eé]ficiaire|rekeninghouder|ten\s+name\s+van|titular\s+de\s+la\s+cuenta|"
+    r"beneficiario|intestatario(?:\s+(?:del\s+)?conto)?|titular\s+da\s+conta|favorecido|benefici[aá]rio|"
+    r"w[lł]a[sś]ciciel\s+rachunku)\s*:\s*(?P<name>[^:|·•\u2013]+?)\s*(?:$|[|·•\u2013]|\s{2,})",
+    re.I,
+)
+_FULL_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]){11,30}\b")
+_DIRECT_DEBIT = re.compile(
+    r"lastschrift|abbuch|einzug|pr[eé]l[eè]vement|domiciliation|prelievo|domiciliazione|adeudo|domiciliaci[oó]n|"
+    r"incasso|direct\s+debit|mandat|d[eé]bito\s+(?:direto|autom[aá]tico)|polecenie\s+zap[lł]aty",
+    re.I,
+)
 # Host parts that name a service or a mail provider, not the issuer.
 # fmt: off
 _NOT_THE_ISSUER = frozenset({
@@ -193,6 +208,26 @@ def _spelled_out(lines: list[Line], index: int, phrase: Phrase, text: str, buyer
     return None
 
 
+def _account_holder(lines: list[Line], buyer: set[Phrase]) -> list[tuple[float, str, Phrase]]:
+    """The holder of the account the invoice asks to be paid into, where its IBAN is printed in full beside it."""
+    found: list[tuple[float, str, Phrase]] = []
+    for index, line in enumerate(lines):
+        held = _ACCOUNT_HOLDER.search(line.text)
+        if held is None:
+            continue
+        near = " ".join(other.text for other in lines[max(0, index - 2) : index + 3] if other.page == line.page)
+        name = _name_of(held.group("name"))
+        phrase = next((p for p in line.phrases if held.group("name").strip() in p.text), line.phrases[-1])
+        if (
+            _FULL_IBAN.search(near)
+            and not _DIRECT_DEBIT.search(near)
+            and phrase not in buyer
+            and _looks_like_name(name)
+        ):
+            found.append((0.85, name, phrase))
+    return found
+
+
 def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     """The issuer's name, a confidence and the phrase it was read from; None when nothing qualifies."""
     buyer = _buyer_block(lines)
@@ -201,6 +236,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     names = Counter(
         _name_of(p.text).casefold() for line in lines for p in line.phrases if p not in buyer and _FORM.search(p.text)
     )
+    scored += _account_holder(lines, buyer)
     for index, line in enumerate(lines):
         position = line.y0 / max(line.page_height, 1.0)
         for phrase in line.phrases:
