@@ -1194,3 +1194,18 @@ def test_a_tax_row_under_headed_columns_gives_its_tax_not_its_net_amount() -> No
         (400, 115, "20.00"),
     )
     assert result["tax"] == Decimal("20.00")
+
+
+def test_a_label_ocr_read_as_printed_does_not_lower_its_values_confidence() -> None:
+    # Given a receipt whose "Date :" OCR read at 0.9 and its value at 0.96, and a second date misread further down
+    rows = [("KT WONG TRADING", 20, 0.92), ("Date :", 40, 0.9), ("23/06/2018 Cash", 100, 0.91)]
+    words = [
+        Word(token, 1, 20 + 50 * column, y, 60 + 50 * column, y + 10, confidence)
+        for text, y, confidence in rows
+        for column, token in enumerate(text.split())
+    ]
+    words.append(Word("25/06/2018", 1, 200, 40, 260, 50, 0.96))
+    document = Document(text="", filename="r.jpg", content_type="image/jpeg", sha256="0", words=tuple(words),
+                        ocr_pages=(1,))  # fmt: skip
+    # Then the labelled date is given (for review): the label matched the lexicon, only the value's reading counts
+    assert read_invoice(document)["issue_date"] == "2018-06-25"

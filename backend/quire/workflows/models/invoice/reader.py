@@ -350,7 +350,12 @@ def _read_label(
         weight = _RELATION[relation]
         if relation == "below" and match.field not in AMOUNT_FIELDS:
             weight = 0.85  # a date or number printed under its label is a key-value grid, as usual as beside it
-        score = match.weight * weight * min(phrase.confidence, source.confidence)
+        # A label read as printed, and nothing else with it, is sure whatever OCR's doubt about its letters: the
+        # lexicon matched it. Only the value's own reading counts then; a label OCR garbled ("TATAL", "TOTAL
+        # PAYABLE. AHCLAT") and a value in the label's phrase count too.
+        alone = relation != "same" and not match.rest and bool(match_labels(phrase.text))
+        read = source.confidence if alone else min(phrase.confidence, source.confidence)
+        score = match.weight * weight * read
         found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
         return True
     return False
