@@ -1209,3 +1209,23 @@ def test_a_label_ocr_read_as_printed_does_not_lower_its_values_confidence() -> N
                         ocr_pages=(1,))  # fmt: skip
     # Then the labelled date is given (for review): the label matched the lexicon, only the value's reading counts
     assert read_invoice(document)["issue_date"] == "2018-06-25"
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        ("Statement\nStatement date: 03/15/2024\nAmount due $80.00", "issue_date", "2024-03-15"),
+        ("Rechnung 17\nSumme netto 100,00\nMwSt 19% 19,00\nRechnungsendbetrag 119,00", "total", Decimal("119.00")),
+        ("Rechnung 17\nNetto 100,00\nUSt 19,00\nEndsumme 119,00", "total", Decimal("119.00")),
+        ("Rechnung 17\nZahlungsbetrag 119,00 €", "total", Decimal("119.00")),
+        ("Fattura 17\nImponibile 100,00\nIVA 22% 22,00\nNetto a pagare 122,00", "total", Decimal("122.00")),
+        ("Fattura 17\nImponibile 100,00\nIVA 22% 22,00\nNetto a pagare 122,00", "subtotal", Decimal("100.00")),
+        ("Factuur 17\nBedrag excl. btw 100,00\nBTW 21,00\nBedrag incl. btw 121,00", "total", Decimal("121.00")),
+        ("Factuur 17\nSubtotaal 100,00\nBTW 21,00\nTe voldoen 121,00", "total", Decimal("121.00")),
+        ("Factura 17\nBase imponible 100,00\nIVA 21,00\nImporte a pagar 121,00", "total", Decimal("121.00")),
+        ("Fatura 17\nSubtotal 100,00\nIVA 23,00\nValor a pagar 123,00", "total", Decimal("123.00")),
+        ("Facture 17\nTotal HT 100,00\nTVA 20,00\nMontant dû 120,00", "total", Decimal("120.00")),
+    ],
+)
+def test_more_payable_total_and_statement_date_labels(text: str, field: str, expected: object) -> None:
+    assert text_invoice(text)[field] == expected

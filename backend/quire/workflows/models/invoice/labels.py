@@ -38,7 +38,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
-                    r"receipt\s+date|document\s+date|tax\s+point|dated?"),
+                    r"receipt\s+date|document\s+date|statement\s+date|tax\s+point|dated?"),
         ("de", r"rechnungs\s*-?\s*datum|ausstellungsdatum|belegdatum|datum\s+der\s+rechnung|datum"),
         ("fr", r"date\s+(?:de\s+(?:la\s+)?)?facture|date\s+d['\u2019]\s*[eé]mission|date\s+de\s+facturation|[eé]mise?\s+le|date"),
         ("nl", r"factuurdatum|datum\s+factuur|datum"),
@@ -106,16 +106,19 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
-                    r"zu\s+zahlen(?:der\s+betrag)?|zahlbetrag|bruttosumme|rechnungssumme|summe|gesamt|bruttobetrag"),
+                    r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
+                    r"summe\s+brutto|summe|gesamt|bruttobetrag"),
         ("fr", r"(?:total|montant)\s+(?:[a-z]{3}\s+|€\s*)?t\.?t\.?c\.?|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
-                    r"total\s+g[eé]n[eé]ral|total"),
-        ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen)|te\s+betalen|totaalbedrag|totaal"),
-        ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+total|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
+                    r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû]|total"),
+        ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
+                    r"bedrag\s+incl\.?\s*(?:btw)?|totaal"),
+        ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
                     r"total\s+l[ií]quido|total"),
-        ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+totale|totale"),
+        ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+(?:totale|da\s+pagare)|"
+                    r"netto\s+a\s+pagare|totale"),
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
-        ("pt", r"valor\s+total\s+da\s+nota|total\s+a\s+pagar|valor\s+total|total"),
+        ("pt", r"valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
         ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|i\s+alt|totalt|totalbel(?:o)?p|totalbelb"),
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
     ],
@@ -252,8 +255,8 @@ _WEAK = {
 }
 # The payable total is named by these; other total-class labels (net, gross, page totals) rank lower.
 PAYABLE = re.compile(
-    r"due|payable|to\s+pay|grand|zu\s+zahlen|zahlbetrag|endbetrag|rechnungsbetrag|gesamtbetrag|brutto|ttc|[aà]\s+payer|"
-    r"te\s+betalen|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota|"
+    r"due|payable|to\s+pay|grand|zu\s+zahlen|zahl(?:ungs)?betrag|endbetrag|endsumme|rechnungsbetrag|gesamtbetrag|brutto|ttc|"
+    r"[aà]\s+payer|montant\s+du|te\s+(?:betalen|voldoen)|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota|"
     r"att\s+betala|at\s+betale|a\s+betale|maksettava"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
