@@ -89,7 +89,7 @@ CHECK_LABELS = {
     "tax_below_total": "Tax is less than the total",
     "due_after_issue": "Due date is on or after the issue date",
     "payment_matches_total": "The amount paid (card, or cash less change) is the total",
-    "tax_table_matches_total": "A row of the tax table (amount taxed and its tax) adds up to the total",
+    "tax_table_matches_total": "The tax table's rows (each amount taxed and its tax) add up to the total",
 }
 _TABLE = [name for name in FIELD_LABELS if name != "currency"]  # the currency is shown beside each amount
 

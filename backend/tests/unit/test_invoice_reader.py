@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from quire.documents.extract import Document, Word
+from quire.workflows.invoice_summary import CHECK_LABELS
 from quire.workflows.models.invoice import read_invoice
 from quire.workflows.models.invoice.labels import match_labels, ocr_repaired
 from quire.workflows.models.invoice.values import amounts_in, dates_in
@@ -1229,3 +1230,19 @@ def test_a_label_ocr_read_as_printed_does_not_lower_its_values_confidence() -> N
 )
 def test_more_payable_total_and_statement_date_labels(text: str, field: str, expected: object) -> None:
     assert text_invoice(text)[field] == expected
+
+
+def test_every_check_a_result_carries_has_words_for_the_job_page_and_the_report() -> None:
+    # Given results that carry each check the reader writes: sums, dates, payment lines, a tax table
+    results = [
+        text_invoice(
+            "Invoice 7\nInvoice date 2024-01-02\nDue date 2024-02-01\nSubtotal 100.00\nTax 20.00\nTotal 120.00"
+        ),
+        text_invoice("SUB-TOTAL  74,04\nGST  4.04\nTOTAL  78.10\nDEBIT CARD  78.10"),
+        ocr_receipt(
+            ("KFA SUPPLY", 0.9), ("TotalRM : 11,60", 0.3), ("GST Summary Amount Tax", 0.8), ("SR @6% 10.94 0.66", 0.8)
+        ),
+    ]
+    written = {name for result in results for name in result["checks"]}
+    # Then each has words in CHECK_LABELS, which the job page and the .md report show instead of the key
+    assert written == set(CHECK_LABELS)
