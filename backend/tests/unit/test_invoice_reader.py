@@ -1131,21 +1131,51 @@ def test_a_totals_row_under_headed_columns_reads_each_amount_by_its_column_head(
     assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("24.99"), Decimal("5.00"), Decimal("29.99"))
 
 
-def test_a_totals_row_without_headed_columns_is_read_as_before() -> None:
-    # Given a total row under a line-item table whose columns name no amounts
+def test_a_row_that_is_a_sentence_under_headed_columns_gives_no_total() -> None:
+    # Given a statement of account whose table ends with the invoice's row and then the open balance of all invoices
     result = page(
         (40, 20, "Exemple Ltd"),
-        (300, 100, "Qty"),
-        (400, 100, "Unit price"),
-        (480, 100, "Amount"),
-        (40, 115, "Widgets"),
-        (300, 115, "2"),
-        (400, 115, "10.00"),
-        (480, 115, "20.00"),
-        (40, 130, "Total"),
-        (480, 130, "20.00"),
+        (300, 100, "Net amount"),
+        (400, 100, "VAT amount"),
+        (480, 100, "Gross amount"),
+        (40, 115, "Invoice total"),
+        (300, 115, "150.00"),
+        (400, 115, "30.00"),
+        (480, 115, "180.00"),
+        (40, 130, "Total of all open invoices"),
+        (300, 130, "2,150.00"),
+        (400, 130, "430.00"),
+        (480, 130, "2,580.00"),
     )
-    assert result["total"] == Decimal("20.00")
+    # Then the open balance is no total of this invoice
+    assert result["total"] != Decimal("2580.00")
+
+
+def test_a_head_whose_second_line_makes_it_no_amount_label_is_no_amount_column() -> None:
+    # Given a commercial invoice's totals row under "Net / weight" and "Gross / weight" heads, the weights in kg
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        (300, 90, "Net"),
+        (400, 90, "Gross"),
+        (480, 90, "Amount"),
+        (300, 100, "weight"),
+        (400, 100, "weight"),
+        (480, 100, "USD"),
+        (40, 115, "Total amount"),
+        (300, 115, "2,000.00"),
+        (400, 115, "2,250.00"),
+        (480, 115, "6,900.00"),
+    )
+    # Then no weight is read as an amount of the invoice, and no tax is made up from their difference
+    assert (result["total"], result["tax"]) == (Decimal("6900.00"), None)
+
+
+def test_a_totals_row_of_several_amounts_without_heads_gives_its_last_for_review() -> None:
+    # Given a line-item table's totals row (net, tax, gross) whose columns no amount label heads
+    result = text_invoice("Exemple Ltd\nInvoice 7\nWidgets  500.00  95.00  595.00\nTotal  500.00  95.00  595.00")
+    # Then the total is the row's last amount, the row's total as a rule, for a person to confirm
+    assert result["total"] == Decimal("595.00")
+    assert "total" in result["needs_review"]
 
 
 def test_the_holder_of_the_account_to_pay_into_is_the_vendor() -> None:
@@ -1157,13 +1187,33 @@ def test_the_holder_of_the_account_to_pay_into_is_the_vendor() -> None:
     assert result["vendor"] == "EXEMPLE PRESSE"
 
 
-def test_the_account_holder_of_a_direct_debit_is_the_buyer_not_the_vendor() -> None:
-    # Given a bill paid by direct debit, which prints the customer's own account
+@pytest.mark.parametrize(
+    ("debit", "holder", "iban"),
+    [
+        ("Prélèvement automatique", "Jean Dupont", "FR76 10107 00245 00617052317 39"),
+        ("Ce montant sera prélevé le 05/12/2022", "Jean Dupont", "FR76 10107 00245 00617052317 39"),
+        ("Der Betrag wird von Ihrem Konto abgebucht.", "Max Mustermann", "DE89 3704 0044 0532 0130 00"),
+        ("Het bedrag wordt geïncasseerd.", "J. Jansen", "NL91 ABNA 0417 1643 00"),
+        ("Zahlung per Überweisung", "Max Mustermann", "DE89 XXXX XXXX XXXX XX30 00"),  # masked: the buyer's own
+    ],
+)
+def test_the_account_holder_of_a_direct_debit_or_a_masked_iban_is_not_the_vendor(
+    debit: str, holder: str, iban: str
+) -> None:
     result = text_invoice(
-        "Facture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €\n"
-        "Prélèvement automatique  \u2013  Titulaire du compte : Jean Dupont\nIBAN : FR76 10107 00245 00617052317 39"
+        f"Facture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €\n{debit}\n"
+        f"Titulaire du compte : {holder}\nIBAN : {iban}"
     )
-    assert result["vendor"] != "Jean Dupont"
+    assert result["vendor"] != holder
+
+
+def test_an_account_holder_gives_way_to_a_company_named_at_the_top() -> None:
+    # Given an invoice whose receivables were sold: a factoring bank holds the account it is paid into
+    result = text_invoice(
+        "Beispiel Maschinenbau GmbH\nRechnung Nr. 4711\nDatum 02.05.2024\nGesamtbetrag 1.190,00 €\n"
+        "Kontoinhaber: Nordfactor Bank AG\nIBAN: DE89 3704 0044 0532 0130 00"
+    )
+    assert result["vendor"] == "Beispiel Maschinenbau GmbH"
 
 
 def test_french_payable_and_payment_deadline_labels() -> None:
@@ -1184,6 +1234,24 @@ def test_the_date_a_total_is_owed_on_is_the_due_date() -> None:
     assert result["total"] == Decimal("4.11")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Montant TTC au titre de la période du 01/04/2024 au 30/06/2024  150,00 €",
+        "Totaalbedrag voor de periode 01-04-2024 t/m 30-06-2024  150,00",
+        "Total due on renewal of your plan, valid until 28/03/2025  150.00",
+    ],
+)
+def test_a_period_or_a_later_date_after_a_total_label_is_no_due_date(line: str) -> None:
+    assert text_invoice(f"Exemple SARL\nFacture 7\n{line}")["due_date"] is None
+
+
+def test_montant_du_before_a_noun_is_no_total() -> None:
+    # "Montant du dépôt": the amount of the deposit, not the amount due ("Montant dû")
+    result = text_invoice("Exemple SARL\nFacture 7\nTotal à payer  900,00 €\nMontant du dépôt de garantie : 1 600,00 €")
+    assert result["total"] == Decimal("900.00")
+
+
 def test_a_tax_row_under_headed_columns_gives_its_tax_not_its_net_amount() -> None:
     # Given a tax table whose row for one rate prints the net amount first, under "Net" and "VAT" heads
     result = page(
@@ -1198,14 +1266,14 @@ def test_a_tax_row_under_headed_columns_gives_its_tax_not_its_net_amount() -> No
 
 
 def test_a_label_ocr_read_as_printed_does_not_lower_its_values_confidence() -> None:
-    # Given a receipt whose "Date :" OCR read at 0.9 and its value at 0.96, and a second date misread further down
-    rows = [("KT WONG TRADING", 20, 0.92), ("Date :", 40, 0.9), ("23/06/2018 Cash", 100, 0.91)]
+    # Given a receipt whose "Date :" OCR read at 0.8 and its value at 0.99, and a second date misread further down
+    rows = [("KT WONG TRADING", 20, 0.92), ("Date :", 40, 0.8), ("23/06/2018 Cash", 100, 0.91)]
     words = [
         Word(token, 1, 20 + 50 * column, y, 60 + 50 * column, y + 10, confidence)
         for text, y, confidence in rows
         for column, token in enumerate(text.split())
     ]
-    words.append(Word("25/06/2018", 1, 200, 40, 260, 50, 0.96))
+    words.append(Word("25/06/2018", 1, 200, 40, 260, 50, 0.99))
     document = Document(text="", filename="r.jpg", content_type="image/jpeg", sha256="0", words=tuple(words),
                         ocr_pages=(1,))  # fmt: skip
     # Then the labelled date is given (for review): the label matched the lexicon, only the value's reading counts

@@ -15,6 +15,8 @@ from functools import cache, lru_cache
 
 from quire.workflows.models.invoice.values import CURRENCY, currencies_in, fold
 
+# The currency French labels may print between their words ("Montant EUR HT", "Total € TTC").
+_EUROS = r"(?:eur|chf|cad|xof|xaf|xpf)\s+|€\s*"
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
 _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
@@ -72,7 +74,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
-        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:[a-z]{3}\s+|€\s*)?h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
+        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
         ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw"),
         ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|suma"),
         ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
@@ -108,8 +110,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
                     r"summe\s+brutto|summe|gesamt|bruttobetrag"),
-        ("fr", r"(?:total|montant)\s+(?:[a-z]{3}\s+|€\s*)?t\.?t\.?c\.?|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
-                    r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû]|total"),
+        ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?t\.?t\.?c\.?|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
+                    r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total"),
         ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
                     r"bedrag\s+incl\.?\s*(?:btw)?|totaal"),
         ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"

@@ -17,6 +17,7 @@ from typing import Any
 
 from quire.workflows.models.invoice.labels import (
     NUMBER_WORDS,
+    PAYABLE,
     PAYMENT,
     LabelMatch,
     language_votes,
@@ -25,6 +26,7 @@ from quire.workflows.models.invoice.labels import (
 )
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
+    CURRENCY,
     EMAIL_OR_URL,
     Amount,
     amounts_in,
@@ -52,7 +54,7 @@ PAYMENT_CONFIRMS = 0.8
 # Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
 _MAX_ROUNDING = Decimal("0.5")
 DATE_FIELDS = ("issue_date", "due_date")
-_RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
+_RELATION = {"same": 1.0, "right": 0.9, "row": 0.75, "below": 0.75}
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 _CENT = Decimal("0.01")
 # A tax label that names the sum of the tax lines rather than the tax at one rate.
@@ -87,15 +89,23 @@ _NOT_A_SERIES = frozenset(
     {"REF", "PO", "REA", "VAT", "TAX", "ABN", "GST", "NIF", "CIF", "ID", "NO", "NR", "NUM", "TEL", "FAX"}
 )
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
-# Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
-# The word after a total label that says by when it is owed ("Amount due by", "Montant à payer avant le").
+# The fields whose labels, read as printed, vouch for their OCR, and how sure OCR must be of such a label: a
+# payment or adjustment word misread into another ("CHANGE" as "CHARGE") keeps OCR's doubt.
+_LABEL_READ_FIELDS = frozenset({"invoice_number", "issue_date", "due_date", "subtotal", "tax", "total"})
+_LABEL_READ_AT_LEAST = 0.6
+# The word after a payable total's label that says by when it is owed, the date right after it ("Amount due by",
+# "Montant à payer avant le", "Zu zahlen bis"); not "au" or "voor", which also start a period ("au 30/06").
 _DUE_ON = re.compile(
-    r"(?:on|by|before|until|bis(?:\s+(?:zum|am))?|le|avant\s+le|au|entro\s+il|antes\s+de(?:l)?|voor|v[oó][oó]r|do|at[eé])\s+",
-    re.I,
+    r"(?:on|by|before|bis(?:\s+(?:zum|am))?|le|avant\s+le|entro\s+il|antes\s+de(?:l)?|v[oó][oó]r|do|at[eé])\s+", re.I
 )
-# How far above a table's totals row its column heads are looked for, and how many lines a head may stack.
+# How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
+# many lines apart the heads of one row may stand (they are one header row).
 _HEAD_LINES = 15
 _HEAD_WORDS = 3
+_HEAD_ROW_SPREAD = 2
+# A head's words after its label that still leave it a head: a currency ("Brutto EUR"), nothing else.
+_HEAD_NOTE = re.compile(rf"\(?(?:{CURRENCY.pattern})\)?", re.I)
+# Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
     r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
     r"designation|quantite|prix|descripcion|cantidad|concepto|precio|descrizione|quantita|prezzo|omschrijving|aantal|"
@@ -263,12 +273,13 @@ def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: boo
     return found
 
 
-def _column_head(lines: list[Line], index: int, value: Phrase) -> LabelMatch | None:
-    """The amount label heading a value's column: the text nearest above it that overlaps it, read with the
-    words stacked over it ("Montant" over "EUR TTC"), past the column's other values. None when that text names
-    something else, or nothing."""
+def _column_head(lines: list[Line], index: int, value: Phrase) -> tuple[LabelMatch, int] | None:
+    """The amount label heading a value's column, and its line: the text nearest above the value that overlaps
+    it, read whole with the words stacked in it ("Montant" over "EUR TTC"; never "Gross" of "Gross" over
+    "weight"), past the column's other values. None when that text names something else, or nothing."""
     stacked: list[str] = []
-    for above in reversed(lines[max(0, index - _HEAD_LINES) : index]):
+    for at in range(index - 1, max(-1, index - 1 - _HEAD_LINES), -1):
+        above = lines[at]
         if above.page != lines[index].page:
             break
         over = [p for p in above.phrases if p.x0 < value.x1 + 2 and p.x1 > value.x0 - 2]
@@ -277,10 +288,9 @@ def _column_head(lines: list[Line], index: int, value: Phrase) -> LabelMatch | N
                 break  # the head's words end where the column's values (or a wider text) begin
             continue
         stacked.insert(0, over[0].text)
-        for text in (" ".join(stacked), over[0].text):
-            matches = match_labels(text)
-            if matches and not matches[0].rest:
-                return matches[0] if matches[0].field in AMOUNT_FIELDS else None
+        matches = match_labels(" ".join(stacked))
+        if matches and (not matches[0].rest or _HEAD_NOTE.fullmatch(matches[0].rest)):
+            return (matches[0], at + len(stacked) - 1) if matches[0].field in AMOUNT_FIELDS else None
         if len(stacked) == _HEAD_WORDS:
             break
     return None
@@ -288,15 +298,31 @@ def _column_head(lines: list[Line], index: int, value: Phrase) -> LabelMatch | N
 
 def _by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list[tuple[LabelMatch, Phrase, Any]]:
     """The amounts of a table's totals row with the field each column's head names ("Total | 24.99 | 5.00 |
-    29.99" under "Montant HT | TVA | Montant TTC"); empty unless two columns are headed by different fields."""
+    29.99" under "Montant HT | TVA | Montant TTC"); empty unless two columns are headed by different fields in
+    one header row."""
     row = [p for p in lines[index].phrases if p.x0 >= phrase.x1 - 1 and "%" not in p.text]
-    headed = []
+    headed: list[tuple[LabelMatch, Phrase, Any]] = []
+    rows: list[int] = []
     for value in row:
         amounts = amounts_in(value.text, mark)
-        head = _column_head(lines, index, value) if len(amounts) == 1 else None
-        if head is not None:
-            headed.append((head, value, amounts[0]))
-    return headed if len({head.field for head, _, _ in headed}) >= 2 else []
+        found = _column_head(lines, index, value) if len(amounts) == 1 else None
+        if found is not None:
+            headed.append((found[0], value, amounts[0]))
+            rows.append(found[1])
+    if len({head.field for head, _, _ in headed}) < 2 or max(rows) - min(rows) > _HEAD_ROW_SPREAD:
+        return []
+    return headed
+
+
+def _row_amounts(line: Line, phrase: Phrase, mark: str) -> list[Phrase]:
+    """The phrases after a label on its line that are one amount each, up to the next label."""
+    found: list[Phrase] = []
+    for other in (p for p in line.phrases if p.x0 >= phrase.x1 - 1):
+        if match_labels(other.text):
+            break
+        if "%" not in other.text and len(amounts_in(other.text, mark)) == 1:
+            found.append(other)
+    return found
 
 
 def _read_label(
@@ -309,16 +335,19 @@ def _read_label(
     found: dict[str, list[Candidate]],
 ) -> bool:
     """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
-    valueless = not re.search(r"\d", _RATE.sub("", match.rest))  # "Total facture", "VAT 20%": the amounts follow
-    if match.field in AMOUNT_FIELDS and valueless and (columns := _by_column(lines, index, phrase, mark)):
+    # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it; not a sentence ("Total of all
+    # open invoices", "Summe der Abschlagszahlungen"), whose amounts are no totals of this invoice.
+    row_label = not re.search(r"\d", _RATE.sub("", match.rest)) and len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2
+    if match.field in AMOUNT_FIELDS and row_label and (columns := _by_column(lines, index, phrase, mark)):
         # A totals row under headed columns: each column's head, not the row's label, says what its amount is. A
         # tax row ("VAT 19% | 850,00 | 161,50" under "Net | VAT") gives its tax only: its net is one rate's part.
-        for head, source, amount in columns:
-            if match.field == "tax" and head.field != "tax":
-                continue
-            score = 0.9 * max(head.weight, match.weight) * min(phrase.confidence, source.confidence)
+        taken = [(head, source, amount) for head, source, amount in columns
+                 if match.field != "tax" or head.field == "tax"]  # fmt: skip
+        for head, source, amount in taken:
+            # As sure as the weaker of the two labels: a weak row label ("Total") under a strong head stays weak.
+            score = 0.9 * min(head.weight, match.weight) * min(phrase.confidence, source.confidence)
             found.setdefault(head.field, []).append(Candidate(head.field, amount, score, phrase, source, index))
-        return True
+        return bool(taken)
     sources: list[tuple[str, str, Phrase]] = []
     if match.rest:
         sources.append(("same", match.rest, phrase))
@@ -330,8 +359,9 @@ def _read_label(
             found.setdefault("issue_date", []).append(
                 Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
             )
-    due = _DUE_ON.match(match.rest) if match.field == "total" else None
-    if due is not None and (dates := dates_in(match.rest[due.end() :], day_first)):
+    due = _DUE_ON.match(match.rest) if match.field == "total" and PAYABLE.search(match.label) else None
+    after = match.rest[due.end() :] if due is not None else ""
+    if (dates := dates_in(after, day_first)) and fold(after).startswith(fold(dates[0].text)):
         # "Total amount due on August 3, 2014 $4.11": the date the total is owed by is the due date.
         found.setdefault("due_date", []).append(
             Candidate("due_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
@@ -339,6 +369,11 @@ def _read_label(
     if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+        row = _row_amounts(lines[index], phrase, mark) if match.field in AMOUNT_FIELDS and not match.rest else []
+        if len(row) >= 2:
+            # "Total | 5 | 500.00 | 95.00 | 595.00" with no heads that say which is which: the last column is the
+            # row's total as a rule, read less surely than a lone amount beside its label.
+            sources = [("row", row[-1].text, row[-1])] + [s for s in sources if s[0] != "right"]
     if match.field == "invoice_number" and re.sub(r"[^a-z]", "", match.label) in NUMBER_WORDS:
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
         # a number right after it is its value.
@@ -350,10 +385,16 @@ def _read_label(
         weight = _RELATION[relation]
         if relation == "below" and match.field not in AMOUNT_FIELDS:
             weight = 0.85  # a date or number printed under its label is a key-value grid, as usual as beside it
-        # A label read as printed, and nothing else with it, is sure whatever OCR's doubt about its letters: the
-        # lexicon matched it. Only the value's own reading counts then; a label OCR garbled ("TATAL", "TOTAL
-        # PAYABLE. AHCLAT") and a value in the label's phrase count too.
-        alone = relation != "same" and not match.rest and bool(match_labels(phrase.text))
+        # A field's label read as printed, fairly surely and alone in its phrase, vouches for its letters: the
+        # lexicon matched it. Only the value's own reading counts then. A label OCR garbled ("TATAL", "TOTAL
+        # PAYABLE. AHCLAT") or read unsurely, a payment word, and a value in the label's phrase keep the lower one.
+        alone = (
+            relation != "same"
+            and match.field in _LABEL_READ_FIELDS
+            and not match.rest
+            and phrase.confidence >= _LABEL_READ_AT_LEAST
+            and bool(match_labels(phrase.text))
+        )
         read = source.confidence if alone else min(phrase.confidence, source.confidence)
         score = match.weight * weight * read
         found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))

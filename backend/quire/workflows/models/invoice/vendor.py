@@ -77,20 +77,35 @@ _LEGAL_IDS = re.compile(
     rf"{VAT_ID.pattern}|\b(?:HRB|HRA|RCS|KvK|KRS|REGON|Companies\s+House|Reg(?:istered)?\.?\s+No)\b"
 )
 # The holder of the account a transfer goes to, named beside its IBAN ("Titulaire du compte : NETPRESSE"): the
-# issuer, unless the lines speak of a direct debit, where the account printed is the buyer's.
+# issuer, unless the page speaks of a direct debit, where the account printed is the buyer's. Weaker than a name
+# with a company form at the top: a factoring bank may hold the account. ("Account name" is left out: on many bills
+# it is the customer's account with the issuer.)
 _ACCOUNT_HOLDER = re.compile(
-    r"(?:^|\s)(?:account\s+(?:holder|name)|beneficiary(?:\s+name)?|kontoinhaber(?:in)?|beg[uü]nstigter|"
+    r"(?:^|\s)(?:account\s+holder|beneficiary(?:\s+name)?|kontoinhaber(?:in)?|beg[uü]nstigter|"
     r"titulaire\s+du\s+compte|b[eé]n[eé]ficiaire|rekeninghouder|ten\s+name\s+van|titular\s+de\s+la\s+cuenta|"
     r"beneficiario|intestatario(?:\s+(?:del\s+)?conto)?|titular\s+da\s+conta|favorecido|benefici[aá]rio|"
     r"w[lł]a[sś]ciciel\s+rachunku)\s*:\s*(?P<name>[^:|·•\u2013]+?)\s*(?:$|[|·•\u2013]|\s{2,})",
     re.I,
 )
-_FULL_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]){11,30}\b")
+_ACCOUNT_HOLDER_SCORE = 0.7
+_IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9*]){11,30}\b")
 _DIRECT_DEBIT = re.compile(
-    r"lastschrift|abbuch|einzug|pr[eé]l[eè]vement|domiciliation|prelievo|domiciliazione|adeudo|domiciliaci[oó]n|"
-    r"incasso|direct\s+debit|mandat|d[eé]bito\s+(?:direto|autom[aá]tico)|polecenie\s+zap[lł]aty",
+    r"lastschrift|abbuch|abgebucht|einzug|eingezogen|pr[eé]l[eè]v|domicili|prelie?v|incass|ge[iï]ncasseerd|"
+    r"afgeschreven|adeudo|direct\s+debit|debit(?:ed)?\s+from|mandat|d[eé]bito\s+(?:direto|autom[aá]tico)|"
+    r"polecenie\s+zap[lł]aty",
     re.I,
 )
+
+
+def _full_iban(text: str) -> bool:
+    """An IBAN printed whole: not masked ("FR76 ****", "DE89 XXXX XXXX"), mostly digits (not "NW10 6RJ LONDON")."""
+    for found in _IBAN_LIKE.finditer(text):
+        body = re.sub(r"\s", "", found.group(0))[4:]
+        if "*" not in body and "XXX" not in body and sum(ch.isdigit() for ch in body) >= 10:
+            return True
+    return False
+
+
 # Host parts that name a service or a mail provider, not the issuer.
 # fmt: off
 _NOT_THE_ISSUER = frozenset({
@@ -216,15 +231,11 @@ def _account_holder(lines: list[Line], buyer: set[Phrase]) -> list[tuple[float, 
         if held is None:
             continue
         near = " ".join(other.text for other in lines[max(0, index - 2) : index + 3] if other.page == line.page)
+        page = " ".join(other.text for other in lines if other.page == line.page)
         name = _name_of(held.group("name"))
         phrase = next((p for p in line.phrases if held.group("name").strip() in p.text), line.phrases[-1])
-        if (
-            _FULL_IBAN.search(near)
-            and not _DIRECT_DEBIT.search(near)
-            and phrase not in buyer
-            and _looks_like_name(name)
-        ):
-            found.append((0.85, name, phrase))
+        if _full_iban(near) and not _DIRECT_DEBIT.search(page) and phrase not in buyer and _looks_like_name(name):
+            found.append((_ACCOUNT_HOLDER_SCORE, name, phrase))
     return found
 
 
