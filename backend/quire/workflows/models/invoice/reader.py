@@ -54,7 +54,7 @@ PAYMENT_CONFIRMS = 0.8
 # Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
 _MAX_ROUNDING = Decimal("0.5")
 DATE_FIELDS = ("issue_date", "due_date")
-_RELATION = {"same": 1.0, "right": 0.9, "row": 0.75, "below": 0.75}
+_RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 _CENT = Decimal("0.01")
 # A tax label that names the sum of the tax lines rather than the tax at one rate.
@@ -94,12 +94,13 @@ _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$"
 _LABEL_READ_FIELDS = frozenset({"invoice_number", "issue_date", "due_date", "subtotal", "tax", "total"})
 _LABEL_READ_AT_LEAST = 0.6
 # The word after a payable total's label that says by when it is owed, the date right after it ("Amount due by",
-# "Montant à payer avant le", "Zu zahlen bis"); not "au" or "voor", which also start a period ("au 30/06").
+# "Montant à payer avant le", "Zu zahlen bis"); not "au", "voor" or "until", which also start a period ("au 30/06",
+# "voor de periode 01-04 t/m 30-06").
 _DUE_ON = re.compile(
-    r"(?:on|by|before|bis(?:\s+(?:zum|am))?|le|avant\s+le|entro\s+il|antes\s+de(?:l)?|v[oó][oó]r|do|at[eé])\s+", re.I
+    r"(?:on|by|before|bis(?:\s+(?:zum|am))?|le|avant\s+le|entro\s+il|antes\s+de(?:l)?|do|at[eé])\s+", re.I
 )
 # How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
-# many lines apart the heads of one row may stand (they are one header row).
+# many lines' height apart the heads of one row may end (they are one header row).
 _HEAD_LINES = 15
 _HEAD_WORDS = 3
 _HEAD_ROW_SPREAD = 2
@@ -273,26 +274,27 @@ def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: boo
     return found
 
 
-def _column_head(lines: list[Line], index: int, value: Phrase) -> tuple[LabelMatch, int] | None:
-    """The amount label heading a value's column, and its line: the text nearest above the value that overlaps
-    it, read whole with the words stacked in it ("Montant" over "EUR TTC"; never "Gross" of "Gross" over
-    "weight"), past the column's other values. None when that text names something else, or nothing."""
-    stacked: list[str] = []
+def _column_head(lines: list[Line], index: int, value: Phrase) -> tuple[LabelMatch, Phrase] | None:
+    """The amount label heading a value's column, and its lowest phrase: the text nearest above the value that
+    overlaps it, past the column's other values, read whole with the lines stacked close over it ("Montant" over
+    "EUR TTC"; "Gross" over "weight" and "Gewicht" over "brutto" are no amount heads). None when that text names
+    something else, or nothing."""
+    stacked: list[Phrase] = []
     for at in range(index - 1, max(-1, index - 1 - _HEAD_LINES), -1):
         above = lines[at]
         if above.page != lines[index].page:
             break
         over = [p for p in above.phrases if p.x0 < value.x1 + 2 and p.x1 > value.x0 - 2]
-        if len(over) != 1 or re.search(r"\d", over[0].text):
-            if stacked:
-                break  # the head's words end where the column's values (or a wider text) begin
-            continue
-        stacked.insert(0, over[0].text)
-        matches = match_labels(" ".join(stacked))
-        if matches and (not matches[0].rest or _HEAD_NOTE.fullmatch(matches[0].rest)):
-            return (matches[0], at + len(stacked) - 1) if matches[0].field in AMOUNT_FIELDS else None
-        if len(stacked) == _HEAD_WORDS:
-            break
+        text = len(over) == 1 and not re.search(r"\d", over[0].text)
+        if stacked and (not text or stacked[0].y0 - over[0].y1 > stacked[0].height or len(stacked) == _HEAD_WORDS):
+            break  # the head ends at the column's values, at a wider text, at a gap, or after a few lines
+        if text:
+            stacked.insert(0, over[0])
+    if not stacked:
+        return None
+    matches = match_labels(" ".join(p.text for p in stacked))
+    if matches and matches[0].field in AMOUNT_FIELDS and (not matches[0].rest or _HEAD_NOTE.fullmatch(matches[0].rest)):
+        return matches[0], stacked[-1]
     return None
 
 
@@ -302,27 +304,17 @@ def _by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list
     one header row."""
     row = [p for p in lines[index].phrases if p.x0 >= phrase.x1 - 1 and "%" not in p.text]
     headed: list[tuple[LabelMatch, Phrase, Any]] = []
-    rows: list[int] = []
+    bottoms: list[Phrase] = []
     for value in row:
         amounts = amounts_in(value.text, mark)
         found = _column_head(lines, index, value) if len(amounts) == 1 else None
         if found is not None:
             headed.append((found[0], value, amounts[0]))
-            rows.append(found[1])
-    if len({head.field for head, _, _ in headed}) < 2 or max(rows) - min(rows) > _HEAD_ROW_SPREAD:
+            bottoms.append(found[1])
+    if len({head.field for head, _, _ in headed}) < 2:
         return []
-    return headed
-
-
-def _row_amounts(line: Line, phrase: Phrase, mark: str) -> list[Phrase]:
-    """The phrases after a label on its line that are one amount each, up to the next label."""
-    found: list[Phrase] = []
-    for other in (p for p in line.phrases if p.x0 >= phrase.x1 - 1):
-        if match_labels(other.text):
-            break
-        if "%" not in other.text and len(amounts_in(other.text, mark)) == 1:
-            found.append(other)
-    return found
+    spread = max(p.y1 for p in bottoms) - min(p.y1 for p in bottoms)
+    return headed if spread <= _HEAD_ROW_SPREAD * max(p.height for p in bottoms) else []
 
 
 def _read_label(
@@ -369,11 +361,6 @@ def _read_label(
     if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
-        row = _row_amounts(lines[index], phrase, mark) if match.field in AMOUNT_FIELDS and not match.rest else []
-        if len(row) >= 2:
-            # "Total | 5 | 500.00 | 95.00 | 595.00" with no heads that say which is which: the last column is the
-            # row's total as a rule, read less surely than a lone amount beside its label.
-            sources = [("row", row[-1].text, row[-1])] + [s for s in sources if s[0] != "right"]
     if match.field == "invoice_number" and re.sub(r"[^a-z]", "", match.label) in NUMBER_WORDS:
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
         # a number right after it is its value.

@@ -81,7 +81,7 @@ _LEGAL_IDS = re.compile(
 # with a company form at the top: a factoring bank may hold the account. ("Account name" is left out: on many bills
 # it is the customer's account with the issuer.)
 _ACCOUNT_HOLDER = re.compile(
-    r"(?:^|\s)(?:account\s+holder|beneficiary(?:\s+name)?|kontoinhaber(?:in)?|beg[uü]nstigter|"
+    r"(?:^|[|·•\u2013-]\s*)(?:account\s+holder|beneficiary(?:\s+name)?|kontoinhaber(?:in)?|beg[uü]nstigter|"
     r"titulaire\s+du\s+compte|b[eé]n[eé]ficiaire|rekeninghouder|ten\s+name\s+van|titular\s+de\s+la\s+cuenta|"
     r"beneficiario|intestatario(?:\s+(?:del\s+)?conto)?|titular\s+da\s+conta|favorecido|benefici[aá]rio|"
     r"w[lł]a[sś]ciciel\s+rachunku)\s*:\s*(?P<name>[^:|·•\u2013]+?)\s*(?:$|[|·•\u2013]|\s{2,})",
@@ -90,9 +90,9 @@ _ACCOUNT_HOLDER = re.compile(
 _ACCOUNT_HOLDER_SCORE = 0.7
 _IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9*]){11,30}\b")
 _DIRECT_DEBIT = re.compile(
-    r"lastschrift|abbuch|abgebucht|einzug|eingezogen|pr[eé]l[eè]v|domicili|prelie?v|incass|ge[iï]ncasseerd|"
-    r"afgeschreven|adeudo|direct\s+debit|debit(?:ed)?\s+from|mandat|d[eé]bito\s+(?:direto|autom[aá]tico)|"
-    r"polecenie\s+zap[lł]aty",
+    r"lastschrift|abbuch|abgebucht|\beinzug(?:sermächtigung)?\b|eingezogen|pr[eé]l[eè]v|domiciliaci[oó]n|"
+    r"domiciliazione|prelie?v|incass|ge[iï]ncasseerd|afgeschreven|adeudo|direct\s+debit|debit(?:ed)?\s+from|"
+    r"\bmandate?\b|mandatsreferenz|d[eé]bito\s+(?:direto|autom[aá]tico)|polecenie\s+zap[lł]aty",
     re.I,
 )
 
@@ -227,7 +227,8 @@ def _account_holder(lines: list[Line], buyer: set[Phrase]) -> list[tuple[float, 
     """The holder of the account the invoice asks to be paid into, where its IBAN is printed in full beside it."""
     found: list[tuple[float, str, Phrase]] = []
     for index, line in enumerate(lines):
-        held = _ACCOUNT_HOLDER.search(line.text)
+        # The label starts a phrase, or follows a dash or a bar in one: not "Bank of beneficiary: Deutsche Bank AG".
+        held = next((m for p in line.phrases if (m := _ACCOUNT_HOLDER.search(p.text)) is not None), None)
         if held is None:
             continue
         near = " ".join(other.text for other in lines[max(0, index - 2) : index + 3] if other.page == line.page)
