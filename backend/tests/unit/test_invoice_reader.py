@@ -1166,9 +1166,28 @@ def test_a_head_whose_second_line_makes_it_no_amount_label_is_no_amount_column()
         (400, 115, "2,250.00"),
         (480, 115, "6,900.00"),
     )
-    # Then the gross weight is not read as the total, and no tax is made up from the two weights
-    assert result["total"] != Decimal("2250.00")
-    assert result["tax"] is None
+    # Then nothing tells which of the row's amounts is the total: none is given, and a person is asked
+    assert (result["total"], result["tax"]) == (None, None)
+    assert "total" in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    ("line", "total"),
+    [
+        # Amounts one after another, no heads: the first is the net as often as the total
+        ("Total amount  100.00  19.00  119.00", None),
+        ("Invoice total  450.00  0.00", None),
+        # An amount, then words: the label's own amount is the first
+        ("Gesamtbetrag  11,90 €  davon MwSt  1,90 €", Decimal("11.90")),
+        ("Amount due  450.00  Amount paid  0.00", Decimal("450.00")),
+        # The same amount twice (a receipt's two columns)
+        ("TOTAL  12.50  12.50", Decimal("12.50")),
+    ],
+)
+def test_a_total_label_followed_by_several_amounts_gives_none_of_them_for_sure(
+    line: str, total: Decimal | None
+) -> None:
+    assert text_invoice(f"Exemple Ltd\nInvoice 7\n{line}")["total"] == total
 
 
 def test_a_head_whose_qualifier_is_printed_under_it_is_read_whole() -> None:
@@ -1189,6 +1208,33 @@ def test_a_head_whose_qualifier_is_printed_under_it_is_read_whole() -> None:
     )
     # Then the weight is no amount, and net and gross are read by their heads with their currency under them
     assert (result["subtotal"], result["total"]) == (Decimal("1000.00"), Decimal("1190.00"))
+
+
+@pytest.mark.parametrize(
+    "heads",
+    [
+        # Heads of one, one and three lines, printed from the same top
+        [(300, 90, "Net"), (400, 90, "VAT"), (480, 90, "Gross"), (480, 102, "amount"), (480, 114, "EUR")],
+        # A group's head over two of the columns, each column's own head under it
+        [(300, 90, "Amounts before and after tax"), (300, 100, "Net"), (400, 100, "VAT"), (480, 100, "Gross")],
+        # A title well above the first column's head, apart from it
+        [(300, 60, "Charges"), (300, 100, "Net"), (400, 100, "VAT"), (480, 100, "Gross")],
+    ],
+)
+def test_column_heads_of_several_shapes_read_each_column(heads: list[tuple[float, float, str]]) -> None:
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        *heads,
+        (40, 125, "Total"),
+        (300, 125, "100.00"),
+        (400, 125, "19.00"),
+        (480, 125, "119.00"),
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("100.00"),
+        Decimal("19.00"),
+        Decimal("119.00"),
+    )
 
 
 def test_heads_of_different_header_rows_do_not_make_one_table() -> None:
@@ -1223,6 +1269,8 @@ def test_the_holder_of_the_account_to_pay_into_is_the_vendor() -> None:
         ("Der Betrag wird von Ihrem Konto abgebucht.", "Max Mustermann", "DE89 3704 0044 0532 0130 00"),
         ("Het bedrag wordt geïncasseerd.", "J. Jansen", "NL91 ABNA 0417 1643 00"),
         ("Zahlung per Überweisung", "Max Mustermann", "DE89 XXXX XXXX XXXX XX30 00"),  # masked: the buyer's own
+        ("Zahlung per Bankeinzug", "Max Mustermann", "DE89 3704 0044 0532 0130 00"),
+        ("Paiement par domiciliation", "Jean Dupont", "BE68 5390 0754 7034"),
     ],
 )
 def test_the_account_holder_of_a_direct_debit_or_a_masked_iban_is_not_the_vendor(
@@ -1233,6 +1281,14 @@ def test_the_account_holder_of_a_direct_debit_or_a_masked_iban_is_not_the_vendor
         f"Titulaire du compte : {holder}\nIBAN : {iban}"
     )
     assert result["vendor"] != holder
+
+
+def test_an_account_holder_label_and_its_name_in_two_phrases_are_read_together() -> None:
+    result = text_invoice(
+        "ALEXINUX\nFacture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €\n"
+        "Titulaire du compte :  EXEMPLE PRESSE\nIBAN : FR76 10107 00245 00617052317 39"
+    )
+    assert result["vendor"] == "EXEMPLE PRESSE"
 
 
 def test_the_bank_of_the_beneficiary_is_not_the_vendor() -> None:

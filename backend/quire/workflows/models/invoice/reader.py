@@ -100,7 +100,7 @@ _DUE_ON = re.compile(
     r"(?:on|by|before|bis(?:\s+(?:zum|am))?|le|avant\s+le|entro\s+il|antes\s+de(?:l)?|do|at[eé])\s+", re.I
 )
 # How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
-# many lines' height apart the heads of one row may end (they are one header row).
+# many lines' height apart the heads of one row may start (they are one header row).
 _HEAD_LINES = 15
 _HEAD_WORDS = 3
 _HEAD_ROW_SPREAD = 2
@@ -127,6 +127,8 @@ class Candidate:
     label: Phrase
     source: Phrase
     line: int
+    # One of several amounts after its label, with nothing to tell which is its own: never given for sure.
+    unsure: bool = False
 
     def evidence(self, confidence: float, has_layout: bool) -> dict[str, Any]:
         same = self.label is self.source
@@ -274,27 +276,35 @@ def _candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: boo
     return found
 
 
-def _column_head(lines: list[Line], index: int, value: Phrase) -> tuple[LabelMatch, Phrase] | None:
-    """The amount label heading a value's column, and its lowest phrase: the text nearest above the value that
-    overlaps it, past the column's other values, read whole with the lines stacked close over it ("Montant" over
-    "EUR TTC"; "Gross" over "weight" and "Gewicht" over "brutto" are no amount heads). None when that text names
-    something else, or nothing."""
+def _overlaps(a: Phrase, b: Phrase) -> bool:
+    return a.x0 < b.x1 + 2 and a.x1 > b.x0 - 2
+
+
+def _column_head(lines: list[Line], index: int, value: Phrase, row: list[Phrase]) -> tuple[LabelMatch, Phrase] | None:
+    """The amount label heading a value's column, and the phrase its head starts with: the text nearest above the
+    value that overlaps it, past the column's other values, read whole with the lines stacked close over it
+    ("Montant" over "EUR TTC"; "Gross" over "weight" and "Gewicht" over "brutto" are no amount heads). A head
+    over several of the row's columns ("Amount" over "Net | Gross") is a group's, not this column's. None when
+    that text names something else, or nothing."""
     stacked: list[Phrase] = []
     for at in range(index - 1, max(-1, index - 1 - _HEAD_LINES), -1):
         above = lines[at]
         if above.page != lines[index].page:
             break
-        over = [p for p in above.phrases if p.x0 < value.x1 + 2 and p.x1 > value.x0 - 2]
+        over = [p for p in above.phrases if _overlaps(p, value)]
         text = len(over) == 1 and not re.search(r"\d", over[0].text)
-        if stacked and (not text or stacked[0].y0 - over[0].y1 > stacked[0].height or len(stacked) == _HEAD_WORDS):
-            break  # the head ends at the column's values, at a wider text, at a gap, or after a few lines
-        if text:
+        group = text and sum(1 for other in row if _overlaps(over[0], other)) > 1
+        if stacked and (
+            not text or group or stacked[0].y0 - over[0].y1 > stacked[0].height or len(stacked) == _HEAD_WORDS
+        ):
+            break  # the head ends at the column's values, at a wider text or a group's head, at a gap, or in lines
+        if text and not group:
             stacked.insert(0, over[0])
     if not stacked:
         return None
     matches = match_labels(" ".join(p.text for p in stacked))
     if matches and matches[0].field in AMOUNT_FIELDS and (not matches[0].rest or _HEAD_NOTE.fullmatch(matches[0].rest)):
-        return matches[0], stacked[-1]
+        return matches[0], stacked[0]
     return None
 
 
@@ -304,17 +314,31 @@ def _by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list
     one header row."""
     row = [p for p in lines[index].phrases if p.x0 >= phrase.x1 - 1 and "%" not in p.text]
     headed: list[tuple[LabelMatch, Phrase, Any]] = []
-    bottoms: list[Phrase] = []
+    tops: list[Phrase] = []
     for value in row:
         amounts = amounts_in(value.text, mark)
-        found = _column_head(lines, index, value) if len(amounts) == 1 else None
+        found = _column_head(lines, index, value, row) if len(amounts) == 1 else None
         if found is not None:
             headed.append((found[0], value, amounts[0]))
-            bottoms.append(found[1])
+            tops.append(found[1])
     if len({head.field for head, _, _ in headed}) < 2:
         return []
-    spread = max(p.y1 for p in bottoms) - min(p.y1 for p in bottoms)
-    return headed if spread <= _HEAD_ROW_SPREAD * max(p.height for p in bottoms) else []
+    # Heads of one header row start level (a head may run on for more lines under its first, or not).
+    spread = max(p.y0 for p in tops) - min(p.y0 for p in tops)
+    return headed if spread <= _HEAD_ROW_SPREAD * max(p.height for p in tops) else []
+
+
+def _amounts_after(line: Line, phrase: Phrase, mark: str) -> set[Decimal]:
+    """The amounts printed one after another right after a label on its line ("Total amount | 100.00 | 19.00 |
+    119.00"), up to the first phrase with words in it ("davon MwSt", "Amount paid")."""
+    found: set[Decimal] = set()
+    for other in (p for p in line.phrases if p.x0 >= phrase.x1 - 1):
+        amounts = amounts_in(other.text, mark)
+        words = re.sub(CURRENCY.pattern, "", other.text, flags=re.I)
+        if len(amounts) != 1 or re.search(r"[^\W\d_]", words) or "%" in other.text:
+            break
+        found.add(amounts[0].value)
+    return found
 
 
 def _read_label(
@@ -361,6 +385,9 @@ def _read_label(
     if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
         # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+    # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
+    # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
+    unsure = match.field in AMOUNT_FIELDS and row_label and len(_amounts_after(lines[index], phrase, mark)) >= 2
     if match.field == "invoice_number" and re.sub(r"[^a-z]", "", match.label) in NUMBER_WORDS:
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
         # a number right after it is its value.
@@ -384,7 +411,9 @@ def _read_label(
         )
         read = source.confidence if alone else min(phrase.confidence, source.confidence)
         score = match.weight * weight * read
-        found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index))
+        doubt = unsure and relation == "right"
+        score = min(score, ABSTAIN_BELOW - 0.05) if doubt else score
+        found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index, doubt))
         return True
     return False
 
@@ -600,6 +629,10 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     charges = _charges(found)
     sums = _tax_sums(found)
     chosen.update(_choose_amounts(found, len(lines), charges, [whole for whole, _ in sums]))
+    for field in AMOUNT_FIELDS:  # the choice's rank may exceed a candidate's score; an unsure one stays unsure
+        candidate, confidence = chosen[field]
+        if candidate is not None and candidate.unsure:
+            chosen[field] = (candidate, min(confidence, ABSTAIN_BELOW - 0.05))
     rounded = _after_rounding(lines, labelled, found, chosen["total"][0])
     if rounded is not None:
         before = chosen["total"][0]

@@ -90,9 +90,10 @@ _ACCOUNT_HOLDER = re.compile(
 _ACCOUNT_HOLDER_SCORE = 0.7
 _IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9*]){11,30}\b")
 _DIRECT_DEBIT = re.compile(
-    r"lastschrift|abbuch|abgebucht|\beinzug(?:sermächtigung)?\b|eingezogen|pr[eé]l[eè]v|domiciliaci[oó]n|"
-    r"domiciliazione|prelie?v|incass|ge[iï]ncasseerd|afgeschreven|adeudo|direct\s+debit|debit(?:ed)?\s+from|"
-    r"\bmandate?\b|mandatsreferenz|d[eé]bito\s+(?:direto|autom[aá]tico)|polecenie\s+zap[lł]aty",
+    # "Domiciliation :" heads the bank's branch in a French bank-details block; elsewhere (Belgium) it is a debit.
+    r"lastschrift|abbuch|abgebucht|einzug(?!sdatum)|eingezogen|pr[eé]l[eè]v|domicili(?!ation\s*:)|prelie?v|incass|"
+    r"ge[iï]ncasseerd|afgeschreven|adeudo|direct\s+debit|debit(?:ed)?\s+from|\bmandate?\b|mandato|mandatsreferenz|"
+    r"d[eé]bito\s+(?:direto|autom[aá]tico)|polecenie\s+zap[lł]aty",
     re.I,
 )
 
@@ -228,7 +229,15 @@ def _account_holder(lines: list[Line], buyer: set[Phrase]) -> list[tuple[float, 
     found: list[tuple[float, str, Phrase]] = []
     for index, line in enumerate(lines):
         # The label starts a phrase, or follows a dash or a bar in one: not "Bank of beneficiary: Deutsche Bank AG".
-        held = next((m for p in line.phrases if (m := _ACCOUNT_HOLDER.search(p.text)) is not None), None)
+        # Its name may stand in the next phrase ("Titulaire du compte :  NETPRESSE").
+        held = next(
+            (
+                m
+                for i in range(len(line.phrases))
+                if (m := _ACCOUNT_HOLDER.search("  ".join(p.text for p in line.phrases[i:]))) is not None
+            ),
+            None,
+        )
         if held is None:
             continue
         near = " ".join(other.text for other in lines[max(0, index - 2) : index + 3] if other.page == line.page)
