@@ -1180,8 +1180,14 @@ def test_a_head_whose_second_line_makes_it_no_amount_label_is_no_amount_column()
         # An amount, then words: the label's own amount is the first
         ("Gesamtbetrag  11,90 €  davon MwSt  1,90 €", Decimal("11.90")),
         ("Amount due  450.00  Amount paid  0.00", Decimal("450.00")),
-        # The same amount twice (a receipt's two columns)
+        # The same amount twice (a receipt's two columns), or restated in another currency
         ("TOTAL  12.50  12.50", Decimal("12.50")),
+        ("Total  100.00 EUR  117.65 USD", Decimal("100.00")),
+        # The first amount in the label's own phrase, a currency, a count or a rate between them
+        ("Total amount 100.00  19.00  119.00", None),
+        ("Total  EUR  100.00  19.00  119.00", None),
+        ("Total  $  100.00  $  19.00  $  119.00", None),
+        ("TOTAL  2  12.50  25.00", None),
     ],
 )
 def test_a_total_label_followed_by_several_amounts_gives_none_of_them_for_sure(
@@ -1235,6 +1241,58 @@ def test_column_heads_of_several_shapes_read_each_column(heads: list[tuple[float
         Decimal("19.00"),
         Decimal("119.00"),
     )
+
+
+def test_heads_printed_level_at_their_foot_are_one_header_row() -> None:
+    # Given "Net" and "VAT" beside a three-line "Gross / amount / EUR", all ending on one line
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        (480, 90, "Gross"),
+        (480, 102, "amount"),
+        (300, 114, "Net"),
+        (400, 114, "VAT"),
+        (480, 114, "EUR"),
+        (40, 135, "Total"),
+        (300, 135, "100.00"),
+        (400, 135, "19.00"),
+        (480, 135, "119.00"),
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("100.00"),
+        Decimal("19.00"),
+        Decimal("119.00"),
+    )
+
+
+def test_columns_grouped_under_a_head_of_no_amounts_are_no_amount_columns() -> None:
+    # Given "Weight in kg" over "Net | Gross", and the amount's own column beside them
+    result = page(
+        (40, 20, "Exemple Ltd"),
+        (300, 90, "Weight in kilograms over all"),
+        (300, 102, "Net"),
+        (400, 102, "Gross"),
+        (480, 102, "Amount"),
+        (40, 150, "Widgets"),
+        (300, 150, "2,250.00"),
+        (400, 150, "2,400.00"),
+        (480, 150, "6,900.00"),
+        (40, 165, "Total amount"),
+        (300, 165, "2,250.00"),
+        (400, 165, "2,400.00"),
+        (480, 165, "6,900.00"),
+    )
+    # Then neither weight is an amount: no subtotal, tax or total is made of them
+    assert (result["subtotal"], result["tax"], result["total"]) == (None, None, None)
+
+
+def test_unsure_amounts_of_one_row_of_columns_do_not_vouch_for_each_other() -> None:
+    # Given totals set out per tax rate, each line's first amount the first rate's
+    result = text_invoice(
+        "Exemple GmbH\nRechnung 7\nNet  100.00  200.00  300.00\nVAT  7.00  38.00  45.00\nTotal  107.00  238.00  345.00"
+    )
+    # Then no total is given for sure: the three first amounts add up whichever column they all come from
+    assert result["total"] is None
+    assert "total" in result["needs_review"]
 
 
 def test_heads_of_different_header_rows_do_not_make_one_table() -> None:
@@ -1306,6 +1364,14 @@ def test_a_bank_branch_beside_the_holder_does_not_hide_the_holder() -> None:
         "Domiciliation : BRED Paris\nTitulaire du compte : EXEMPLE PRESSE\nIBAN : FR76 10107 00245 00617052317 39"
     )
     assert result["vendor"] == "EXEMPLE PRESSE"
+
+
+def test_an_address_label_is_no_direct_debit() -> None:
+    result = text_invoice(
+        "Factura 7\nFecha 02/05/2024\nTotal 121,00 €\nDomicilio fiscal: Calle Mayor 1, Madrid\n"
+        "Titular de la cuenta: EXEMPLE SL\nIBAN: ES91 2100 0418 4502 0005 1332"
+    )
+    assert result["vendor"] == "EXEMPLE SL"
 
 
 def test_an_account_holder_gives_way_to_a_company_named_at_the_top() -> None:

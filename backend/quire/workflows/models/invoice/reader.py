@@ -100,10 +100,15 @@ _DUE_ON = re.compile(
     r"(?:on|by|before|bis(?:\s+(?:zum|am))?|le|avant\s+le|entro\s+il|antes\s+de(?:l)?|do|at[eé])\s+", re.I
 )
 # How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
-# many lines' height apart the heads of one row may start (they are one header row).
+# many lines' height apart the heads of one row may start or end (they are one header row).
 _HEAD_LINES = 15
 _HEAD_WORDS = 3
 _HEAD_ROW_SPREAD = 2
+# A group head over several columns that leaves each column's own head standing: it says they are amounts.
+_AMOUNT_GROUP = re.compile(
+    r"(?:amounts?|totals?|betr[aä]ge?|summen|montants?|totaux|importes?|importi|bedragen|kwoty|valores)"
+    r"(?:\s*\(?(?:[a-z]{3}|[€$£])\)?|\s+in\s+[a-z]{3})?"
+)
 # A head's words after its label that still leave it a head: a currency ("Brutto EUR"), nothing else.
 _HEAD_NOTE = re.compile(rf"\(?(?:{CURRENCY.pattern})\)?", re.I)
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
@@ -127,7 +132,8 @@ class Candidate:
     label: Phrase
     source: Phrase
     line: int
-    # One of several amounts after its label, with nothing to tell which is its own: never given for sure.
+    # One of several amounts after its label, with nothing to tell which is its own: given for sure only when
+    # sums from other lines vouch for it (`_check_and_derive`).
     unsure: bool = False
 
     def evidence(self, confidence: float, has_layout: bool) -> dict[str, Any]:
@@ -280,12 +286,15 @@ def _overlaps(a: Phrase, b: Phrase) -> bool:
     return a.x0 < b.x1 + 2 and a.x1 > b.x0 - 2
 
 
-def _column_head(lines: list[Line], index: int, value: Phrase, row: list[Phrase]) -> tuple[LabelMatch, Phrase] | None:
-    """The amount label heading a value's column, and the phrase its head starts with: the text nearest above the
-    value that overlaps it, past the column's other values, read whole with the lines stacked close over it
-    ("Montant" over "EUR TTC"; "Gross" over "weight" and "Gewicht" over "brutto" are no amount heads). A head
-    over several of the row's columns ("Amount" over "Net | Gross") is a group's, not this column's. None when
-    that text names something else, or nothing."""
+def _column_head(
+    lines: list[Line], index: int, value: Phrase, row: list[Phrase]
+) -> tuple[LabelMatch, Phrase, Phrase] | None:
+    """The amount label heading a value's column, with the first and last phrase of the head: the text nearest
+    above the value that overlaps it, past the column's other values, read whole with the lines stacked close over
+    it ("Montant" over "EUR TTC"; "Gross" over "weight" and "Gewicht" over "brutto" are no amount heads). A head
+    over several of the row's columns is a group's: only a group of amounts ("Amounts" over "Net | Gross") leaves
+    the column's own head standing ("Weight" over "Net | Gross" makes them weights). None when that text names
+    something else, or nothing."""
     stacked: list[Phrase] = []
     for at in range(index - 1, max(-1, index - 1 - _HEAD_LINES), -1):
         above = lines[at]
@@ -294,6 +303,8 @@ def _column_head(lines: list[Line], index: int, value: Phrase, row: list[Phrase]
         over = [p for p in above.phrases if _overlaps(p, value)]
         text = len(over) == 1 and not re.search(r"\d", over[0].text)
         group = text and sum(1 for other in row if _overlaps(over[0], other)) > 1
+        if group and (not stacked or not _AMOUNT_GROUP.fullmatch(fold(over[0].text).strip())):
+            return None  # a group's head with no head of the column's own under it, or a group of no amounts
         if stacked and (
             not text or group or stacked[0].y0 - over[0].y1 > stacked[0].height or len(stacked) == _HEAD_WORDS
         ):
@@ -304,7 +315,7 @@ def _column_head(lines: list[Line], index: int, value: Phrase, row: list[Phrase]
         return None
     matches = match_labels(" ".join(p.text for p in stacked))
     if matches and matches[0].field in AMOUNT_FIELDS and (not matches[0].rest or _HEAD_NOTE.fullmatch(matches[0].rest)):
-        return matches[0], stacked[0]
+        return matches[0], stacked[0], stacked[-1]
     return None
 
 
@@ -315,29 +326,37 @@ def _by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list
     row = [p for p in lines[index].phrases if p.x0 >= phrase.x1 - 1 and "%" not in p.text]
     headed: list[tuple[LabelMatch, Phrase, Any]] = []
     tops: list[Phrase] = []
+    bottoms: list[Phrase] = []
     for value in row:
         amounts = amounts_in(value.text, mark)
         found = _column_head(lines, index, value, row) if len(amounts) == 1 else None
         if found is not None:
             headed.append((found[0], value, amounts[0]))
             tops.append(found[1])
+            bottoms.append(found[2])
     if len({head.field for head, _, _ in headed}) < 2:
         return []
-    # Heads of one header row start level (a head may run on for more lines under its first, or not).
-    spread = max(p.y0 for p in tops) - min(p.y0 for p in tops)
-    return headed if spread <= _HEAD_ROW_SPREAD * max(p.height for p in tops) else []
+    # Heads of one header row start level or end level (a head may run on for more lines than the others).
+    height = _HEAD_ROW_SPREAD * max(p.height for p in tops + bottoms)
+    level = max(p.y0 for p in tops) - min(p.y0 for p in tops) <= height
+    return headed if level or max(p.y1 for p in bottoms) - min(p.y1 for p in bottoms) <= height else []
 
 
-def _amounts_after(line: Line, phrase: Phrase, mark: str) -> set[Decimal]:
-    """The amounts printed one after another right after a label on its line ("Total amount | 100.00 | 19.00 |
-    119.00"), up to the first phrase with words in it ("davon MwSt", "Amount paid")."""
+def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Decimal]:
+    """The different amounts printed one after another after a label, in its phrase and the phrases after it on
+    its line ("Total amount | 100.00 | 19.00 | 119.00", "Total | $ | 100.00 | $ | 19.00"), up to the first
+    words ("davon MwSt", "Amount paid"); a currency, a rate or a count between them is stepped over. An amount
+    in another printed currency is the same sum restated ("100.00 EUR | 117.65 USD"), not a rival."""
     found: set[Decimal] = set()
-    for other in (p for p in line.phrases if p.x0 >= phrase.x1 - 1):
-        amounts = amounts_in(other.text, mark)
-        words = re.sub(CURRENCY.pattern, "", other.text, flags=re.I)
-        if len(amounts) != 1 or re.search(r"[^\W\d_]", words) or "%" in other.text:
+    currency: str | None = None
+    for text in [rest, *(p.text for p in line.phrases if p.x0 >= phrase.x1 - 1)]:
+        words = re.sub(CURRENCY.pattern, "", _RATE.sub("", text), flags=re.I)
+        if re.search(r"[^\W\d_]", words):
             break
-        found.add(amounts[0].value)
+        for amount in amounts_in(text, mark):
+            currency = currency or amount.currency
+            if amount.currency in (None, currency):
+                found.add(amount.value)
     return found
 
 
@@ -387,7 +406,7 @@ def _read_label(
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
-    unsure = match.field in AMOUNT_FIELDS and row_label and len(_amounts_after(lines[index], phrase, mark)) >= 2
+    unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2
     if match.field == "invoice_number" and re.sub(r"[^a-z]", "", match.label) in NUMBER_WORDS:
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
         # a number right after it is its value.
@@ -411,7 +430,7 @@ def _read_label(
         )
         read = source.confidence if alone else min(phrase.confidence, source.confidence)
         score = match.weight * weight * read
-        doubt = unsure and relation == "right"
+        doubt = unsure and relation in ("same", "right")
         score = min(score, ABSTAIN_BELOW - 0.05) if doubt else score
         found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index, doubt))
         return True
@@ -658,7 +677,8 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         values[field] = value
         fields[field] = candidate.evidence(min(confidence, 1.0), has_layout)
 
-    checks = _check_and_derive(values, fields, charges)
+    unsure = {field for field in AMOUNT_FIELDS if (picked := chosen[field][0]) is not None and picked.unsure}
+    checks = _check_and_derive(values, fields, charges, unsure)
     total = chosen["total"][0]
     # Sums that disagree with the total: an amount was misread somewhere, which the payment lines may settle.
     misread = checks["totals_add_up"] is False or _contradicted(found, chosen, charges)
@@ -858,14 +878,19 @@ def _lone_date(lines: list[Line], day_first: bool) -> tuple[Candidate | None, fl
 
 
 def _check_and_derive(
-    values: dict[str, Any], fields: dict[str, dict[str, Any]], charges: Decimal
+    values: dict[str, Any], fields: dict[str, dict[str, Any]], charges: Decimal, unsure: set[str]
 ) -> dict[str, bool | None]:
     """`totals_add_up`, `tax_below_total`, `due_after_issue`; a missing amount is derived from the other two.
 
     No tax is derived where the total equals the subtotal: an invoice that prints no tax has none to report.
+    Nothing is derived from an `unsure` amount (one of several after its label), and three amounts that agree
+    vouch for each other only when at most one of them is unsure: unsure amounts from one row of columns agree
+    whichever column they were all read from.
     """
     sub, tax, total = (values.get(f) for f in AMOUNT_FIELDS)
     printed = all(f in values for f in AMOUNT_FIELDS)
+    if unsure and not printed:
+        sub, tax, total = (None if f in unsure else values.get(f) for f in AMOUNT_FIELDS)
     if total is not None and sub is not None and tax is None and total - charges > sub >= 0:
         values["tax"] = tax = total - charges - sub
         fields["tax"] = evidence(0.6, "total - subtotal" + (" - charges" if charges else ""))
@@ -883,7 +908,7 @@ def _check_and_derive(
         if values.get("due_date") is None or values.get("issue_date") is None
         else values["due_date"] >= values["issue_date"],
     }
-    if printed and checks["totals_add_up"] and checks["tax_below_total"]:
+    if printed and checks["totals_add_up"] and checks["tax_below_total"] and len(unsure) <= 1:
         for field in AMOUNT_FIELDS:  # three printed amounts that agree vouch for each other
             fields[field]["confidence"] = max(fields[field]["confidence"], 0.9)
     if checks["totals_add_up"] is False or checks["tax_below_total"] is False:
