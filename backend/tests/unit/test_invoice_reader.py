@@ -1183,6 +1183,11 @@ def test_a_head_whose_second_line_makes_it_no_amount_label_is_no_amount_column()
         # The same amount twice (a receipt's two columns), or restated in another currency
         ("TOTAL  12.50  12.50", Decimal("12.50")),
         ("Total  100.00 EUR  117.65 USD", Decimal("100.00")),
+        ("Total  EUR  119.00  USD  140.00", Decimal("119.00")),
+        # A count and an amount, or one amount grouped by a space: nothing tells which
+        ("TOTAL 2 112.50", None),
+        # A space groups thousands where the decimal mark is a comma
+        ("Total TTC  1 234,56 €", Decimal("1234.56")),
         # The first amount in the label's own phrase, a currency, a count or a rate between them
         ("Total amount 100.00  19.00  119.00", None),
         ("Total  EUR  100.00  19.00  119.00", None),
@@ -1223,6 +1228,8 @@ def test_a_head_whose_qualifier_is_printed_under_it_is_read_whole() -> None:
         [(300, 90, "Net"), (400, 90, "VAT"), (480, 90, "Gross"), (480, 102, "amount"), (480, 114, "EUR")],
         # A group's head over two of the columns, each column's own head under it
         [(300, 90, "Amounts before and after tax"), (300, 100, "Net"), (400, 100, "VAT"), (480, 100, "Gross")],
+        # A group's head that names a currency or says its columns are prices
+        [(300, 90, "Prices in EUR, before and after tax"), (300, 100, "Net"), (400, 100, "VAT"), (480, 100, "Gross")],
         # A title well above the first column's head, apart from it
         [(300, 60, "Charges"), (300, 100, "Net"), (400, 100, "VAT"), (480, 100, "Gross")],
     ],
@@ -1285,6 +1292,13 @@ def test_columns_grouped_under_a_head_of_no_amounts_are_no_amount_columns() -> N
     assert (result["subtotal"], result["tax"], result["total"]) == (None, None, None)
 
 
+def test_an_unsure_tax_row_does_not_contradict_a_total_that_the_net_and_tax_make() -> None:
+    # Given a tax row that prints the rate, the amount taxed and the tax, with the net and the total on their lines
+    result = text_invoice("Exemple Ltd\nInvoice 7\nNet  100.00\nVAT  19%  100.00  19.00\nTotal  119.00")
+    assert result["total"] == Decimal("119.00")
+    assert "total" not in result["needs_review"]
+
+
 def test_unsure_amounts_of_one_row_of_columns_do_not_vouch_for_each_other() -> None:
     # Given totals set out per tax rate, each line's first amount the first rate's
     result = text_invoice(
@@ -1329,6 +1343,7 @@ def test_the_holder_of_the_account_to_pay_into_is_the_vendor() -> None:
         ("Zahlung per Überweisung", "Max Mustermann", "DE89 XXXX XXXX XXXX XX30 00"),  # masked: the buyer's own
         ("Zahlung per Bankeinzug", "Max Mustermann", "DE89 3704 0044 0532 0130 00"),
         ("Paiement par domiciliation", "Jean Dupont", "BE68 5390 0754 7034"),
+        ("Zahlungsart: SEPA-Einzug", "Max Kunde", "DE89 3704 0044 0532 0130 00"),
     ],
 )
 def test_the_account_holder_of_a_direct_debit_or_a_masked_iban_is_not_the_vendor(

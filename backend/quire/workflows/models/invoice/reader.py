@@ -104,10 +104,13 @@ _DUE_ON = re.compile(
 _HEAD_LINES = 15
 _HEAD_WORDS = 3
 _HEAD_ROW_SPREAD = 2
-# A group head over several columns that leaves each column's own head standing: it says they are amounts.
+# An amount grouped by a plain space with a decimal point ("2 112.50"), no currency before it.
+_SPACE_GROUPED = re.compile(r"(?<![\d.,$€£])(?<![$€£]\s)\b\d{1,3} \d{3}\.\d{2}(?!\d)")
+# A group head over several columns that leaves each column's own head standing: it says they are amounts (or
+# names a currency).
 _AMOUNT_GROUP = re.compile(
-    r"(?:amounts?|totals?|betr[aä]ge?|summen|montants?|totaux|importes?|importi|bedragen|kwoty|valores)"
-    r"(?:\s*\(?(?:[a-z]{3}|[€$£])\)?|\s+in\s+[a-z]{3})?"
+    r"(?:amounts?|totals?|betr(?:ae|a)ge?|summen|montants?|totaux|importes?|importi|bedragen|kwoty|valores|"
+    r"prices?|preise|prix|precios?|prezzi|prijzen|ceny|pre[cç]os)\b"
 )
 # A head's words after its label that still leave it a head: a currency ("Brutto EUR"), nothing else.
 _HEAD_NOTE = re.compile(rf"\(?(?:{CURRENCY.pattern})\)?", re.I)
@@ -303,7 +306,10 @@ def _column_head(
         over = [p for p in above.phrases if _overlaps(p, value)]
         text = len(over) == 1 and not re.search(r"\d", over[0].text)
         group = text and sum(1 for other in row if _overlaps(over[0], other)) > 1
-        if group and (not stacked or not _AMOUNT_GROUP.fullmatch(fold(over[0].text).strip())):
+        amounts_group = (
+            _AMOUNT_GROUP.match(fold(over[0].text).strip()) or currencies_in(over[0].text) if group else None
+        )
+        if group and (not stacked or not amounts_group):
             return None  # a group's head with no head of the column's own under it, or a group of no amounts
         if stacked and (
             not text or group or stacked[0].y0 - over[0].y1 > stacked[0].height or len(stacked) == _HEAD_WORDS
@@ -349,14 +355,20 @@ def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Deci
     in another printed currency is the same sum restated ("100.00 EUR | 117.65 USD"), not a rival."""
     found: set[Decimal] = set()
     currency: str | None = None
+    pending: str | None = None  # a currency printed in a phrase of its own, for the amount after it
     for text in [rest, *(p.text for p in line.phrases if p.x0 >= phrase.x1 - 1)]:
         words = re.sub(CURRENCY.pattern, "", _RATE.sub("", text), flags=re.I)
         if re.search(r"[^\W\d_]", words):
             break
-        for amount in amounts_in(text, mark):
-            currency = currency or amount.currency
-            if amount.currency in (None, currency):
+        amounts = amounts_in(text, mark)
+        if not amounts and (codes := currencies_in(text)):
+            pending = codes[0]
+        for amount in amounts:
+            printed = amount.currency or pending
+            currency = currency or printed
+            if printed in (None, currency):
                 found.add(amount.value)
+        pending = pending if not amounts else None
     return found
 
 
@@ -430,7 +442,9 @@ def _read_label(
         )
         read = source.confidence if alone else min(phrase.confidence, source.confidence)
         score = match.weight * weight * read
-        doubt = unsure and relation in ("same", "right")
+        # "TOTAL 2 112.50": a count and its amount, or 2,112.50 grouped by a space; nothing tells which.
+        grouped = match.field in AMOUNT_FIELDS and _SPACE_GROUPED.search(text) is not None
+        doubt = (unsure and relation in ("same", "right")) or grouped
         score = min(score, ABSTAIN_BELOW - 0.05) if doubt else score
         found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index, doubt))
         return True
@@ -806,7 +820,7 @@ def _contradicted(
         return False
     best = {  # the phrase the total was read from is not also its subtotal ("Net Total" after a rounding line)
         field: max(
-            (c for c in found.get(field, []) if c.score >= 0.3 and c.source is not total.source),
+            (c for c in found.get(field, []) if c.score >= 0.3 and not c.unsure and c.source is not total.source),
             key=lambda c: c.score,
             default=None,
         )

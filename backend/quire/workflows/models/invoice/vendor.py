@@ -92,7 +92,7 @@ _IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9*]){11,30}\b")
 _DIRECT_DEBIT = re.compile(
     # "Domiciliation :" heads the bank's branch in a French bank-details block; elsewhere (Belgium) it is a debit.
     # "Domicilio fiscal" is an address, "Einzug am" a move.
-    r"lastschrift|abbuch|abgebucht|bankeinzug|einzugsverfahren|einzugserm[aä]chtigung|eingezogen|pr[eé]l[eè]v|"
+    r"lastschrift|abbuch|abgebucht|bankeinzug|(?<![^\W\d_])einzug(?!s?datum|\s+am\b)|eingezogen|pr[eé]l[eè]v|"
     r"domicilia(?:ci[oó]n|zione|d[oa]|tion(?!\s*(?:bancaire\s*)?:))|domicili[eë]ring|prelie?v|incass|ge[iï]ncasseerd|"
     r"afgeschreven|adeudo|direct\s+debit|debit(?:ed)?\s+from|\bmandate?\b|\bmandato\b|mandatsreferenz|"
     r"d[eé]bito\s+(?:direto|autom[aá]tico)|polecenie\s+zap[lł]aty",
