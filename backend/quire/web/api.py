@@ -341,15 +341,11 @@ class JobsController(Controller):
         if delivery is None or not (request.user.is_admin or delivery.owner_id == request.user.user_id):
             raise problem(404, "not_found", "No such webhook delivery.")
         try:
-            recorded = deliveries.replay(delivery_id)
+            view = quire.webhooks.replay(delivery_id)
         except deliveries.NotReplayable as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
-        # The delivery as the replay left it (pending), read before its message goes out: a worker may deliver
-        # it before this answer is written, and the answer should not depend on that race.
-        view = deliveries.delivery_view(delivery_id)
-        if recorded is None or view is None:  # its job was deleted in the meantime
+        if view is None:  # its job was deleted in the meantime
             raise problem(404, "not_found", "No such webhook delivery.")
-        quire.webhooks.publish(recorded)
         return view
 
     @delete("/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files")

@@ -65,12 +65,16 @@ class WebhookOutbox:
         )
         return partial(self.publish, recorded)
 
-    def replay(self, delivery_id: str) -> Recorded | None:
-        """Send a delivered or given-up delivery again: the same id and body, fresh attempts."""
+    def replay(self, delivery_id: str) -> deliveries.DeliveryView | None:
+        """Send a delivered or given-up delivery again: the same id and body, fresh attempts. Answers the delivery
+        as the replay left it (pending), read before its message goes out: a worker may deliver it at once, and
+        what the caller is told should not depend on that race. None if unknown or its job is gone."""
         recorded = deliveries.replay(delivery_id)
-        if recorded is not None:
-            self.publish(recorded)
-        return recorded
+        if recorded is None:
+            return None
+        view = deliveries.delivery_view(delivery_id)
+        self.publish(recorded)
+        return view
 
     def republish_lost(self, reclaim: bool = True) -> int:
         """Recovery: publish again each pending delivery that is due and whose message Redis lost;

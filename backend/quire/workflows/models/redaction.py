@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import phonenumbers
 from stdnum import iban, luhn
 
 from quire.settings import RedactionKind
+from quire.workflows.models.checksums import IBAN_CANDIDATE, checked_spans
 
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?![\w-])")
-# Candidates only; a checksum decides. Groups may be separated by single spaces (IBANs) or dashes (cards).
-IBAN_CANDIDATE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}\b")
+# Candidates only; a checksum decides (`checksums`). Groups may be separated by dashes.
 CARD_CANDIDATE = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 PLACEHOLDER = re.compile(r"\[(EMAIL|PHONE|IBAN|CARD)_(\d+)\]")
 
@@ -32,22 +32,6 @@ PLACEHOLDER = re.compile(r"\[(EMAIL|PHONE|IBAN|CARD)_(\d+)\]")
 def _valid_card(candidate: str) -> bool:
     digits = re.sub(r"\D", "", candidate)
     return 13 <= len(digits) <= 19 and luhn.is_valid(digits)
-
-
-def _checked_spans(pattern: re.Pattern[str], text: str, is_valid: Callable[[str], bool]) -> Iterator[tuple[int, int]]:
-    """Spans of `pattern` matches that pass `is_valid`, each trimmed at a separator if it ran into
-    the next group of characters (an IBAN followed by `EUR`), and retried one word later if it began
-    too early (a reference number before an IBAN)."""
-    position = 0
-    while (match := pattern.search(text, position)) is not None:
-        start, end = match.span()
-        cuts = [end] + [start + i for i in range(end - start - 1, 0, -1) if text[start + i] in " -"]
-        valid_end = next((cut for cut in cuts if is_valid(text[start:cut])), None)
-        if valid_end is None:
-            position = start + 1
-            continue
-        yield start, valid_end
-        position = valid_end
 
 
 def _phone_spans(text: str, regions: Iterable[str]) -> list[tuple[int, int, str]]:
@@ -104,10 +88,10 @@ class Redaction:
             spans = [(m.start(), m.end(), m.group().lower()) for m in EMAIL.finditer(text)]
             text = self._replace(text, "email", spans)
         if "iban" in self.kinds:
-            spans = [(s, e, iban.compact(text[s:e])) for s, e in _checked_spans(IBAN_CANDIDATE, text, iban.is_valid)]
+            spans = [(s, e, iban.compact(text[s:e])) for s, e in checked_spans(IBAN_CANDIDATE, text, iban.is_valid)]
             text = self._replace(text, "iban", spans)
         if "card" in self.kinds:
-            spans = [(s, e, re.sub(r"\D", "", text[s:e])) for s, e in _checked_spans(CARD_CANDIDATE, text, _valid_card)]
+            spans = [(s, e, re.sub(r"\D", "", text[s:e])) for s, e in checked_spans(CARD_CANDIDATE, text, _valid_card)]
             text = self._replace(text, "card", spans)
         if "phone" in self.kinds:
             text = self._replace(text, "phone", _phone_spans(text, self.phone_regions))

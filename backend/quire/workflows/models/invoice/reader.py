@@ -91,7 +91,7 @@ _NOT_A_SERIES = frozenset(
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 # The fields whose labels, read as printed, vouch for their OCR, and how sure OCR must be of such a label: a
 # payment or adjustment word misread into another ("CHANGE" as "CHARGE") keeps OCR's doubt.
-_LABEL_READ_FIELDS = frozenset({"invoice_number", "issue_date", "due_date", "subtotal", "tax", "total"})
+_LABEL_READ_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, *AMOUNT_FIELDS})
 _LABEL_READ_AT_LEAST = 0.6
 # The word after a payable total's label that says by when it is owed, the date right after it ("Amount due by",
 # "Montant à payer avant le", "Zu zahlen bis"); not "au", "voor" or "until", which also start a period ("au 30/06",
@@ -167,8 +167,7 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
         if below.page != line.page or below.y0 - line.y1 > 3 * max(phrase.height, 8.0):
             break
         for candidate in below.phrases:
-            overlaps = candidate.x0 < phrase.x1 + 2 and candidate.x1 > phrase.x0 - 2
-            if overlaps and not match_labels(candidate.text):
+            if _overlaps(candidate, phrase) and not match_labels(candidate.text):
                 found.append(("below", candidate))
                 return found
     return found
@@ -382,9 +381,11 @@ def _read_label(
     found: dict[str, list[Candidate]],
 ) -> bool:
     """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
-    # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it; not a sentence ("Total of all
-    # open invoices", "Summe der Abschlagszahlungen"), whose amounts are no totals of this invoice.
-    row_label = not re.search(r"\d", _RATE.sub("", match.rest)) and len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2
+    # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...", "Total of all open invoices") has no value
+    # beside it, and is no row's label.
+    sentence = len(re.findall(r"[^\W\d_]{3,}", match.rest)) >= 2
+    # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it.
+    row_label = not re.search(r"\d", _RATE.sub("", match.rest)) and not sentence
     if match.field in AMOUNT_FIELDS and row_label and (columns := _by_column(lines, index, phrase, mark)):
         # A totals row under headed columns: each column's head, not the row's label, says what its amount is. A
         # tax row ("VAT 19% | 850,00 | 161,50" under "Net | VAT") gives its tax only: its net is one rate's part.
@@ -413,8 +414,7 @@ def _read_label(
         found.setdefault("due_date", []).append(
             Candidate("due_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
         )
-    if len(re.findall(r"[^\W\d_]{3,}", match.rest)) < 2:
-        # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...") has no value beside it.
+    if not sentence:
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from quire.workflows.models.checksums import has_iban
 from quire.workflows.models.invoice.labels import PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
@@ -88,7 +89,6 @@ _ACCOUNT_HOLDER = re.compile(
     re.I,
 )
 _ACCOUNT_HOLDER_SCORE = 0.7
-_IBAN_LIKE = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9*]){11,30}\b")
 _DIRECT_DEBIT = re.compile(
     # "Domiciliation :" heads the bank's branch in a French bank-details block; elsewhere (Belgium) it is a debit.
     # "Domicilio fiscal" is an address, "Einzug am" a move.
@@ -98,15 +98,6 @@ _DIRECT_DEBIT = re.compile(
     r"d[eé]bito\s+(?:direto|autom[aá]tico)|polecenie\s+zap[lł]aty",
     re.I,
 )
-
-
-def _full_iban(text: str) -> bool:
-    """An IBAN printed whole: not masked ("FR76 ****", "DE89 XXXX XXXX"), mostly digits (not "NW10 6RJ LONDON")."""
-    for found in _IBAN_LIKE.finditer(text):
-        body = re.sub(r"\s", "", found.group(0))[4:]
-        if "*" not in body and "XXX" not in body and sum(ch.isdigit() for ch in body) >= 10:
-            return True
-    return False
 
 
 # Host parts that name a service or a mail provider, not the issuer.
@@ -227,7 +218,8 @@ def _spelled_out(lines: list[Line], index: int, phrase: Phrase, text: str, buyer
 
 
 def _account_holder(lines: list[Line], buyer: set[Phrase]) -> list[tuple[float, str, Phrase]]:
-    """The holder of the account the invoice asks to be paid into, where its IBAN is printed in full beside it."""
+    """The holder of the account the invoice asks to be paid into, where its IBAN is printed whole beside it (its
+    check digits hold: a masked one, "FR76 ****" or "DE89 XXXX", is the buyer's own)."""
     found: list[tuple[float, str, Phrase]] = []
     for index, line in enumerate(lines):
         # The label starts a phrase, or follows a dash or a bar in one: not "Bank of beneficiary: Deutsche Bank AG".
@@ -246,7 +238,7 @@ def _account_holder(lines: list[Line], buyer: set[Phrase]) -> list[tuple[float, 
         page = " ".join(other.text for other in lines if other.page == line.page)
         name = _name_of(held.group("name"))
         phrase = next((p for p in line.phrases if held.group("name").strip() in p.text), line.phrases[-1])
-        if _full_iban(near) and not _DIRECT_DEBIT.search(page) and phrase not in buyer and _looks_like_name(name):
+        if has_iban(near) and not _DIRECT_DEBIT.search(page) and phrase not in buyer and _looks_like_name(name):
             found.append((_ACCOUNT_HOLDER_SCORE, name, phrase))
     return found
 
