@@ -10,7 +10,7 @@ calls first, and which points prometheus_client at the shared directory before i
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -81,13 +81,26 @@ class Metrics:
         return generate_latest(registry)
 
 
+class JobFigures(Protocol):
+    """What the gauges read (`jobs.operations.Overview` has it)."""
+
+    @property
+    def by_state(self) -> Mapping[str, int]: ...
+    @property
+    def queue_depth(self) -> int: ...
+    @property
+    def oldest_queued_age_s(self) -> float: ...
+    @property
+    def workers(self) -> Sized: ...
+
+
 class JobRecordCollector:
     """Gauges read from the job record when scraped: jobs by state, queue depth, oldest queued age.
 
     `figures` reads them (`jobs.operations.overview`); passed in, as the job record sits above this module.
     """
 
-    def __init__(self, figures: Callable[[], Mapping[str, Any]]) -> None:
+    def __init__(self, figures: Callable[[], JobFigures]) -> None:
         self.figures = figures
 
     def collect(self) -> Iterator[Any]:
@@ -95,15 +108,15 @@ class JobRecordCollector:
 
         figures = self.figures()
         jobs = GaugeMetricFamily("quire_jobs", "Jobs by state", labels=["state"])
-        for state, count in figures["by_state"].items():
+        for state, count in figures.by_state.items():
             jobs.add_metric([state], count)
         yield jobs
-        yield GaugeMetricFamily("quire_queue_depth", "Jobs waiting in the queue", value=figures["queue_depth"])
+        yield GaugeMetricFamily("quire_queue_depth", "Jobs waiting in the queue", value=figures.queue_depth)
         yield GaugeMetricFamily(
-            "quire_oldest_queued_age_seconds", "Age of the oldest queued job", value=figures["oldest_queued_age_s"]
+            "quire_oldest_queued_age_seconds", "Age of the oldest queued job", value=figures.oldest_queued_age_s
         )
         yield GaugeMetricFamily(
-            "quire_workers_alive", "Worker processes with a recent heartbeat", value=len(figures["workers"])
+            "quire_workers_alive", "Worker processes with a recent heartbeat", value=len(figures.workers)
         )
 
 

@@ -17,6 +17,7 @@ from quire.jobs import operations, replays, service
 from quire.jobs.models import JobStatus
 from quire.jobs.store import list_jobs, view_of
 from quire.queue.replays import carry_out, lease_for
+from quire.views import plain
 from quire.web.links import with_links
 
 
@@ -26,7 +27,7 @@ def jobs() -> None:
 
 
 def _print(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
+    click.echo(json.dumps(plain(data), indent=2))
 
 
 @jobs.command("list")
@@ -37,8 +38,8 @@ def jobs_list(status: str | None, limit: int) -> None:
     page = list_jobs(None, every_owner=True, status=JobStatus(status) if status else None, limit=limit)
     for row in page.items:
         click.echo(
-            f"{row['job_id']}  {row['status']:<11}  attempt {row['attempt']}/{row['max_attempts']}  "
-            f"{row['workflow']}  {row['input']['filename']}  {row['created_at']}"
+            f"{row.job_id}  {row.status:<11}  attempt {row.attempt}/{row.max_attempts}  "
+            f"{row.workflow}  {row.input.filename}  {row.created_at}"
         )
 
 

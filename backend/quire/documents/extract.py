@@ -14,11 +14,12 @@ import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from quire.documents.einvoice import HEAD_BYTES, EInvoice, embedded_einvoice, is_einvoice_xml, read_einvoice
 from quire.documents.words import Word as Word  # re-exported: a Document is made of them
 from quire.errors import InvalidInput
+from quire.views import View
 
 if TYPE_CHECKING:
     from quire.documents.ocr import OcrPage
@@ -67,12 +68,13 @@ class Progress:
     ocr_pages: int = 0
     unit: str = "pages"
 
-    def view(self) -> ProgressView:
+    def as_record(self) -> dict[str, object]:
+        """Progress as the job record keeps it (its `progress` column); read back as a `ProgressView`."""
         return {"done": self.done, "total": self.total, "unit": self.unit, "message": self.message}
 
 
-class ProgressView(TypedDict):
-    """Progress as the job records and shows it."""
+class ProgressView(View, frozen=True):
+    """Progress as the job's view shows it."""
 
     done: int
     total: int

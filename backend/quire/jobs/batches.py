@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Any, BinaryIO, TypedDict, cast
+from typing import Any, BinaryIO, cast
 
 from sqlalchemy import and_, delete, exists, update
 from sqlalchemy.exc import IntegrityError
@@ -50,6 +50,7 @@ from quire.jobs.results import InvoiceRow, ResultCache, invoice_rows
 from quire.jobs.states import TERMINAL
 from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
+from quire.views import View
 
 log = logging.getLogger(__name__)
 ACTIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
@@ -378,15 +379,19 @@ def _existing(scoped_key: str, fingerprint: str | None) -> BatchSubmitted | None
 # The read side.
 
 
-class BatchCounts(TypedDict):
+class BatchCounts(View, frozen=True):
     queued: int
     running: int
     completed: int
     dead_letter: int
     cancelled: int
 
+    def by_state(self) -> list[tuple[str, int]]:
+        """(state, count) for each state, in this order: what the batch page lists."""
+        return [(state, getattr(self, state)) for state in self.__struct_fields__]
 
-class BatchItem(TypedDict):
+
+class BatchItem(View, frozen=True):
     """One job of a batch: where it is, and for invoices the values (reviewed ones winning)."""
 
     job_id: str
@@ -398,13 +403,14 @@ class BatchItem(TypedDict):
     needs_review: list[str]
 
 
-class RejectedView(TypedDict):
+class RejectedView(View, frozen=True):
     filename: str
     reason: str
 
 
-class BatchViewBase(TypedDict):
-    """The keys of a batch's view that are the same in the domain and on the wire."""
+class BatchView(View, frozen=True):
+    """GET /batches/{id} without URLs (docs/api.md, "Batches"); the web layer's `BatchOut` is this
+    view with each item's link and the spreadsheet downloads."""
 
     batch_id: str
     workflow: str
@@ -413,15 +419,10 @@ class BatchViewBase(TypedDict):
     done: int
     needs_attention: int
     counts: BatchCounts
-    rejected: list[RejectedView]
+    items: tuple[BatchItem, ...]
+    rejected: tuple[RejectedView, ...]
     created_at: str | None
     updated_at: str | None
-
-
-class BatchView(BatchViewBase):
-    """GET /batches/{id} without URLs (docs/api.md, "Batches")."""
-
-    items: list[BatchItem]
 
 
 def get_batch(batch_id: str) -> Batch | None:
@@ -455,36 +456,36 @@ def batch_view(batch: Batch, cache: ResultCache, iso: Callable[[datetime | None]
         counts[job.status] += 1
     active = counts[JobStatus.QUEUED] + counts[JobStatus.RUNNING]
     updated = max((job.updated_at for job in jobs), default=batch.created_at)
-    return {
-        "batch_id": batch.id,
-        "workflow": batch.workflow,
-        "status": "completed" if batch.sealed_at is not None and active == 0 else "running",
-        "total": len(jobs),
-        "done": len(jobs) - active,
-        "needs_attention": sum(needs_attention(row) for row in rows),
-        "counts": {
-            "queued": counts[JobStatus.QUEUED],
-            "running": counts[JobStatus.RUNNING],
-            "completed": counts[JobStatus.COMPLETED],
-            "dead_letter": counts[JobStatus.DEAD_LETTER],
-            "cancelled": counts[JobStatus.CANCELLED],
-        },
-        "items": [
-            {
-                "job_id": row.job_id,
-                "filename": row.filename,
-                "status": row.status,
-                "error": row.error_code,
-                "values": row.values,
-                "reviewed": row.reviewed,
-                "needs_review": list(row.needs_review),
-            }
+    return BatchView(
+        batch_id=batch.id,
+        workflow=batch.workflow,
+        status="completed" if batch.sealed_at is not None and active == 0 else "running",
+        total=len(jobs),
+        done=len(jobs) - active,
+        needs_attention=sum(needs_attention(row) for row in rows),
+        counts=BatchCounts(
+            queued=counts[JobStatus.QUEUED],
+            running=counts[JobStatus.RUNNING],
+            completed=counts[JobStatus.COMPLETED],
+            dead_letter=counts[JobStatus.DEAD_LETTER],
+            cancelled=counts[JobStatus.CANCELLED],
+        ),
+        items=tuple(
+            BatchItem(
+                job_id=row.job_id,
+                filename=row.filename,
+                status=row.status,
+                error=row.error_code,
+                values=row.values,
+                reviewed=row.reviewed,
+                needs_review=list(row.needs_review),
+            )
             for row in rows
-        ],
-        "rejected": [{"filename": item["filename"], "reason": item["reason"]} for item in batch.rejected],
-        "created_at": iso(batch.created_at),
-        "updated_at": iso(max(updated, batch.created_at)),
-    }
+        ),
+        rejected=tuple(RejectedView(filename=item["filename"], reason=item["reason"]) for item in batch.rejected),
+        created_at=iso(batch.created_at),
+        updated_at=iso(max(updated, batch.created_at)),
+    )
 
 
 def rows_of(batch_id: str, cache: ResultCache) -> list[InvoiceRow]:

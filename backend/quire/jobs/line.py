@@ -28,7 +28,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Protocol, TypedDict
+from typing import Protocol
 
 from sqlalchemy import String, and_, bindparam, func, tuple_
 from sqlalchemy.orm import aliased
@@ -38,12 +38,13 @@ from sqlmodel.sql.sqltypes import UTCDateTime
 
 from quire.jobs.models import EventType, Job, JobEvent, JobStatus, WorkerProcess, utcnow
 from quire.settings import get_settings
+from quire.views import View
 
 # How many recent attempts of a workflow its duration is the mean of.
 RECENT_ATTEMPTS = 20
 
 
-class QueuePlace(TypedDict):
+class QueuePlace(View, frozen=True):
     position: int
     eta_s: float | None
 
@@ -73,7 +74,7 @@ def place_in_line(session: Session, job: InLine, basis: RecentBasis | None = Non
     position = 1 + sum(ahead.values())
     workflows = {job.workflow, *ahead}
     read = basis.read(session, workflows, now) if basis is not None else _Basis.read(session, workflows, now)
-    return {"position": position, "eta_s": read.eta_s(job.workflow, job.available_at, ahead)}
+    return QueuePlace(position=position, eta_s=read.eta_s(job.workflow, job.available_at, ahead))
 
 
 def places_in_line(session: Session, job_ids: Collection[str]) -> dict[str, QueuePlace]:
@@ -93,7 +94,7 @@ def places_in_line(session: Session, job_ids: Collection[str]) -> dict[str, Queu
     places: dict[str, QueuePlace] = {}
     for position, (job_id, workflow, available_at) in enumerate(line, start=1):
         if job_id in wanted:
-            places[job_id] = {"position": position, "eta_s": basis.eta_s(workflow, available_at, ahead)}
+            places[job_id] = QueuePlace(position=position, eta_s=basis.eta_s(workflow, available_at, ahead))
         ahead[workflow] += 1
     return places
 

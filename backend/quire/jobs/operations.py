@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypedDict
 
 from sqlalchemy import func, update
 from sqlalchemy import select as sa_select
@@ -31,6 +30,7 @@ from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import iso
 from quire.queue.dispatch import Dispatcher
+from quire.views import View
 
 log = logging.getLogger(__name__)
 
@@ -38,19 +38,19 @@ log = logging.getLogger(__name__)
 # Overview -----------------------------------------------------------------------------------------
 
 
-class WorkflowCount(TypedDict):
+class WorkflowCount(View, frozen=True):
     workflow: str
     status: str
     count: int
 
 
-class HeldAttempt(TypedDict):
+class HeldAttempt(View, frozen=True):
     job_id: str
     lease_until: str | None
     attempt: int
 
 
-class WorkerView(TypedDict):
+class WorkerView(View, frozen=True):
     """A worker process alive within the heartbeat window, and the attempts it holds."""
 
     id: str
@@ -61,7 +61,7 @@ class WorkerView(TypedDict):
     jobs: list[HeldAttempt]
 
 
-class Overview(TypedDict):
+class Overview(View, frozen=True):
     by_state: dict[str, int]
     by_workflow: list[WorkflowCount]
     queue_depth: int
@@ -75,8 +75,8 @@ def overview(heartbeat_window_s: float) -> Overview:
     now = utcnow()
     with session_scope() as session:
         by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
-        by_workflow: list[WorkflowCount] = [
-            {"workflow": w, "status": str(s), "count": int(n)}
+        by_workflow = [
+            WorkflowCount(workflow=w, status=str(s), count=int(n))
             for w, s, n in session.exec(
                 select(Job.workflow, Job.status, func.count()).group_by(Job.workflow, Job.status).order_by(Job.workflow)
             )
@@ -104,26 +104,26 @@ def overview(heartbeat_window_s: float) -> Overview:
     holdings: dict[str, list[HeldAttempt]] = {}
     for job_id, worker_id, lease_until, attempt in held:
         holdings.setdefault(worker_id or "", []).append(
-            {"job_id": job_id, "lease_until": iso(lease_until), "attempt": attempt}
+            HeldAttempt(job_id=job_id, lease_until=iso(lease_until), attempt=attempt)
         )
-    return {
-        "by_state": by_state,
-        "by_workflow": by_workflow,
-        "queue_depth": by_state.get(JobStatus.QUEUED, 0),
-        "oldest_queued_age_s": round((now - oldest).total_seconds(), 1) if oldest else 0.0,
-        "jobs_per_minute": round(int(finished) / 5, 1),
-        "workers": [
-            {
-                "id": w.id,
-                "hostname": w.hostname,
-                "pid": w.pid,
-                "threads": w.threads,
-                "last_heartbeat_at": iso(w.last_heartbeat_at),
-                "jobs": holdings.get(w.id, []),
-            }
+    return Overview(
+        by_state=by_state,
+        by_workflow=by_workflow,
+        queue_depth=by_state.get(JobStatus.QUEUED, 0),
+        oldest_queued_age_s=round((now - oldest).total_seconds(), 1) if oldest else 0.0,
+        jobs_per_minute=round(int(finished) / 5, 1),
+        workers=[
+            WorkerView(
+                id=w.id,
+                hostname=w.hostname,
+                pid=w.pid,
+                threads=w.threads,
+                last_heartbeat_at=iso(w.last_heartbeat_at),
+                jobs=holdings.get(w.id, []),
+            )
             for w in alive
         ],
-    }
+    )
 
 
 # Dead letters -------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ class Fingerprint:
         return f"{self.error}:{self.workflow}@{self.workflow_version}"
 
 
-class DeadLetterGroup(TypedDict):
+class DeadLetterGroup(View, frozen=True):
     fingerprint: Fingerprint
     count: int
     newest: str | None
@@ -162,7 +162,7 @@ def dead_letter_groups() -> list[DeadLetterGroup]:
             .order_by(func.max(Job.updated_at).desc())
         ).all()
     return [
-        {"fingerprint": Fingerprint(e or "unknown", w, v), "count": int(n), "newest": iso(newest)}
+        DeadLetterGroup(fingerprint=Fingerprint(e or "unknown", w, v), count=int(n), newest=iso(newest))
         for e, w, v, n, newest in rows
     ]
 
@@ -181,7 +181,7 @@ class JobFilter:
     created_to: datetime | None = None
 
 
-class SearchItem(TypedDict):
+class SearchItem(View, frozen=True):
     """One job as the operator search lists it."""
 
     job_id: str
@@ -221,25 +221,25 @@ def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[
         rows = session.exec(stmt).all()
     more = len(rows) > limit
     rows = rows[:limit]
-    items: list[SearchItem] = [
-        {
-            "job_id": job.id,
-            "owner": email,
-            "workflow": f"{job.workflow}@{job.workflow_version}",
-            "status": job.status,
-            "error": job.error_code,
-            "attempt": job.attempt,
-            "filename": job.input_filename,
-            "created_at": iso(job.created_at),
-            "worker_id": job.worker_id,
-            "lease_until": iso(job.lease_until),
-        }
+    items = [
+        SearchItem(
+            job_id=job.id,
+            owner=email,
+            workflow=f"{job.workflow}@{job.workflow_version}",
+            status=job.status,
+            error=job.error_code,
+            attempt=job.attempt,
+            filename=job.input_filename,
+            created_at=iso(job.created_at),
+            worker_id=job.worker_id,
+            lease_until=iso(job.lease_until),
+        )
         for job, email in rows
     ]
     return items, (encode_cursor(rows[-1][0]) if more and rows else None)
 
 
-class HistoryEvent(TypedDict):
+class HistoryEvent(View, frozen=True):
     """An event as operators see it: with the operator-only detail (exception, provider status,
     a malformed answer's validation problems)."""
 
@@ -256,14 +256,14 @@ def history(job_id: str) -> list[HistoryEvent]:
     with session_scope() as session:
         events = session.exec(select(JobEvent).where(JobEvent.job_id == job_id).order_by(col(JobEvent.id))).all()
     return [
-        {
-            "type": e.type,
-            "at": iso(e.at),
-            "attempt": e.attempt,
-            "error": e.error,
-            "detail": e.detail,
-            "operator_detail": e.operator_detail,
-        }
+        HistoryEvent(
+            type=e.type,
+            at=iso(e.at),
+            attempt=e.attempt,
+            error=e.error,
+            detail=e.detail,
+            operator_detail=e.operator_detail,
+        )
         for e in events
     ]
 
@@ -359,12 +359,12 @@ def _input_still_needed(session: Session, input_ref: str, cutoff: datetime, job_
     )
 
 
-class GroupCount(TypedDict):
+class GroupCount(View, frozen=True):
     fingerprint: str
     count: int
 
 
-class Stats(TypedDict):
+class Stats(View, frozen=True):
     jobs: dict[str, int]
     total: int
     uploads: int
@@ -375,11 +375,9 @@ def stats() -> Stats:
     with session_scope() as session:
         by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
         uploads = int(session.exec(select(func.count()).select_from(Upload)).one())
-    return {
-        "jobs": by_state,
-        "total": sum(by_state.values()),
-        "uploads": uploads,
-        "dead_letter_groups": [
-            {"fingerprint": g["fingerprint"].key, "count": g["count"]} for g in dead_letter_groups()
-        ],
-    }
+    return Stats(
+        jobs=by_state,
+        total=sum(by_state.values()),
+        uploads=uploads,
+        dead_letter_groups=[GroupCount(fingerprint=g.fingerprint.key, count=g.count) for g in dead_letter_groups()],
+    )

@@ -10,7 +10,6 @@ same replay, and each job's replay is itself a conditional transition: a job is 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TypedDict
 
 from sqlalchemy import ColumnElement, Table, Update, func, or_, tuple_, update
 from sqlmodel import col, select
@@ -19,11 +18,12 @@ from quire.db import session_scope
 from quire.jobs import states
 from quire.jobs.models import GroupReplay, Job, JobStatus, ReplayState, utcnow
 from quire.jobs.store import iso
+from quire.views import View
 
 REPLAY: Table = GroupReplay.__table__  # type: ignore[attr-defined]
 
 
-class ReplayView(TypedDict):
+class ReplayView(View, frozen=True):
     """A group replay as the admin page shows it."""
 
     replay_id: str
@@ -211,19 +211,19 @@ def recent(limit: int = 10) -> list[ReplayView]:
     with session_scope() as session:
         rows = session.exec(select(GroupReplay).order_by(col(GroupReplay.created_at).desc()).limit(limit)).all()
     return [
-        {
-            "replay_id": r.id,
-            "error": r.error,
-            "workflow": r.workflow,
-            "workflow_version": r.workflow_version,
-            "rate": r.rate,
-            "state": r.state,
-            "total": r.total,
-            "replayed": r.replayed,
-            "skipped": r.skipped,
-            "created_by": r.created_by,
-            "created_at": iso(r.created_at),
-            "updated_at": iso(r.updated_at),
-        }
+        ReplayView(
+            replay_id=r.id,
+            error=r.error,
+            workflow=r.workflow,
+            workflow_version=r.workflow_version,
+            rate=r.rate,
+            state=r.state,
+            total=r.total,
+            replayed=r.replayed,
+            skipped=r.skipped,
+            created_by=r.created_by,
+            created_at=iso(r.created_at),
+            updated_at=iso(r.updated_at),
+        )
         for r in rows
     ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import math
 import threading
 from collections import OrderedDict
@@ -10,8 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any
 
+import msgspec
 from sqlalchemy import Select as SaSelect
 from sqlalchemy import String, bindparam, delete, func, literal, text, update
 from sqlalchemy import insert as sa_insert
@@ -26,6 +26,7 @@ from quire.jobs.line import QueuePlace, RecentBasis, place_in_line
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
 from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 from quire.jobs.results import reviewed_fields
+from quire.views import View
 from quire.webhooks.models import WebhookDelivery
 
 
@@ -77,13 +78,13 @@ def evidence_of(job_id: str) -> list[ArtifactView]:
     return [artifact_view(a) for a in rows]
 
 
-class InputView(TypedDict):
+class InputView(View, frozen=True):
     filename: str
     size: int
     sha256: str
 
 
-class ArtifactView(TypedDict):
+class ArtifactView(View, frozen=True):
     """A result file as the record knows it; the web layer adds where to download it."""
 
     name: str
@@ -94,26 +95,28 @@ class ArtifactView(TypedDict):
     deleted_at: str | None
 
 
-class JobError(TypedDict):
+class JobError(View, frozen=True):
     code: str
     message: str
 
 
-class AttemptError(TypedDict):
+class AttemptError(View, frozen=True):
     attempt: int
     code: str | None
     at: str | None
 
 
-class EventView(TypedDict):
+class EventView(View, frozen=True):
+    """An event as its owner sees it; `error` and `detail` are left out of the JSON when empty."""
+
     type: str
     at: str | None
     attempt: int
-    error: NotRequired[str]
-    detail: NotRequired[str]
+    error: str | msgspec.UnsetType = msgspec.UNSET
+    detail: str | msgspec.UnsetType = msgspec.UNSET
 
 
-class ReviewView(TypedDict):
+class ReviewView(View, frozen=True):
     """A person's review of an invoice result (jobs/review.py): the values they saved, who, when."""
 
     fields: dict[str, Any]
@@ -121,8 +124,9 @@ class ReviewView(TypedDict):
     at: str | None
 
 
-class JobViewBase(TypedDict):
-    """The keys of a job's view that are the same in the domain and on the wire."""
+class JobView(View, frozen=True):
+    """The stable status shape (docs/api.md), without URLs; every key present even when null.
+    The web layer's `JobOut` is this view with each artifact's download link."""
 
     job_id: str
     workflow: str
@@ -131,9 +135,11 @@ class JobViewBase(TypedDict):
     attempt: int
     max_attempts: int
     input: InputView
+    artifact: ArtifactView | None
+    artifacts: tuple[ArtifactView, ...]
     error: JobError | None
-    errors: list[AttemptError]
-    events: list[EventView]
+    errors: tuple[AttemptError, ...]
+    events: tuple[EventView, ...]
     created_at: str | None
     updated_at: str | None
     deadline_at: str | None
@@ -143,13 +149,6 @@ class JobViewBase(TypedDict):
     # While queued: the place in line and the estimated seconds until the result (jobs/line.py).
     queue: QueuePlace | None
     review: ReviewView | None
-
-
-class JobView(JobViewBase):
-    """The stable status shape (docs/api.md), without URLs; every key present even when null."""
-
-    artifact: ArtifactView | None
-    artifacts: list[ArtifactView]
 
 
 @dataclass(frozen=True)
@@ -202,22 +201,23 @@ def unfinished_jobs(owner_id: str, limit: int) -> list[JobView]:
 
 
 def artifact_view(artifact: Artifact) -> ArtifactView:
-    return {
-        "name": artifact.name,
-        "size": artifact.size,
-        "sha256": artifact.sha256,
-        "content_type": artifact.content_type,
-        "deleted_at": iso(artifact.deleted_at),
-    }
+    return ArtifactView(
+        name=artifact.name,
+        size=artifact.size,
+        sha256=artifact.sha256,
+        content_type=artifact.content_type,
+        deleted_at=iso(artifact.deleted_at),
+    )
 
 
 def _event_view(event: JobEvent) -> EventView:
-    view: EventView = {"type": event.type, "at": iso(event.at), "attempt": event.attempt}
-    if event.error:
-        view["error"] = event.error
-    if event.detail:
-        view["detail"] = event.detail
-    return view
+    return EventView(
+        type=event.type,
+        at=iso(event.at),
+        attempt=event.attempt,
+        error=event.error or msgspec.UNSET,
+        detail=event.detail or msgspec.UNSET,
+    )
 
 
 def job_view(session: Session, job: Job, basis: RecentBasis | None = None) -> JobView:
@@ -237,35 +237,35 @@ def job_view(session: Session, job: Job, basis: RecentBasis | None = None) -> Jo
         last = next((e for e in reversed(events) if e.error), None)
         if last is not None and last.error and (not since_replay or (last.id or 0) > (since_replay[-1].id or 0)):
             code = ErrorCode(last.error)
-            error = {"code": code.value, "message": ERROR_MESSAGES[code]}
+            error = JobError(code=code.value, message=ERROR_MESSAGES[code])
     primary = next((a for a in artifacts if a.primary), None)
-    return {
-        "job_id": job.id,
-        "workflow": job.workflow,
-        "workflow_version": job.workflow_version,
-        "status": job.status,
-        "attempt": job.attempt,
-        "max_attempts": job.max_attempts,
-        "input": {"filename": job.input_filename, "size": job.input_size, "sha256": job.input_sha256},
-        "artifact": artifact_view(primary) if primary else None,
-        "artifacts": [artifact_view(a) for a in artifacts],
-        "error": error,
-        "errors": [{"attempt": e.attempt, "code": e.error, "at": iso(e.at)} for e in failures],
-        "events": [_event_view(e) for e in events],
-        "created_at": iso(job.created_at),
-        "updated_at": iso(job.updated_at),
-        "deadline_at": iso(job.deadline_at),
-        "next_attempt_at": iso(job.available_at) if job.status == JobStatus.QUEUED else None,
-        "progress": cast("ProgressView | None", job.progress),
-        "queue": place_in_line(session, job, basis) if job.status == JobStatus.QUEUED else None,
-        "review": _review_view(job),
-    }
+    return JobView(
+        job_id=job.id,
+        workflow=job.workflow,
+        workflow_version=job.workflow_version,
+        status=job.status,
+        attempt=job.attempt,
+        max_attempts=job.max_attempts,
+        input=InputView(filename=job.input_filename, size=job.input_size, sha256=job.input_sha256),
+        artifact=artifact_view(primary) if primary else None,
+        artifacts=tuple(artifact_view(a) for a in artifacts),
+        error=error,
+        errors=tuple(AttemptError(attempt=e.attempt, code=e.error, at=iso(e.at)) for e in failures),
+        events=tuple(_event_view(e) for e in events),
+        created_at=iso(job.created_at),
+        updated_at=iso(job.updated_at),
+        deadline_at=iso(job.deadline_at),
+        next_attempt_at=iso(job.available_at) if job.status == JobStatus.QUEUED else None,
+        progress=msgspec.convert(job.progress, ProgressView) if job.progress is not None else None,
+        queue=place_in_line(session, job, basis) if job.status == JobStatus.QUEUED else None,
+        review=_review_view(job),
+    )
 
 
 def _review_view(job: Job) -> ReviewView | None:
     if job.reviewed_at is None:
         return None
-    return {"fields": reviewed_fields(job), "by": job.reviewed_by, "at": iso(job.reviewed_at)}
+    return ReviewView(fields=reviewed_fields(job), by=job.reviewed_by, at=iso(job.reviewed_at))
 
 
 class RecentViews:
@@ -290,12 +290,11 @@ class RecentViews:
             if found is None or found[0] != version:
                 return None
             self._views.move_to_end(job_id)
-            view = found[1]
-        return copy.deepcopy(view)
+            return found[1]  # views are immutable: shared, never copied
 
     def put(self, job_id: str, version: tuple[Any, ...], view: JobView) -> None:
         with self._lock:
-            self._views[job_id] = (version, copy.deepcopy(view))
+            self._views[job_id] = (version, view)
             self._views.move_to_end(job_id)
             while len(self._views) > self._size:
                 self._views.popitem(last=False)
@@ -315,8 +314,8 @@ def view_of(
         return None
     if recent is not None and (cached := recent.get(job_id, (head.updated_at, head.files_deleted_at))) is not None:
         # The place in line moves while the job's row stays as it was.
-        cached["queue"] = place_in_line(session, head, recent.basis) if head.status == JobStatus.QUEUED else None
-        return cached
+        place = place_in_line(session, head, recent.basis) if head.status == JobStatus.QUEUED else None
+        return msgspec.structs.replace(cached, queue=place)
     job = session.get(Job, job_id)
     if job is None:
         return None

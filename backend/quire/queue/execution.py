@@ -228,13 +228,13 @@ class AttemptProgress:
                 self._on_ocr_pages(progress.ocr_pages)
         now = time.monotonic()
         if now < self._hold_until:
-            self.unwritten = dict(progress.view())
+            self.unwritten = progress.as_record()
             return
         if progress.done < progress.total and now - self._written_at < self.MIN_INTERVAL_S:
             return
         self._written_at = now
         self.unwritten = None
-        view = progress.view()
+        view = progress.as_record()
         if states.report_progress(self.ref, view, get_settings().lease_seconds) and self._on_written is not None:
             self._on_written(self.ref.job_id, view)
 

@@ -8,6 +8,7 @@ import contextlib
 from datetime import datetime
 from typing import Annotated, Any
 
+import msgspec
 from anyio import to_thread
 from litestar import Controller, Request, get, post
 from litestar.connection import ASGIConnection
@@ -61,8 +62,8 @@ class AdminController(Controller):
         """System failures (a replay can finish them once the cause is fixed) apart from rejected
         documents (`invalid_input`: the file itself is the problem, so no replay is offered)."""
         groups = operations.dead_letter_groups()
-        failures = [g for g in groups if g["fingerprint"].error not in REJECTED_ERRORS]
-        rejected = [g for g in groups if g["fingerprint"].error in REJECTED_ERRORS]
+        failures = [g for g in groups if g.fingerprint.error not in REJECTED_ERRORS]
+        rejected = [g for g in groups if g.fingerprint.error in REJECTED_ERRORS]
         context = {"failures": failures, "rejected": rejected, "replays": replays.recent()}
         return Template("admin/dead_letters.html", context=context)
 
@@ -129,7 +130,7 @@ class AdminController(Controller):
         if view is None:
             raise NotFoundException("No such job.")
         context = {
-            **operator_out(view, operations.history(job_id), store.evidence_of(job_id)),
+            **msgspec.structs.asdict(operator_out(view, operations.history(job_id), store.evidence_of(job_id))),
             "event_labels": EVENT_LABELS,
             "status_labels": STATUS_LABELS,
         }

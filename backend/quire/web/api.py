@@ -132,7 +132,7 @@ async def _refuse_early(request: AuthedRequest) -> None:
 
 def _accepted(submitted: service.Submitted) -> Response[Accepted]:
     body = accepted(submitted.job.id, submitted.job.status)
-    return Response(body, status_code=202, headers={"Location": body["status_url"]})
+    return Response(body, status_code=202, headers={"Location": body.status_url})
 
 
 class JobsController(Controller):
@@ -241,8 +241,8 @@ class JobsController(Controller):
         if wait is not None:
             view, applied = await wait_for_end(live, job_id, lambda: _view(job_id, user, quire), wait)
         headers = preference_applied(wait) if wait is not None and applied else {}
-        body: Accepted | JobOut = accepted(job_id, view["status"] if view is not None else submitted.job.status)
-        if view is not None and view["status"] in TERMINAL:
+        body: Accepted | JobOut = accepted(job_id, view.status if view is not None else submitted.job.status)
+        if view is not None and view.status in TERMINAL:
             # Finished within the wait: the answer is the job itself, as GET /ai-jobs/{id} gives it.
             body, status_code, headers["Content-Location"] = view, 200, status_url(job_id)
         else:
@@ -262,7 +262,7 @@ class JobsController(Controller):
             page = store.list_jobs(request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor)
         except InvalidCursor as exc:
             raise problem(400, "invalid_cursor", str(exc)) from exc
-        return {"items": [with_links(view) for view in page.items], "next_cursor": page.next_cursor}
+        return JobList(items=[with_links(view) for view in page.items], next_cursor=page.next_cursor)
 
     @get("/ai-jobs/{job_id:str}", summary="A job's status", opt=AUTHENTICATES_ITSELF)
     async def get_job(
@@ -326,7 +326,7 @@ class JobsController(Controller):
     @get("/ai-jobs/{job_id:str}/webhooks", sync_to_thread=True, summary="A job's webhook deliveries")
     def job_webhooks(self, request: AuthedRequest, job_id: JobId) -> WebhookList:
         _require(job_id, request.user)
-        return {"items": deliveries.deliveries_of(job_id)}
+        return WebhookList(items=deliveries.deliveries_of(job_id))
 
     @post(
         "/webhook-deliveries/{delivery_id:str}/replay",

@@ -126,17 +126,17 @@ def page_context(batch: Batch, quire: Quire, since: int | None, poll: Poll | Non
     page_streams.py, has none)."""
     view = _view(batch, quire)
     ordered = sorted(
-        view["items"],
+        view.items,
         key=lambda item: (
-            not (item["status"] == "dead_letter" or (item["status"] == "completed" and item["needs_review"])),
-            item["status"] in TERMINAL,
+            not (item.status == "dead_letter" or (item.status == "completed" and item.needs_review)),
+            item.status in TERMINAL,
         ),
     )
     return {
         **page_basics(),
         "batch": view,
         "rows": ordered[:PAGE_ROWS],
-        "poll": poll or next_poll(get_settings(), since, view["status"] == "completed"),
+        "poll": poll or next_poll(get_settings(), since, view.status == "completed"),
     }
 
 
@@ -204,13 +204,13 @@ class BatchesController(Controller):
         finally:
             form.close()
         body = batch_accepted(submitted)
-        log.info("batch accepted", batch_id=body["batch_id"], jobs=len(body["jobs"]), rejected=len(body["rejected"]))
-        return Response(body, status_code=202, headers={"Location": body["status_url"]})
+        log.info("batch accepted", batch_id=body.batch_id, jobs=len(body.jobs), rejected=len(body.rejected))
+        return Response(body, status_code=202, headers={"Location": body.status_url})
 
     @get("/{batch_id:str}/webhooks", sync_to_thread=True, summary="A batch's webhook deliveries (batch.completed)")
     def batch_webhooks(self, request: AuthedRequest, batch_id: BatchId) -> WebhookList:
         _require(batch_id, request.user)
-        return {"items": deliveries.deliveries_of(batch_id)}
+        return WebhookList(items=deliveries.deliveries_of(batch_id))
 
     @get(
         "/{batch_id:str}",

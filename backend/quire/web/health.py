@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any, TypedDict
+from typing import Any
 
 from litestar import Request, Response, get
 from litestar.exceptions import NotAuthorizedException, NotFoundException
@@ -15,6 +15,7 @@ from quire.jobs.operations import overview
 from quire.metrics import CONTENT_TYPE, JobRecordCollector
 from quire.queue.broker import RedisBroker
 from quire.settings import get_settings
+from quire.views import View
 from quire.web.deps import QuireDep
 
 
@@ -34,18 +35,21 @@ def _redis_ok(broker: RedisBroker) -> bool:
         return False
 
 
-class Health(TypedDict):
+class Health(View, frozen=True):
     status: str
 
 
-class Readiness(TypedDict):
+_UP = Health(status="ok")
+
+
+class Readiness(View, frozen=True):
     status: str
     checks: dict[str, bool]
 
 
 @get("/healthz", sync_to_thread=False, include_in_schema=True, tags=["health"])
 def healthz() -> Health:
-    return {"status": "ok"}
+    return _UP
 
 
 @get("/readyz", sync_to_thread=True, tags=["health"])
@@ -53,7 +57,7 @@ def readyz(quire: QuireDep) -> Response[Readiness]:
     checks = {"database": _database_ok(), "redis": _redis_ok(quire.broker), "storage": get_storage().reachable()}
     ready = all(checks.values())
     return Response(
-        {"status": "ready" if ready else "unavailable", "checks": checks}, status_code=200 if ready else 503
+        Readiness(status="ready" if ready else "unavailable", checks=checks), status_code=200 if ready else 503
     )
 
 

@@ -6,12 +6,14 @@ These are the handlers' return types, so `/schema` documents every response shap
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypedDict
 
-from quire.jobs.batches import BatchItem, BatchSubmitted, BatchView, BatchViewBase
+import msgspec
+
+from quire.jobs.batches import BatchItem, BatchSubmitted, BatchView
 from quire.jobs.models import Upload
 from quire.jobs.operations import HistoryEvent
-from quire.jobs.store import ArtifactView, JobView, JobViewBase
+from quire.jobs.store import ArtifactView, JobView
+from quire.views import View
 from quire.webhooks.deliveries import DeliveryView
 
 
@@ -27,23 +29,20 @@ def status_url(job_id: str) -> str:
     return f"/ai-jobs/{job_id}"
 
 
-class ArtifactOut(TypedDict):
-    name: str
+class ArtifactOut(ArtifactView, frozen=True):
+    """A result file with where to download it."""
+
     url: str
-    size: int
-    sha256: str
-    content_type: str
-    deleted_at: str | None
 
 
-class JobOut(JobViewBase):
+class JobOut(JobView, frozen=True):
     """GET /ai-jobs/{id}: the job's view with its artifacts' download links."""
 
     artifact: ArtifactOut | None
-    artifacts: list[ArtifactOut]
+    artifacts: tuple[ArtifactOut, ...]
 
 
-class OperatorJobOut(TypedDict):
+class OperatorJobOut(View, frozen=True):
     """GET /admin/jobs/{id}/detail: what an operator sees of a job, beyond its owner's view."""
 
     job: JobOut
@@ -53,12 +52,12 @@ class OperatorJobOut(TypedDict):
     evidence: list[ArtifactOut]
 
 
-class JobList(TypedDict):
+class JobList(View, frozen=True):
     items: list[JobOut]
     next_cursor: str | None
 
 
-class Accepted(TypedDict):
+class Accepted(View, frozen=True):
     """The answer to a submission or a replay (202, with Location)."""
 
     job_id: str
@@ -66,14 +65,14 @@ class Accepted(TypedDict):
     status_url: str
 
 
-class WebhookList(TypedDict):
+class WebhookList(View, frozen=True):
     """GET /ai-jobs/{id}/webhooks and /batches/{id}/webhooks: the job's (or batch's) deliveries,
     oldest first, each with its attempts."""
 
     items: list[DeliveryView]
 
 
-class UploadOut(TypedDict):
+class UploadOut(View, frozen=True):
     input_ref: str
     filename: str
     size: int
@@ -82,65 +81,40 @@ class UploadOut(TypedDict):
 
 
 def _artifact_out(job_id: str, artifact: ArtifactView, url: Callable[[str, str], str] = artifact_url) -> ArtifactOut:
-    return {
-        "name": artifact["name"],
-        "url": url(job_id, artifact["name"]),
-        "size": artifact["size"],
-        "sha256": artifact["sha256"],
-        "content_type": artifact["content_type"],
-        "deleted_at": artifact["deleted_at"],
-    }
+    return ArtifactOut(**msgspec.structs.asdict(artifact), url=url(job_id, artifact.name))
 
 
 def with_links(view: JobView) -> JobOut:
     """The view as the API and the pages show it: each artifact with its download URL."""
-    job_id = view["job_id"]
-    primary = view["artifact"]
-    # Built key by key in the view's own order, so the JSON reads as it always has.
-    return {
-        "job_id": job_id,
-        "workflow": view["workflow"],
-        "workflow_version": view["workflow_version"],
-        "status": view["status"],
-        "attempt": view["attempt"],
-        "max_attempts": view["max_attempts"],
-        "input": view["input"],
-        "artifact": _artifact_out(job_id, primary) if primary is not None else None,
-        "artifacts": [_artifact_out(job_id, a) for a in view["artifacts"]],
-        "error": view["error"],
-        "errors": view["errors"],
-        "events": view["events"],
-        "created_at": view["created_at"],
-        "updated_at": view["updated_at"],
-        "deadline_at": view["deadline_at"],
-        "next_attempt_at": view["next_attempt_at"],
-        "progress": view["progress"],
-        "queue": view["queue"],
-        "review": view["review"],
-    }
+    job_id = view.job_id
+    primary = view.artifact
+    fields = msgspec.structs.asdict(view)
+    fields["artifact"] = _artifact_out(job_id, primary) if primary is not None else None
+    fields["artifacts"] = tuple(_artifact_out(job_id, a) for a in view.artifacts)
+    return JobOut(**fields)
 
 
 def accepted(job_id: str, status: str) -> Accepted:
-    return {"job_id": job_id, "status": status, "status_url": status_url(job_id)}
+    return Accepted(job_id=job_id, status=status, status_url=status_url(job_id))
 
 
 def upload_out(upload: Upload) -> UploadOut:
-    return {
-        "input_ref": upload.input_ref,
-        "filename": upload.filename,
-        "size": upload.size,
-        "sha256": upload.sha256,
-        "content_type": upload.content_type,
-    }
+    return UploadOut(
+        input_ref=upload.input_ref,
+        filename=upload.filename,
+        size=upload.size,
+        sha256=upload.sha256,
+        content_type=upload.content_type,
+    )
 
 
 def operator_out(view: JobView, history: list[HistoryEvent], evidence: list[ArtifactView]) -> OperatorJobOut:
-    job_id = view["job_id"]
-    return {
-        "job": with_links(view),
-        "history": history,
-        "evidence": [_artifact_out(job_id, a, evidence_url) for a in evidence],
-    }
+    job_id = view.job_id
+    return OperatorJobOut(
+        job=with_links(view),
+        history=history,
+        evidence=[_artifact_out(job_id, a, evidence_url) for a in evidence],
+    )
 
 
 def batch_url(batch_id: str) -> str:
@@ -151,18 +125,18 @@ def job_page_url(job_id: str) -> str:
     return f"/jobs/{job_id}"
 
 
-class AcceptedItem(TypedDict):
+class AcceptedItem(View, frozen=True):
     job_id: str
     filename: str
     status: str
 
 
-class RejectedItem(TypedDict):
+class RejectedItem(View, frozen=True):
     filename: str
     reason: str
 
 
-class BatchAccepted(TypedDict):
+class BatchAccepted(View, frozen=True):
     """The answer to POST /batches (202, with Location)."""
 
     batch_id: str
@@ -171,32 +145,31 @@ class BatchAccepted(TypedDict):
     rejected: list[RejectedItem]
 
 
-class BatchItemOut(BatchItem):
+class BatchItemOut(BatchItem, frozen=True):
     status_url: str
 
 
-class BatchOut(BatchViewBase):
+class BatchOut(BatchView, frozen=True):
     """GET /batches/{id}: the batch's view with each item's link and the spreadsheet downloads."""
 
-    items: list[BatchItemOut]
+    items: tuple[BatchItemOut, ...]
     export_csv_url: str
     export_xlsx_url: str
 
 
 def batch_accepted(submitted: BatchSubmitted) -> BatchAccepted:
-    return {
-        "batch_id": submitted.batch.id,
-        "status_url": batch_url(submitted.batch.id),
-        "jobs": [{"job_id": j.job_id, "filename": j.filename, "status": j.status} for j in submitted.jobs],
-        "rejected": [{"filename": r.filename, "reason": r.reason} for r in submitted.rejected],
-    }
+    return BatchAccepted(
+        batch_id=submitted.batch.id,
+        status_url=batch_url(submitted.batch.id),
+        jobs=[AcceptedItem(job_id=j.job_id, filename=j.filename, status=j.status) for j in submitted.jobs],
+        rejected=[RejectedItem(filename=r.filename, reason=r.reason) for r in submitted.rejected],
+    )
 
 
 def batch_out(view: BatchView) -> BatchOut:
-    url = batch_url(view["batch_id"])
-    return {
-        **view,
-        "items": [{**item, "status_url": status_url(item["job_id"])} for item in view["items"]],
-        "export_csv_url": f"{url}/export.csv",
-        "export_xlsx_url": f"{url}/export.xlsx",
-    }
+    url = batch_url(view.batch_id)
+    fields = msgspec.structs.asdict(view)
+    fields["items"] = tuple(
+        BatchItemOut(**msgspec.structs.asdict(item), status_url=status_url(item.job_id)) for item in view.items
+    )
+    return BatchOut(**fields, export_csv_url=f"{url}/export.csv", export_xlsx_url=f"{url}/export.xlsx")

@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from types import FrameType, TracebackType
 from typing import Any, TypeVar
 
+import msgspec
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
@@ -246,25 +247,24 @@ class LiveHub:
     def moved_view(self, last: JobOut) -> JobOut | None:
         """`last` (a queued job's view a stream sent) with the job's place from the last read of the
         line; None when that place is what `last` shows. One view per job and read of the line."""
-        job_id = last["job_id"]
+        job_id = last.job_id
         place = self.line.get(job_id)
-        if place is None or place == last["queue"]:
+        if place is None or place == last.queue:
             return None
         found = self._moved.get(job_id)
-        if found is not None and found[0] == last["updated_at"]:
+        if found is not None and found[0] == last.updated_at:
             return found[1]
-        view = last.copy()
-        view["queue"] = place
-        self._moved[job_id] = (last["updated_at"], view)
+        view = msgspec.structs.replace(last, queue=place)
+        self._moved[job_id] = (last.updated_at, view)
         return view
 
     def rendered(self, view: JobOut, render: Callable[[JobOut], str]) -> str:
         """`render(view)`, once per view of `moved_view` and renderer: the JSON streams of a job
         send one text."""
-        found = self._moved.get(view["job_id"])
+        found = self._moved.get(view.job_id)
         if found is None or found[1] is not view:
             return render(view)
-        key = (view["job_id"], render)
+        key = (view.job_id, render)
         text = self._moved_texts.get(key)
         if text is None:
             text = self._moved_texts[key] = render(view)

@@ -53,7 +53,7 @@ class TableFeed(ThreadedFeed):
             **pages.list_context(self.request.user, self.status, self.cursor, None, 20),
             "poll": pages.streaming(),
         }
-        self._shown = {item["job_id"] for item in context["items"]}
+        self._shown = {item.job_id for item in context["items"]}
         table = pages.render(self.request, "partials/jobs_table.html", context)
         self._took = time.monotonic() - self._table_at
         if table == self._last_table:
@@ -117,11 +117,11 @@ class BatchCardFeed(Feed):
             self.ended = True
             return [ServerSentEventMessage(data='{"reason": "deleted"}', event="end")]
         context = batches.page_context(batch, self.quire, None, pages.streaming())
-        self._job_ids = {item["job_id"] for item in context["batch"]["items"]}
+        self._job_ids = {item.job_id for item in context["batch"].items}
         card = pages.render(self.request, "partials/batch_card.html", context)
         events = [] if card == self._last_card else [ServerSentEventMessage(data=card, event="batch")]
         self._last_card = card
-        if context["batch"]["status"] == "completed":
+        if context["batch"].status == "completed":
             self.ended = True
             events.append(ServerSentEventMessage(data='{"reason": "finished"}', event="end"))
         return events

@@ -63,16 +63,16 @@ def streaming() -> Poll:
 
 
 def job_context(view: JobOut, since: int | None, poll: Poll | None = None) -> dict[str, Any]:
-    terminal = view["status"] in TERMINAL
+    terminal = view.status in TERMINAL
     result = result_preview(view)
-    job = store.get_job(view["job_id"]) if result is not None else None
+    job = store.get_job(view.job_id) if result is not None else None
     return {
         **page_basics(),
         "job": view,
         "poll": poll or next_poll(get_settings(), since, terminal),
         "banner": banner(view),
         "result": result,
-        "preview": preview_of(preview_source(job), view["input"]["filename"], result) if job else None,
+        "preview": preview_of(preview_source(job), view.input.filename, result) if job else None,
     }
 
 
@@ -84,7 +84,7 @@ def list_context(
         page = store.list_jobs(viewer.user_id, status=status, limit=limit, cursor=cursor)
     except InvalidCursor as exc:
         raise ClientException(str(exc)) from exc
-    active = any(item["status"] not in TERMINAL for item in page.items)
+    active = any(item.status not in TERMINAL for item in page.items)
     return {
         **page_basics(),
         "items": page.items,
@@ -341,7 +341,7 @@ class PagesController(Controller):
     def delete(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Redirect | ClientRedirect:
         view = _require(job_id, request.user, quire.recent_views)
         service.delete(quire.dispatcher, job_id)
-        request.session[FLASH_KEY] = f"Deleted {view['input']['filename']} and its results."
+        request.session[FLASH_KEY] = f"Deleted {view.input.filename} and its results."
         if request.htmx:
             return ClientRedirect("/jobs")
         return Redirect("/jobs", status_code=303)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from quire.documents.storage import get_storage
 from quire.jobs import service, store
 from quire.jobs.states import TERMINAL
+from quire.jobs.store import JobView
 from quire.settings import get_settings
 from quire.workflows.registry import WORKFLOWS
 
@@ -128,23 +128,23 @@ def workflow_title(name: str) -> str:
     return workflow.title if workflow else name.replace("_", " ").capitalize()
 
 
-def banner(view: Mapping[str, Any]) -> Banner | None:
+def banner(view: JobView) -> Banner | None:
     """The banner for where the job is now, or None when there is nothing to explain."""
-    error = view["error"]
-    status = view["status"]
+    error = view.error
+    status = view.status
     if error is None or status == "completed":
         return None
     if status in ("queued", "running"):
-        failed = view["errors"][-1]["attempt"] if view["errors"] else view["attempt"]
+        failed = view.errors[-1].attempt if view.errors else view.attempt
         if status == "queued":
-            text = f"Attempt {failed} failed: {error['message']} Quire is retrying automatically."
+            text = f"Attempt {failed} failed: {error.message} Quire is retrying automatically."
         else:
-            text = f"Attempt {failed} failed: {error['message']} Attempt {view['attempt']} is running now."
+            text = f"Attempt {failed} failed: {error.message} Attempt {view.attempt} is running now."
         return Banner("warn", "Retrying automatically", text)
-    title, text, actions = _FINAL.get(error["code"], _FINAL["internal_error"])
-    if error["code"] == "invalid_input":
+    title, text, actions = _FINAL.get(error.code, _FINAL["internal_error"])
+    if error.code == "invalid_input":
         # The extractor's own sentence says exactly what was wrong with the file (our text, not the file's).
-        detail = next((e.get("detail") for e in reversed(view["events"]) if e.get("error") == "invalid_input"), None)
+        detail = next((e.detail for e in reversed(view.events) if e.error == "invalid_input"), None)
         text = detail or text
     return Banner("bad", title, text, actions)
 
@@ -162,11 +162,11 @@ def page_basics() -> dict[str, Any]:
     }
 
 
-def result_preview(view: Mapping[str, Any]) -> dict[str, Any] | None:
+def result_preview(view: JobView) -> dict[str, Any] | None:
     """The validated JSON result of a completed job, for rendering on its page."""
-    if view["status"] != "completed" or view["artifact"] is None:
+    if view.status != "completed" or view.artifact is None:
         return None
-    artifact = store.get_artifact(view["job_id"], view["artifact"]["name"])
+    artifact = store.get_artifact(view.job_id, view.artifact.name)
     if artifact is None:
         return None
     try:

@@ -59,20 +59,20 @@ class Feed(ABC):
     def job_event(self, view: JobOut) -> ServerSentEventMessage | None:
         """The view's event, or None when it reads as the one last sent for that job."""
         data = self.hub.rendered(view, self.render) if self.hub is not None else self.render(view)
-        if self._sent.get(view["job_id"]) == data:
+        if self._sent.get(view.job_id) == data:
             return None
-        if view["status"] in TERMINAL:
-            self._sent.pop(view["job_id"], None)  # a finished job changes again only by a replay
+        if view.status in TERMINAL:
+            self._sent.pop(view.job_id, None)  # a finished job changes again only by a replay
         else:
-            self._sent[view["job_id"]] = data
+            self._sent[view.job_id] = data
         return ServerSentEventMessage(data=data, event="job")
 
     def keep_place(self, view: JobOut) -> None:
         """Remember the view while its job is queued, so a move in line needs no read of it."""
-        if view["queue"] is not None:
-            self._queued[view["job_id"]] = view
+        if view.queue is not None:
+            self._queued[view.job_id] = view
         else:
-            self._queued.pop(view["job_id"], None)
+            self._queued.pop(view.job_id, None)
 
     def moved_in_line(self, hub: LiveHub, job_ids: Iterable[str]) -> list[JobOut]:
         """The views of those of the queued jobs shown that have a new place in the hub's last read
@@ -146,9 +146,9 @@ class JobFeed(Feed):
         self.watch.line_jobs = frozenset(self._queued)
         event = self.job_event(view)
         events = [event] if event is not None else []
-        if view["status"] in TERMINAL:
+        if view.status in TERMINAL:
             self.ended = True
-            events.append(_end(view["job_id"], view["status"], "finished"))
+            events.append(_end(view.job_id, view.status, "finished"))
         return events
 
     def _gone(self) -> list[ServerSentEventMessage]:
@@ -268,7 +268,7 @@ async def wait_for_end(
     until = loop.time() + seconds
     with watch:
         view = await to_thread.run_sync(read)
-        while view is not None and view["status"] not in TERMINAL and (left := until - loop.time()) > 0:
+        while view is not None and view.status not in TERMINAL and (left := until - loop.time()) > 0:
             if await watch.changed(left):
                 if watch.lost:
                     break

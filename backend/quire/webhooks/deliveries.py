@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 from sqlalchemy import Connection, Table, insert, update
 from sqlmodel import col, select
@@ -20,6 +20,7 @@ from quire.jobs.models import Job, JobStatus
 from quire.jobs.policy import backoff_delay
 from quire.jobs.store import iso
 from quire.settings import get_settings
+from quire.views import View
 from quire.webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEvent
 from quire.webhooks.signing import new_message_id
 
@@ -263,7 +264,7 @@ def renew_message(delivery_id: str, old_message_id: str | None) -> Recorded | No
         return recorded if getattr(moved, "rowcount", 0) else None
 
 
-class AttemptView(TypedDict):
+class AttemptView(View, frozen=True):
     attempt: int
     at: str | None
     status_code: int | None
@@ -271,7 +272,7 @@ class AttemptView(TypedDict):
     duration_ms: int
 
 
-class DeliveryView(TypedDict):
+class DeliveryView(View, frozen=True):
     """A delivery as its owner sees it (docs/api.md, "Webhooks")."""
 
     delivery_id: str
@@ -283,7 +284,7 @@ class DeliveryView(TypedDict):
     last_error: str | None
     created_at: str | None
     delivered_at: str | None
-    attempts: list[AttemptView]
+    attempts: tuple[AttemptView, ...]
 
 
 def deliveries_of(subject_id: str) -> list[DeliveryView]:
@@ -312,22 +313,23 @@ def _views(condition: Any) -> list[DeliveryView]:
     by_delivery: dict[str, list[AttemptView]] = {}
     for t in tries:
         by_delivery.setdefault(t.delivery_id, []).append(
-            {"attempt": t.attempt, "at": iso(t.at), "status_code": t.status_code, "error": t.error,
-             "duration_ms": t.duration_ms}
-        )  # fmt: skip
+            AttemptView(
+                attempt=t.attempt, at=iso(t.at), status_code=t.status_code, error=t.error, duration_ms=t.duration_ms
+            )
+        )
     return [
-        {
-            "delivery_id": d.id,
-            "event": d.event,
-            "url": d.url,
-            "status": d.status,
-            "max_attempts": d.max_attempts,
-            "next_attempt_at": iso(d.next_attempt_at) if d.status == DeliveryStatus.PENDING else None,
-            "last_error": d.last_error,
-            "created_at": iso(d.created_at),
-            "delivered_at": iso(d.delivered_at),
-            "attempts": by_delivery.get(d.id, []),
-        }
+        DeliveryView(
+            delivery_id=d.id,
+            event=d.event,
+            url=d.url,
+            status=d.status,
+            max_attempts=d.max_attempts,
+            next_attempt_at=iso(d.next_attempt_at) if d.status == DeliveryStatus.PENDING else None,
+            last_error=d.last_error,
+            created_at=iso(d.created_at),
+            delivered_at=iso(d.delivered_at),
+            attempts=tuple(by_delivery.get(d.id, ())),
+        )
         for d in found
     ]
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
-from typing import Any
 
 from sqlmodel import Session
 
@@ -23,6 +22,7 @@ from quire.db import utcnow
 from quire.jobs.models import Batch, Job
 from quire.queue.dispatch import MessageQueue
 from quire.settings import get_settings
+from quire.views import View, plain
 from quire.webhooks import deliveries
 from quire.webhooks.deliveries import JOB_EVENTS, Recorded
 from quire.webhooks.models import WebhookEvent
@@ -98,7 +98,7 @@ class WebhookOutbox:
         return sent
 
 
-def event_body(event: WebhookEvent, timestamp: str, view: Mapping[str, Any]) -> str:
+def event_body(event: WebhookEvent, timestamp: str, view: View) -> str:
     """The JSON sent: the view with the event's `type` and `timestamp` at the top level (the view
     "squashed" into the Standard Webhooks payload), minified, as it is signed."""
-    return json.dumps({"type": event.value, "timestamp": timestamp, **view}, separators=(",", ":"))
+    return json.dumps({"type": event.value, "timestamp": timestamp, **plain(view)}, separators=(",", ":"))

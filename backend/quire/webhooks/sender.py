@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -24,6 +23,7 @@ from quire.db import utcnow
 from quire.jobs.store import iso
 from quire.metrics import get_metrics
 from quire.settings import get_settings
+from quire.views import View
 from quire.webhooks import deliveries
 from quire.webhooks.deliveries import Answer
 from quire.webhooks.models import WebhookDelivery, WebhookEvent
@@ -37,8 +37,8 @@ USER_AGENT = f"Quire-Webhooks/{__version__}"
 LEASE_MARGIN_S = 5.0
 # The job's view as the API shows it (with its links), or None when the job is gone; the same
 # for a batch.
-RenderJob = Callable[[str], Mapping[str, Any] | None]
-RenderBatch = Callable[[str], Mapping[str, Any] | None]
+RenderJob = Callable[[str], View | None]
+RenderBatch = Callable[[str], View | None]
 
 
 @dataclass

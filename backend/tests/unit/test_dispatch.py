@@ -270,11 +270,11 @@ def test_a_malformed_answers_evidence_is_published_with_the_failure_for_operator
     # When the attempt that owns the job reports it, the job is dead-lettered with its evidence
     record_failure(Dispatcher(queue), current(job_id), ref, classify(malformed, [raw]))
     assert current(job_id).status == JobStatus.DEAD_LETTER
-    assert [a["name"] for a in store.evidence_of(job_id)] == ["raw-answer-attempt-1.json"]
+    assert [a.name for a in store.evidence_of(job_id)] == ["raw-answer-attempt-1.json"]
     # Then operators read the validator's findings; the owner's view has neither
-    assert "validation: title: Field required" in (operations.history(job_id)[-1]["operator_detail"] or "")
+    assert "validation: title: Field required" in (operations.history(job_id)[-1].operator_detail or "")
     view = store.view_of(job_id)
     assert view is not None
-    assert view["artifacts"] == []
+    assert view.artifacts == ()
     assert store.get_artifact(job_id, "raw-answer-attempt-1.json") is None
     assert store.get_artifact(job_id, "raw-answer-attempt-1.json", operator=True) is not None

@@ -18,7 +18,16 @@ NOT_IMPORTED = ("quire.__main__", "quire.migrations.env", "quire.migrations.vers
 
 # Lower layers never import higher ones (docs/architecture.md, "Layers").
 LAYERS: list[tuple[str, ...]] = [
-    ("quire", "quire.settings", "quire.errors", "quire.logs", "quire.db", "quire.metrics", "quire.migrations"),
+    (
+        "quire",
+        "quire.settings",
+        "quire.errors",
+        "quire.views",
+        "quire.logs",
+        "quire.db",
+        "quire.metrics",
+        "quire.migrations",
+    ),
     ("quire.documents", "quire.workflows", "quire.accounts"),
     ("quire.jobs", "quire.queue", "quire.webhooks"),
     ("quire.bootstrap",),

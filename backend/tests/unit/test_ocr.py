@@ -208,7 +208,7 @@ def test_a_long_text_pdf_reports_its_progress_page_by_page() -> None:
     assert document.searchable_pdf is None
     assert [p.total for p in seen] == [4] * len(seen)
     assert [p.done for p in seen] == sorted(p.done for p in seen)
-    assert seen[-1].view() == {"done": 4, "total": 4, "unit": "pages", "message": "Read 4 of 4 pages"}
+    assert seen[-1].as_record() == {"done": 4, "total": 4, "unit": "pages", "message": "Read 4 of 4 pages"}
 
 
 def _hocr(*paragraphs: tuple[str, list[str]]) -> str:

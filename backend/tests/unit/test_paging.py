@@ -26,8 +26,8 @@ def test_both_lists_page_the_same_way_and_refuse_the_same_cursor(migrated: Datab
     first = store.list_jobs(None, every_owner=True, limit=2)
     items, cursor = operations.search(operations.JobFilter(), limit=2)
     assert first.next_cursor == cursor
-    assert [i["job_id"] for i in first.items] == [i["job_id"] for i in items] == [jobs[0].id, jobs[1].id]
-    assert [i["job_id"] for i in store.list_jobs(None, every_owner=True, cursor=cursor).items] == [jobs[2].id]
+    assert [i.job_id for i in first.items] == [i.job_id for i in items] == [jobs[0].id, jobs[1].id]
+    assert [i.job_id for i in store.list_jobs(None, every_owner=True, cursor=cursor).items] == [jobs[2].id]
     assert decode_cursor(cursor or "")[1] == jobs[1].id
     assert encode_cursor(store.get_job(jobs[1].id)) == cursor  # type: ignore[arg-type]
     with pytest.raises(InvalidCursor):

@@ -57,8 +57,8 @@ def test_a_replay_takes_the_group_as_it_was_and_replays_each_job_once(migrated: 
     assert [_replayed_events(job_id) for job_id in group] == [1, 1, 1, 1]
     assert _replayed_events(other[0]) == 0
     assert sorted(m.job_id for m in queue.messages) == sorted(group)
-    [view] = [r for r in replays.recent() if r["replay_id"] == replay.id]
-    assert (view["state"], view["replayed"], view["total"]) == (ReplayState.DONE, 4, 4)
+    [view] = [r for r in replays.recent() if r.replay_id == replay.id]
+    assert (view.state, view.replayed, view.total) == (ReplayState.DONE, 4, 4)
 
 
 def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(migrated: Database) -> None:
@@ -111,5 +111,5 @@ def test_a_job_replayed_by_someone_else_meanwhile_is_counted_as_skipped_and_not_
     assert moved.moved is None
     assert queue.messages == []
     assert _replayed_events(job_id) == 1
-    [view] = [r for r in replays.recent() if r["replay_id"] == replay.id]
-    assert (view["replayed"], view["skipped"], view["state"]) == (0, 1, ReplayState.RUNNING)
+    [view] = [r for r in replays.recent() if r.replay_id == replay.id]
+    assert (view.replayed, view.skipped, view.state) == (0, 1, ReplayState.RUNNING)

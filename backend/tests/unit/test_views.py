@@ -26,38 +26,39 @@ def artifact(job_id: str) -> Artifact:
 def test_each_change_shows_in_the_next_view(migrated: Database) -> None:
     recent = store.RecentViews()
     job = make_job()
-    assert store.view_of(job.id, recent=recent)["status"] == "queued"  # type: ignore[index]
-    assert store.view_of(job.id, recent=recent)["status"] == "queued"  # type: ignore[index]  # from the recent views
+    assert store.view_of(job.id, recent=recent).status == "queued"
+    assert store.view_of(job.id, recent=recent).status == "queued"  # from the recent views
     claimed = states.claim(job.id, WORKER, 30)
     assert claimed is not None
     running = store.view_of(job.id, recent=recent)
     assert running is not None
-    assert (running["status"], running["attempt"]) == ("running", 1)
+    assert (running.status, running.attempt) == ("running", 1)
     assert states.complete(REF(claimed), [artifact(job.id)], {}) is not None
     done = store.view_of(job.id, recent=recent)
     assert done is not None
-    assert done["status"] == "completed"
-    assert [a["name"] for a in done["artifacts"]] == ["a.json"]
-    assert done["artifacts"][0]["deleted_at"] is None
+    assert done.status == "completed"
+    assert [a.name for a in done.artifacts] == ["a.json"]
+    assert done.artifacts[0].deleted_at is None
     # Retention deletes files without a transition; its mark is part of the version too.
     now = utcnow()
     force(job.id, files_deleted_at=now)
     with session_scope() as session:
         session.execute(update(Artifact).where(col(Artifact.job_id) == job.id).values(deleted_at=now))
-    assert store.view_of(job.id, recent=recent)["artifacts"][0]["deleted_at"] is not None  # type: ignore[index]
+    assert store.view_of(job.id, recent=recent).artifacts[0].deleted_at is not None
 
 
-def test_a_caller_changing_its_view_changes_no_one_elses(migrated: Database) -> None:
+def test_a_shared_view_cannot_be_changed_by_one_of_its_callers(migrated: Database) -> None:
     recent = store.RecentViews()
     job = make_job(JobStatus.QUEUED)
     first = store.view_of(job.id, recent=recent)
     assert first is not None
-    first["status"] = "edited"
-    first["events"].clear()
+    with pytest.raises(AttributeError):
+        first.status = "edited"  # type: ignore[misc]
+    assert isinstance(first.events, tuple)  # no list to clear either
     again = store.view_of(job.id, recent=recent)
     assert again is not None
-    assert again["status"] == "queued"
-    assert again["events"]
+    assert again.status == "queued"
+    assert again.events == first.events
 
 
 def a_basis_for_estimates(seconds: float) -> Job:
@@ -85,8 +86,8 @@ def test_one_read_of_the_line_gives_each_job_the_place_its_own_read_gives(migrat
         assert set(places) == {job.id for job in line[1:4]}
         for job in line[1:4]:
             assert places[job.id] == place_in_line(session, job)
-    assert [places[job.id]["position"] for job in line[1:4]] == [2, 3, 4]
-    assert all(place["eta_s"] is not None for place in places.values())
+    assert [places[job.id].position for job in line[1:4]] == [2, 3, 4]
+    assert all(place.eta_s is not None for place in places.values())
 
 
 def test_polls_share_a_recent_basis_but_each_reads_its_own_position(migrated: Database) -> None:
@@ -100,7 +101,7 @@ def test_polls_share_a_recent_basis_but_each_reads_its_own_position(migrated: Da
     def poll(job: Job) -> QueuePlace | None:
         view = store.view_of(job.id, recent=recent)
         assert view is not None
-        return view["queue"]
+        return view.queue
 
     def own_read(job: Job) -> QueuePlace:
         with session_scope() as session:
@@ -115,16 +116,16 @@ def test_polls_share_a_recent_basis_but_each_reads_its_own_position(migrated: Da
     # Then the polls' basis does not see the new threads before it is due, but the position moves
     shared, own = poll(line[2]), own_read(line[2])
     assert shared is not None
-    assert (shared["position"], own["position"]) == (2, 2)
-    assert own["eta_s"] is not None
-    assert shared["eta_s"] is not None
-    assert own["eta_s"] < shared["eta_s"]  # eight threads now, where the shared basis still counts two
+    assert (shared.position, own.position) == (2, 2)
+    assert own.eta_s is not None
+    assert shared.eta_s is not None
+    assert own.eta_s < shared.eta_s  # eight threads now, where the shared basis still counts two
     # And once it is due, a poll reads the new basis
     recent.basis.max_age_s = 0
     again = poll(line[2])
     assert again is not None
-    assert again["position"] == own["position"]
-    assert again["eta_s"] == pytest.approx(own["eta_s"], abs=0.5)  # the running attempt aged meanwhile
+    assert again.position == own.position
+    assert again.eta_s == pytest.approx(own.eta_s, abs=0.5)  # the running attempt aged meanwhile
 
 
 def test_while_one_poll_reads_the_basis_anew_the_others_do_not_wait_for_it(migrated: Database) -> None:

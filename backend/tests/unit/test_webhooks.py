@@ -168,7 +168,7 @@ def test_a_batch_completed_event_is_recorded_sent_signed_and_sent_once(
     assert {k: payload[k] for k in view} == view
     assert payload["type"] == "batch.completed"
     [delivery] = deliveries.deliveries_of(batch.id)
-    assert (delivery["status"], delivery["event"], len(delivery["attempts"])) == ("delivered", "batch.completed", 1)
+    assert (delivery.status, delivery.event, len(delivery.attempts)) == ("delivered", "batch.completed", 1)
 
 
 def test_the_account_default_is_used_for_a_batch_without_a_callback(outbox: WebhookOutbox) -> None:
@@ -177,7 +177,7 @@ def test_the_account_default_is_used_for_a_batch_without_a_callback(outbox: Webh
     assert _record_completed(outbox, batch) is None  # no URL anywhere: nothing
     accounts.set_default_webhook_url(owner, "https://hooks.example.com/quire")
     assert _record_completed(outbox, batch) is not None
-    assert [d["url"] for d in deliveries.deliveries_of(batch.id)] == ["https://hooks.example.com/quire"]
+    assert [d.url for d in deliveries.deliveries_of(batch.id)] == ["https://hooks.example.com/quire"]
 
 
 def test_a_batch_delivery_whose_batch_is_gone_is_given_up(outbox: WebhookOutbox) -> None:
@@ -189,8 +189,8 @@ def test_a_batch_delivery_whose_batch_is_gone_is_given_up(outbox: WebhookOutbox)
     sender = WebhookSender(outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: None)
     sender.send(_queue(outbox).take().job_id)
     [delivery] = deliveries.deliveries_of(batch.id)
-    assert delivery["status"] == "failed"
-    assert delivery["attempts"][-1]["error"] == "The batch no longer exists."
+    assert delivery.status == "failed"
+    assert delivery.attempts[-1].error == "The batch no longer exists."
 
 
 def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish(
@@ -205,7 +205,7 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
     assert states.complete(AttemptRef(job.id, 1, WORKER), [], {}) is not None
     # Then the delivery is in the record, though no message went out
     [delivery] = deliveries.deliveries_of(job.id)
-    assert (delivery["event"], delivery["status"], delivery["attempts"]) == ("job.completed", "pending", [])
+    assert (delivery.event, delivery.status, delivery.attempts) == ("job.completed", "pending", ())
     assert _queue(outbox).messages == []
     # And recovery publishes it, once: a message Redis still holds is not sent twice
     assert outbox.republish_lost() == 1
@@ -223,8 +223,8 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
         "type": "job.completed", "timestamp": None, "job_id": job.id, "status": "completed"
     }  # fmt: skip
     [delivery] = deliveries.deliveries_of(job.id)
-    assert delivery["status"] == "delivered"
-    assert [a["status_code"] for a in delivery["attempts"]] == [500, 500, 200]
+    assert delivery.status == "delivered"
+    assert [a.status_code for a in delivery.attempts] == [500, 500, 200]
 
 
 def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_others(outbox: WebhookOutbox) -> None:
@@ -236,8 +236,8 @@ def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_othe
         ref = AttemptRef(job.id, 1, WORKER)
         dispatcher.record(job.id, partial(states.dead_letter, ref, ErrorCode.INVALID_INPUT, "bad"))
     [message] = _queue(outbox).messages
-    assert [d["delivery_id"] for d in deliveries.deliveries_of(with_url.id)] == [message.job_id]
-    assert deliveries.deliveries_of(with_url.id)[0]["event"] == WebhookEvent.JOB_DEAD_LETTER
+    assert [d.delivery_id for d in deliveries.deliveries_of(with_url.id)] == [message.job_id]
+    assert deliveries.deliveries_of(with_url.id)[0].event == WebhookEvent.JOB_DEAD_LETTER
     assert deliveries.deliveries_of(without.id) == []
 
 
