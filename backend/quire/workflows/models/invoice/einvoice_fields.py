@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from quire.documents.einvoice import EInvoice
-from quire.workflows.models.invoice.reader import evidence
+from quire.workflows.models.invoice.candidates import evidence
 
 _SOURCES = {"cii": "UN/CEFACT CII", "ubl": "UBL", "fatturapa": "FatturaPA"}
 

@@ -168,7 +168,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"pyoristys"),
     ],
     # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
-    # the change is what was paid, and that is the total (reader.py, `_payment_check`).
+    # the change is what was paid, and that is the total (checks.py, `payment_check`).
     "tendered": [
         ("en", r"(?:amount\s+|cash\s+|total\s+)?tendered|(?:received|paid)\s+(?:in\s+)?cash|total\s+cash|"
                     r"cash(?:\s+(?:paid|received|payment|tendered))?"
@@ -312,6 +312,9 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
 _LANGUAGE_ORDER = tuple(dict.fromkeys(language for entries in _LEXICON.values() for language, _ in entries))
 # The payment lines' fields: what was handed over, and the change given back.
 PAYMENT = ("tendered", "change")
+AMOUNT_FIELDS = ("subtotal", "tax", "total")
+ADJUSTMENTS = ("charge", "discount", "withholding", "rounding")
+DATE_FIELDS = ("issue_date", "due_date")
 # Fields tried in this order: more specific fields first where their labels share words.
 ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "rounding", "total", "charge", "discount",
          "withholding", "tendered", "change", "vendor", "buyer")  # fmt: skip

@@ -51,6 +51,10 @@ class Line:
         return "  ".join(p.text for p in self.phrases)
 
 
+def overlaps(a: Phrase, b: Phrase) -> bool:
+    return a.x0 < b.x1 + 2 and a.x1 > b.x0 - 2
+
+
 def _rows(words: Sequence[Word]) -> list[list[Word]]:
     """Words of one page grouped into rows whose vertical centres are close, each sorted left to right."""
     rows: list[list[Word]] = []

@@ -1,0 +1,185 @@
+"""Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up;
+tax printed per rate added up; a cash-rounding line after the total."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from decimal import Decimal
+
+from quire.workflows.models.invoice.candidates import ABSTAIN_BELOW, Candidate
+from quire.workflows.models.invoice.labelled import SIDE_BY_SIDE, Labelled
+from quire.workflows.models.invoice.labels import AMOUNT_FIELDS
+from quire.workflows.models.invoice.layout import Line
+from quire.workflows.models.invoice.values import Amount, fold
+
+# Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
+_MAX_ROUNDING = Decimal("0.5")
+
+
+CENT = Decimal("0.01")
+
+
+_SPLIT_TAXES = frozenset({*SIDE_BY_SIDE, "gst", "tps", "state", "county", "city", "local"})
+
+
+# Per-rate tax lines further apart than this belong to different blocks (a VAT table and a footer).
+_TAX_BLOCK_LINES = 8
+
+
+# A tax label that names the sum of the tax lines rather than the tax at one rate.
+_TAX_SUM = re.compile(r"total|summe|gesamt|betrag|totaal|totale|razem|yhteensa|\bi\s+alt\b|insgesamt|sum\b|suma\b")
+
+
+def amount_value(candidate: Candidate | None) -> Decimal | None:
+    return None if candidate is None else candidate.value.value
+
+
+def net_charges(found: dict[str, list[Candidate]]) -> Decimal:
+    """Freight, shipping and the like less discounts and withheld income tax, each printed amount counted once:
+    what lies between subtotal + tax and total."""
+    added = {c.value.value for c in found.get("charge", []) if c.score >= ABSTAIN_BELOW}
+    taken = {
+        abs(c.value.value) for f in ("discount", "withholding") for c in found.get(f, []) if c.score >= ABSTAIN_BELOW
+    }
+    return sum(added, Decimal(0)) - sum(taken, Decimal(0))
+
+
+def after_rounding(
+    lines: list[Line], labelled: Labelled, found: dict[str, list[Candidate]], total: Candidate | None
+) -> tuple[Candidate, str] | None:
+    """The total as paid when a cash-rounding line follows it ("Total 16.31 / Rounding Adj -0.01 / Balance Due
+    16.30"): the total-class amount on the lines just below the rounding line, or the total plus the rounding."""
+    if total is None:
+        return None
+    rounding_lines = [i for i, _, matches in labelled if matches[0].field == "rounding" and i > total.line]
+    for index in rounding_lines:
+        if index - total.line > 3 or lines[index].page != lines[total.line].page:
+            continue
+        below = [
+            c for field in ("total", "subtotal") for c in found.get(field, [])
+            if index < c.line <= index + 3 and lines[c.line].page == lines[index].page
+        ]  # fmt: skip
+        for candidate in sorted(below, key=lambda c: c.line):
+            if 0 < abs(candidate.value.value - total.value.value) <= _MAX_ROUNDING:
+                return candidate, candidate.source.text
+        for rounding in (c for c in found.get("rounding", []) if c.line == index):
+            if 0 < abs(rounding.value.value) <= _MAX_ROUNDING:
+                paid = Amount(total.value.value + rounding.value.value, total.value.currency)
+                return Candidate("total", paid, total.score, total.label, rounding.source, index), "total + rounding"
+    return None
+
+
+def adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal) -> bool:
+    return abs(sub + tax - total) <= CENT or (charges != 0 and abs(sub + tax + charges - total) <= CENT)
+
+
+def choose_amounts(
+    found: dict[str, list[Candidate]], line_count: int, charges: Decimal, tax_sums: list[Candidate]
+) -> dict[str, tuple[Candidate | None, float]]:
+    """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up."""
+    options: dict[str, list[tuple[Candidate | None, float]]] = {}
+    totals = found.get("total", [])
+    largest = max((c.value.value for c in totals), default=None)
+    for field in AMOUNT_FIELDS:
+        ranked: dict[Decimal, tuple[Candidate, float]] = {}
+        for candidate in found.get(field, []) + (tax_sums if field == "tax" else []):
+            rank = candidate.score
+            if field == "total":
+                rank += 0.1 * candidate.line / max(line_count, 1)
+                rank += 0.1 if candidate.value.value == largest else 0.0
+            if field == "tax" and candidate.value.value < 0:
+                rank -= 0.3
+            value = candidate.value.value
+            if value not in ranked or ranked[value][1] < rank:
+                ranked[value] = (candidate, rank)
+        best = sorted(ranked.values(), key=lambda pair: -pair[1])[:5]
+        options[field] = [(c, r) for c, r in best] + [(None, 0.0)]
+    chosen: tuple[tuple[Candidate | None, float], ...] = ((None, 0.0),) * 3
+    best_rank = -1.0
+    for combo in itertools.product(*(options[f] for f in AMOUNT_FIELDS)):
+        (sub, sub_rank), (tax, tax_rank), (total, total_rank) = combo
+        rank = sub_rank + tax_rank + 1.5 * total_rank
+        values = [amount_value(sub), amount_value(tax), amount_value(total)]
+        if all(v is not None for v in values):
+            s, t, g = (v for v in values if v is not None)
+            rank += 0.8 if adds_up(s, t, g, charges) else -0.6
+            rank -= 0.5 if abs(t) >= abs(g) > 0 else 0.0
+            rank -= 0.5 if abs(t) > abs(s) else 0.0
+        elif values[0] is not None and values[2] is not None:
+            rank -= 0.4 if abs(values[0]) > abs(values[2]) else 0.0
+        if rank > best_rank:
+            best_rank, chosen = rank, combo
+    return dict(zip(AMOUNT_FIELDS, chosen, strict=True))
+
+
+TaxSum = tuple[Candidate, frozenset[int]]
+
+
+def tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
+    """Tax printed per rate on lines near each other ("USt 7%: 19,25" ... "USt 19%: 38,00") added up, each
+    with the lines it sums: a candidate for the tax when the page prints no tax total."""
+    # One candidate a printed tax label: two taxes may share a line ("CGST 9% 90.00    SGST 9% 90.00").
+    per_label: dict[tuple[int, float], Candidate] = {}
+    for candidate in found.get("tax", []):
+        if candidate.score < ABSTAIN_BELOW or _TAX_SUM.search(fold(candidate.label.text)):
+            continue
+        key = (candidate.line, candidate.label.x0)
+        if key not in per_label or per_label[key].score < candidate.score:
+            per_label[key] = candidate
+    clusters: list[list[Candidate]] = []
+    for key in sorted(per_label):
+        candidate = per_label[key]
+        line = candidate.line
+        last = clusters[-1][-1] if clusters else None
+        if last is not None and last.label.page == candidate.label.page and line - last.line <= _TAX_BLOCK_LINES:
+            clusters[-1].append(candidate)
+        else:
+            clusters.append([candidate])
+    sums: list[TaxSum] = []
+    for cluster in clusters:
+        # The same tax printed twice counts once, under one name or two ("USt 19%" in the table, "MwSt 19%" under
+        # it); only the taxes levied side by side on one sale count twice when equal (India's central and state
+        # GST at equal rates: "CGST @ 9% 11,286.00", "SGST @ 9% 11,286.00").
+        distinct = {(_split_tax(c.label.text), c.value.value): c for c in cluster}
+        _drop_their_sum(distinct)
+        if len(distinct) < 2:
+            continue
+        first, last = cluster[0], cluster[-1]
+        summed = sum((value for _, value in distinct), Decimal(0))
+        score = 0.95 * min(c.score for c in cluster)
+        whole = Candidate("tax", Amount(summed, first.value.currency), score, first.label, last.source, last.line)
+        sums.append((whole, frozenset(c.line for c in cluster)))
+    return sums
+
+
+def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:
+    """Take out a tax line that is the sum of the others printed with them ("CGST 9.00", "SGST 9.00", "GST 18.00";
+    "State tax 6.25", "Sales tax 6.25"): a total of the parts under another name, not one more tax."""
+    for key in list(taxes):
+        others = [other for other in taxes if other != key]
+        if not others or key[1] != sum((value for _, value in others), Decimal(0)):
+            continue
+        if len(others) >= 2 or (not key[0] and all(name for name, _ in others)):
+            del taxes[key]
+            return
+
+
+def _split_tax(label: str) -> str:
+    """The name of one of the taxes levied side by side ("CGST @ 9%" -> "cgst"), else "" (any other tax line)."""
+    word = re.match(r"[^\W\d_]+", fold(label))
+    return word.group(0) if word and word.group(0) in _SPLIT_TAXES else ""
+
+
+def per_rate_tax(
+    chosen: dict[str, tuple[Candidate | None, float]], sums: list[TaxSum], charges: Decimal
+) -> tuple[Candidate | None, float]:
+    """One rate's tax line chosen as the tax while the page prints others beside it is only part of the tax:
+    unless subtotal + that line = total, it is left for review."""
+    tax, confidence = chosen["tax"]
+    if tax is None or not any(tax.line in lines and tax is not whole for whole, lines in sums):
+        return tax, confidence
+    sub, total = (amount_value(chosen[f][0]) for f in ("subtotal", "total"))
+    if sub is not None and total is not None and adds_up(sub, tax.value.value, total, charges):
+        return tax, confidence
+    return tax, min(confidence, ABSTAIN_BELOW - 0.05)

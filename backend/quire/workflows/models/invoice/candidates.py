@@ -1,0 +1,315 @@
+"""Every labelled value of a page, scored: the candidates the reader chooses from.
+
+A value belongs to the label in its own phrase, to the right of it on the same line, or just below it; a
+totals row under headed columns takes each column's head (`columns`). A candidate's score says how strongly its
+label names the field, where the value stands, and how surely both were read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from quire.workflows.models.invoice.columns import by_column
+from quire.workflows.models.invoice.labelled import Labelled
+from quire.workflows.models.invoice.labels import (
+    ADJUSTMENTS,
+    AMOUNT_FIELDS,
+    DATE_FIELDS,
+    NUMBER_WORDS,
+    PAYABLE,
+    PAYMENT,
+    LabelMatch,
+    match_labels,
+)
+from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
+from quire.workflows.models.invoice.values import CURRENCY, EMAIL_OR_URL, amounts_in, currencies_in, dates_in, fold
+
+ABSTAIN_BELOW = 0.5
+
+
+_RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
+
+
+_NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
+
+
+# A tax rate and the amount it is levied on: "19% auf 200,00", "7% of 275.00", "3 % s/ 37,42", "21% sobre 100".
+_RATE_BASE = re.compile(
+    r"\d{1,2}(?:[.,]\d{1,2})?\s*%\s*(?:auf|von|on|of|over|sur|s/|su|sobre|op|over|de|od|na|z)\s+"
+    r"(?:[A-Z]{3}\s?|[€$£]\s?)?-?\d[\d.,'\u00a0 ]*\d(?:\s?(?:[A-Z]{3}|[€$£]))?(?![\d.,]*\s*%)",
+    re.I,
+)
+
+
+# A tax rate as printed in a tax table's row ("6%", "7,0 %"); OCR may leave only the sign ("SR@O%").
+RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s*%")
+
+
+# A document series: one to four capitals ("FT", "A", "INV"), printed before a number that starts with a digit;
+# never a currency code or the abbreviation of another number's name ("USD 12345", "REF 12345", "PO 4500").
+_SERIES = re.compile(r"[A-Z]{1,4}")
+
+
+_NOT_A_SERIES = frozenset(
+    {"REF", "PO", "REA", "VAT", "TAX", "ABN", "GST", "NIF", "CIF", "ID", "NO", "NR", "NUM", "TEL", "FAX"}
+)
+
+
+_NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
+
+
+# The fields whose labels, read as printed, vouch for their OCR, and how sure OCR must be of such a label: a
+# payment or adjustment word misread into another ("CHANGE" as "CHARGE") keeps OCR's doubt.
+_LABEL_READ_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, *AMOUNT_FIELDS})
+
+
+_LABEL_READ_AT_LEAST = 0.6
+
+
+# The word after a payable total's label that says by when it is owed, the date right after it ("Amount due by",
+# "Montant à payer avant le", "Zu zahlen bis"); not "au", "voor" or "until", which also start a period ("au 30/06",
+# "voor de periode 01-04 t/m 30-06").
+_DUE_ON = re.compile(
+    r"(?:on|by|before|bis(?:\s+(?:zum|am))?|le|avant\s+le|entro\s+il|antes\s+de(?:l)?|do|at[eé])\s+", re.I
+)
+
+
+# An amount grouped by a plain space with a decimal point ("2 112.50"), no currency before it.
+_SPACE_GROUPED = re.compile(r"(?<![\d.,$€£])(?<![$€£]\s)\b\d{1,3} \d{3}\.\d{2}(?!\d)")
+
+
+# Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
+_ITEM_COLUMN = re.compile(
+    r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
+    r"designation|quantite|prix|descripcion|cantidad|concepto|precio|descrizione|quantita|prezzo|omschrijving|aantal|"
+    r"prijs|opis|ilosc|cena|descricao|quantidade|pos\b|position)"
+)
+
+
+def evidence(confidence: float, text: str, page: int | None = None, bbox: list[float] | None = None) -> dict[str, Any]:
+    """One field's evidence, as the invoice result's `fields` map holds it."""
+    return {"confidence": round(confidence, 2), "page": page, "text": text[:300], "bbox": bbox}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    field: str
+    value: Any
+    score: float
+    label: Phrase
+    source: Phrase
+    line: int
+    # One of several amounts after its label, with nothing to tell which is its own: given for sure only when
+    # sums from other lines vouch for it (`check_and_derive`).
+    unsure: bool = False
+
+    def evidence(self, confidence: float, has_layout: bool) -> dict[str, Any]:
+        same = self.label is self.source
+        text = self.source.text if same else f"{self.label.text} {self.source.text}"
+        if not has_layout:
+            return evidence(confidence, text)
+        parts = [self.label, self.source] if self.label.page == self.source.page else [self.source]
+        box = [
+            round(min(p.x0 for p in parts), 1),
+            round(min(p.y0 for p in parts), 1),
+            round(max(p.x1 for p in parts), 1),
+            round(max(p.y1 for p in parts), 1),
+        ]
+        return evidence(confidence, text, self.source.page, box)
+
+
+def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str, Phrase]]:
+    """Phrases that may hold the value of a label: to its right on its line, then just below it."""
+    line = lines[index]
+    found: list[tuple[str, Phrase]] = []
+    right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1]
+    found += [("right", p) for p in right[:2]]
+    labels = sum(1 for p in line.phrases if match_labels(p.text))
+    if labels >= 3 and any(_ITEM_COLUMN.match(fold(p.text)) for p in line.phrases):
+        return found  # a line-item table's header: the values below are column entries, not this label's value
+    for below in lines[index + 1 : index + 4]:
+        if below.page != line.page or below.y0 - line.y1 > 3 * max(phrase.height, 8.0):
+            break
+        for candidate in below.phrases:
+            if overlaps(candidate, phrase) and not match_labels(candidate.text):
+                found.append(("below", candidate))
+                return found
+    return found
+
+
+def _invoice_number(text: str, numbered: bool = False) -> str | None:
+    """The invoice number in a label's value; a date-shaped one only after a number word ("Faktura nr 12/05/2024")."""
+    text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number)\s*:?\s*", "", text.strip(), flags=re.I)
+    # "(Selbst ausgestellte Rechnung) (389) Nr. 47110818": the number is what follows a number sign, not a code
+    named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
+    if named is not None:
+        text = text[named.end() :]
+    dates = dates_in(text, True)
+    if dates and text.startswith(dates[0].text) and not numbered:
+        return None  # a date, not a number
+    tokens = text.split()[:2]
+    for index, token in enumerate(tokens):
+        token = token.strip(".,:;()[]")
+        if _NUMBER_TOKEN.fullmatch(token) and len(token) >= 3 and not EMAIL_OR_URL.search(token):
+            if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
+                return None
+            # A series code printed before the number is part of it ("FT 2024/315", "A 1234", "INV 0042").
+            series = tokens[0] if index == 1 and _series(tokens[0], token) else None
+            return f"{series} {token.rstrip('._-')}" if series else token.rstrip("._-")
+    return None
+
+
+def _series(code: str, number: str) -> bool:
+    return (
+        _SERIES.fullmatch(code) is not None
+        and number[:1].isdigit()
+        and code not in _NOT_A_SERIES
+        and not currencies_in(code)
+    )
+
+
+def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = False) -> Any:
+    if field == "tax":
+        text = _RATE_BASE.sub(" ", text)  # "MwSt 19% auf 200,00": the amount taxed, not the tax
+    if field in AMOUNT_FIELDS or field in ADJUSTMENTS or field in PAYMENT:
+        found = amounts_in(text, mark)
+        return found[-1] if found else None
+    if field in DATE_FIELDS:
+        dates = dates_in(text, day_first)
+        return dates[0].value if dates else None
+    if field == "invoice_number":
+        return _invoice_number(text, numbered)
+    return None
+
+
+def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: bool) -> dict[str, list[Candidate]]:
+    """A candidate per labelled phrase: from its longest label, or the next one when that reads no value
+    ("Due payable: 571.04 €" names no date, so it is read as a total)."""
+    found: dict[str, list[Candidate]] = {}
+    for index, phrase, matches in labelled:
+        for match in matches:
+            if match.field not in ("vendor", "buyer") and _read_label(
+                lines, index, phrase, match, mark, day_first, found
+            ):
+                break
+    return found
+
+
+def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Decimal]:
+    """The different amounts printed one after another after a label, in its phrase and the phrases after it on
+    its line ("Total amount | 100.00 | 19.00 | 119.00", "Total | $ | 100.00 | $ | 19.00"), up to the first
+    words ("davon MwSt", "Amount paid"); a currency, a rate or a count between them is stepped over. An amount
+    in another printed currency is the same sum restated ("100.00 EUR | 117.65 USD"), not a rival."""
+    found: set[Decimal] = set()
+    currency: str | None = None
+    pending: str | None = None  # a currency printed in a phrase of its own, for the amount after it
+    for text in [rest, *(p.text for p in line.phrases if p.x0 >= phrase.x1 - 1)]:
+        words = re.sub(CURRENCY.pattern, "", RATE.sub("", text), flags=re.I)
+        if re.search(r"[^\W\d_]", words):
+            break
+        amounts = amounts_in(text, mark)
+        if not amounts and (codes := currencies_in(text)):
+            pending = codes[0]
+        for amount in amounts:
+            printed = amount.currency or pending
+            currency = currency or printed
+            if printed in (None, currency):
+                found.add(amount.value)
+        pending = pending if not amounts else None
+    return found
+
+
+def _read_label(
+    lines: list[Line],
+    index: int,
+    phrase: Phrase,
+    match: LabelMatch,
+    mark: str,
+    day_first: bool,
+    found: dict[str, list[Candidate]],
+) -> bool:
+    """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
+    # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...", "Total of all open invoices") has no value
+    # beside it, and is no row's label.
+    sentence = len(re.findall(r"[^\W\d_]{3,}", match.rest)) >= 2
+    # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it.
+    row_label = not re.search(r"\d", RATE.sub("", match.rest)) and not sentence
+    if match.field in AMOUNT_FIELDS and row_label and (columns := by_column(lines, index, phrase, mark)):
+        # A totals row under headed columns: each column's head, not the row's label, says what its amount is. A
+        # tax row ("VAT 19% | 850,00 | 161,50" under "Net | VAT") gives its tax only: its net is one rate's part.
+        taken = [(head, source, amount) for head, source, amount in columns
+                 if match.field != "tax" or head.field == "tax"]  # fmt: skip
+        for head, source, amount in taken:
+            # As sure as the weaker of the two labels: a weak row label ("Total") under a strong head stays weak.
+            score = 0.9 * min(head.weight, match.weight) * min(phrase.confidence, source.confidence)
+            found.setdefault(head.field, []).append(Candidate(head.field, amount, score, phrase, source, index))
+        return bool(taken)
+    sources: list[tuple[str, str, Phrase]] = []
+    if match.rest:
+        sources.append(("same", match.rest, phrase))
+    if match.field == "invoice_number" and match.rest:
+        # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
+        dates = dates_in(match.rest, day_first)
+        number = _invoice_number(match.rest, bool(_NUMBER_WORD.search(match.label)))
+        if dates and not (number and dates[0].text in number):  # "Faktura nr 12/05/2024" names no date
+            found.setdefault("issue_date", []).append(
+                Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
+            )
+    due = _DUE_ON.match(match.rest) if match.field == "total" and PAYABLE.search(match.label) else None
+    after = match.rest[due.end() :] if due is not None else ""
+    if (dates := dates_in(after, day_first)) and fold(after).startswith(fold(dates[0].text)):
+        # "Total amount due on August 3, 2014 $4.11": the date the total is owed by is the due date.
+        found.setdefault("due_date", []).append(
+            Candidate("due_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
+        )
+    if not sentence:
+        sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+    # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
+    # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
+    unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2
+    if match.field == "invoice_number" and re.sub(r"[^a-z]", "", match.label) in NUMBER_WORDS:
+        # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
+        # a number right after it is its value.
+        sources = [source for source in sources[:1] if re.match(r"\S*\d", source[1])]
+    for relation, text, source in sources:
+        value = _parse(match.field, text, mark, day_first, bool(_NUMBER_WORD.search(match.label)))
+        if value is None:
+            continue
+        weight = _RELATION[relation]
+        if relation == "below" and match.field not in AMOUNT_FIELDS:
+            weight = 0.85  # a date or number printed under its label is a key-value grid, as usual as beside it
+        # A field's label read as printed, fairly surely and alone in its phrase, vouches for its letters: the
+        # lexicon matched it. Only the value's own reading counts then. A label OCR garbled ("TATAL", "TOTAL
+        # PAYABLE. AHCLAT") or read unsurely, a payment word, and a value in the label's phrase keep the lower one.
+        alone = (
+            relation != "same"
+            and match.field in _LABEL_READ_FIELDS
+            and not match.rest
+            and phrase.confidence >= _LABEL_READ_AT_LEAST
+            and bool(match_labels(phrase.text))
+        )
+        read = source.confidence if alone else min(phrase.confidence, source.confidence)
+        score = match.weight * weight * read
+        # "TOTAL 2 112.50": a count and its amount, or 2,112.50 grouped by a space; nothing tells which.
+        grouped = match.field in AMOUNT_FIELDS and _SPACE_GROUPED.search(text) is not None
+        doubt = (unsure and relation in ("same", "right")) or grouped
+        score = min(score, ABSTAIN_BELOW - 0.05) if doubt else score
+        found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index, doubt))
+        return True
+    return False
+
+
+def best(candidates: list[Candidate]) -> tuple[Candidate | None, float]:
+    """The highest-scoring value; its confidence drops when a different value scores nearly as high."""
+    if not candidates:
+        return None, 0.0
+    ranked = sorted(candidates, key=lambda c: (-c.score, c.line))
+    top = ranked[0]
+    rival = next((c for c in ranked[1:] if c.value != top.value), None)
+    confidence = top.score
+    if rival is not None and rival.score >= top.score - 0.05:
+        confidence *= 0.75
+    return top, confidence

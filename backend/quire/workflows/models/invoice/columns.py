@@ -1,0 +1,92 @@
+"""A table's totals row read by its column heads: "Total | 24.99 | 5.00 | 29.99" under "Montant HT | TVA |
+Montant TTC" gives each amount the field its head names."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, LabelMatch, match_labels
+from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
+from quire.workflows.models.invoice.values import CURRENCY, amounts_in, currencies_in, fold
+
+# How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
+# many lines' height apart the heads of one row may start or end (they are one header row).
+_HEAD_LINES = 15
+
+
+_HEAD_WORDS = 3
+
+
+_HEAD_ROW_SPREAD = 2
+
+
+# A group head over several columns that leaves each column's own head standing: it says they are amounts (or
+# names a currency).
+_AMOUNT_GROUP = re.compile(
+    r"(?:amounts?|totals?|betr(?:ae|a)ge?|summen|montants?|totaux|importes?|importi|bedragen|kwoty|valores|"
+    r"prices?|preise|prix|precios?|prezzi|prijzen|ceny|pre[cç]os)\b"
+)
+
+
+# A head's words after its label that still leave it a head: a currency ("Brutto EUR"), nothing else.
+_HEAD_NOTE = re.compile(rf"\(?(?:{CURRENCY.pattern})\)?", re.I)
+
+
+def _column_head(
+    lines: list[Line], index: int, value: Phrase, row: list[Phrase]
+) -> tuple[LabelMatch, Phrase, Phrase] | None:
+    """The amount label heading a value's column, with the first and last phrase of the head: the text nearest
+    above the value that overlaps it, past the column's other values, read whole with the lines stacked close over
+    it ("Montant" over "EUR TTC"; "Gross" over "weight" and "Gewicht" over "brutto" are no amount heads). A head
+    over several of the row's columns is a group's: only a group of amounts ("Amounts" over "Net | Gross") leaves
+    the column's own head standing ("Weight" over "Net | Gross" makes them weights). None when that text names
+    something else, or nothing."""
+    stacked: list[Phrase] = []
+    for at in range(index - 1, max(-1, index - 1 - _HEAD_LINES), -1):
+        above = lines[at]
+        if above.page != lines[index].page:
+            break
+        over = [p for p in above.phrases if overlaps(p, value)]
+        text = len(over) == 1 and not re.search(r"\d", over[0].text)
+        group = text and sum(1 for other in row if overlaps(over[0], other)) > 1
+        amounts_group = (
+            _AMOUNT_GROUP.match(fold(over[0].text).strip()) or currencies_in(over[0].text) if group else None
+        )
+        if group and (not stacked or not amounts_group):
+            return None  # a group's head with no head of the column's own under it, or a group of no amounts
+        if stacked and (
+            not text or group or stacked[0].y0 - over[0].y1 > stacked[0].height or len(stacked) == _HEAD_WORDS
+        ):
+            break  # the head ends at the column's values, at a wider text or a group's head, at a gap, or in lines
+        if text and not group:
+            stacked.insert(0, over[0])
+    if not stacked:
+        return None
+    matches = match_labels(" ".join(p.text for p in stacked))
+    if matches and matches[0].field in AMOUNT_FIELDS and (not matches[0].rest or _HEAD_NOTE.fullmatch(matches[0].rest)):
+        return matches[0], stacked[0], stacked[-1]
+    return None
+
+
+def by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list[tuple[LabelMatch, Phrase, Any]]:
+    """The amounts of a table's totals row with the field each column's head names ("Total | 24.99 | 5.00 |
+    29.99" under "Montant HT | TVA | Montant TTC"); empty unless two columns are headed by different fields in
+    one header row."""
+    row = [p for p in lines[index].phrases if p.x0 >= phrase.x1 - 1 and "%" not in p.text]
+    headed: list[tuple[LabelMatch, Phrase, Any]] = []
+    tops: list[Phrase] = []
+    bottoms: list[Phrase] = []
+    for value in row:
+        amounts = amounts_in(value.text, mark)
+        found = _column_head(lines, index, value, row) if len(amounts) == 1 else None
+        if found is not None:
+            headed.append((found[0], value, amounts[0]))
+            tops.append(found[1])
+            bottoms.append(found[2])
+    if len({head.field for head, _, _ in headed}) < 2:
+        return []
+    # Heads of one header row start level or end level (a head may run on for more lines than the others).
+    height = _HEAD_ROW_SPREAD * max(p.height for p in tops + bottoms)
+    level = max(p.y0 for p in tops) - min(p.y0 for p in tops) <= height
+    return headed if level or max(p.y1 for p in bottoms) - min(p.y1 for p in bottoms) <= height else []

@@ -1,0 +1,72 @@
+"""Where a page's labels stand: each phrase that starts with one, a label wrapped over two lines of a narrow box,
+two taxes printed side by side in one phrase."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import replace
+
+from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, DATE_FIELDS, LabelMatch, match_labels, ocr_repaired
+from quire.workflows.models.invoice.layout import Line, Phrase
+
+# Taxes levied side by side on one sale, each under its own name: India's central, state and union-territory GST,
+# Canada's federal and provincial taxes, the United States' state, county and city sales taxes. The first ones
+# are never words of anything else, so where one follows another tax's amount in a phrase, a second tax starts.
+SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tvh")
+
+
+_SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)", re.I)
+
+
+Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
+
+
+def labelled_phrases(lines: list[Line]) -> Labelled:
+    """Every phrase that starts with a label, with its line index and its labels, the longest first; a label
+    wrapped over two lines of a narrow box ("SUB" over "TOTAL") counts as one."""
+    found: Labelled = []
+    for index, line in enumerate(lines):
+        for phrase in (part for whole in line.phrases for part in _tax_parts(whole)):
+            matches = match_labels(phrase.text)
+            if not matches and phrase.confidence < 1.0 and (repaired := ocr_repaired(phrase.text)) is not None:
+                matches = match_labels(repaired)  # OCR read "TATAL 78.10": the label as printed, the value as read
+            wrapped = _wrapped_label(lines, index, phrase)
+            if wrapped is not None and len(wrapped[1][0].label) > max((len(m.label) for m in matches), default=0):
+                found.append((index, *wrapped))
+            elif matches:
+                found.append((index, phrase, matches))
+    return found
+
+
+def _tax_parts(phrase: Phrase) -> list[Phrase]:
+    """A phrase that prints two taxes levied side by side ("CGST 9% 90.00 SGST 9% 90.00") as one phrase each,
+    their boxes shared out by their length; any other phrase as it is."""
+    cuts = [m.start() for m in _SECOND_TAX.finditer(phrase.text)]
+    if not cuts:
+        return [phrase]
+    bounds = [0, *cuts, len(phrase.text)]
+    width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
+    return [
+        replace(phrase, text=phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width)
+        for start, end in itertools.pairwise(bounds)
+    ]
+
+
+def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phrase, tuple[LabelMatch, ...]] | None:
+    """A one-word phrase and the word left-aligned just under it, when together they are a whole label and
+    nothing else: the label of the value to the right of the first line."""
+    if index + 1 >= len(lines) or not re.fullmatch(r"[^\W\d_]{2,12}", phrase.text):
+        return None
+    below = lines[index + 1]
+    if below.page != phrase.page or below.y0 - phrase.y1 > phrase.height:
+        return None
+    for other in below.phrases:
+        if abs(other.x0 - phrase.x0) <= 2 and re.fullmatch(r"[^\W\d_]{2,12}:?", other.text):
+            joined = f"{phrase.text} {other.text}"
+            matches = match_labels(joined)
+            if matches and not matches[0].rest and matches[0].field in (*AMOUNT_FIELDS, *DATE_FIELDS):
+                box = Phrase(joined, phrase.page, min(phrase.x0, other.x0), phrase.y0, max(phrase.x1, other.x1),
+                             other.y1, phrase.line, min(phrase.confidence, other.confidence))  # fmt: skip
+                return box, matches
+    return None
