@@ -19,15 +19,17 @@ def text_invoice(text: str) -> dict[str, Any]:
     return read_invoice(Document(text=text, filename="i.txt", content_type="text/plain", sha256="0"))
 
 
-def page(*placed: tuple[float, float, str]) -> dict[str, Any]:
-    """An invoice page from (x, y, phrase) triples: each phrase's words laid out 5 points a character."""
+def page(*placed: tuple[float, float, str] | tuple[float, float, str, float]) -> dict[str, Any]:
+    """An invoice page from (x, y, phrase) triples, each phrase's words laid out 5 points a character and 10
+    high; a fourth number prints the phrase in larger type (its height in points)."""
     words: list[Word] = []
-    for x, y, phrase in placed:
+    for x, y, phrase, *size in placed:
+        height = size[0] if size else 10
         cursor = x
         for token in phrase.split():
-            words.append(Word(token, 1, cursor, y, cursor + 5 * len(token), y + 10))
+            words.append(Word(token, 1, cursor, y, cursor + 5 * len(token), y + height))
             cursor += 5 * len(token) + 3
-    text = "\n".join(p for _, _, p in placed)
+    text = "\n".join(str(p[2]) for p in placed)
     return read_invoice(Document(text=text, filename="i.pdf", content_type="application/pdf", sha256="0",
                                  words=tuple(words)))  # fmt: skip
 
@@ -1506,3 +1508,43 @@ def test_every_check_a_result_carries_has_words_for_the_job_page_and_the_report(
     written = {name for result in results for name in result["checks"]}
     # Then each has words in CHECK_LABELS, which the job page and the .md report show instead of the key
     assert written == set(CHECK_LABELS)
+
+
+# A freelancer's letterhead: a name in large type at the top, no company form; the client below it has one.
+LETTERHEAD_INVOICE = (
+    (40, 40, "Marta Oliveira Design", 16),
+    (40, 62, "Rua das Flores 12, 1200-195 Lisboa"),
+    (40, 76, "NIF 234567890"),
+    (40, 110, "Atlantic Harbour Lda"),
+    (40, 124, "Avenida da Liberdade 100, Lisboa"),
+    (40, 160, "Factura n.º 2024/118"),
+    (40, 174, "Data: 05/11/2024"),
+    (40, 400, "Total 1 230,00 EUR"),
+    (40, 414, "Obrigado pela preferência."),
+    (40, 428, "IBAN PT50 0002 0123 1234 5678 9015 4"),
+    (40, 442, "Pagamento em 30 dias."),
+)
+
+
+def test_a_letterhead_without_a_company_form_names_the_issuer_not_the_client_below_it() -> None:
+    assert page(*LETTERHEAD_INVOICE)["vendor"] == "Marta Oliveira Design"
+
+
+def test_a_letterhead_in_the_pages_usual_type_is_no_letterhead() -> None:
+    ordinary = ((40, 40, "Marta Oliveira Design"), *LETTERHEAD_INVOICE[1:])
+    assert page(*ordinary)["vendor"] == "Atlantic Harbour Lda"
+
+
+def test_a_title_as_large_as_the_name_leaves_no_letterhead() -> None:
+    titled = (*LETTERHEAD_INVOICE, (300, 40, "Quote", 16))
+    assert page(*titled)["vendor"] == "Atlantic Harbour Lda"
+
+
+def test_a_short_letterhead_gives_way_to_the_full_name_with_its_company_form() -> None:
+    branded = (
+        (40, 40, "Oliveira", 16),
+        *LETTERHEAD_INVOICE[1:3],
+        (40, 90, "Oliveira Design Lda"),
+        *LETTERHEAD_INVOICE[4:],
+    )
+    assert page(*branded)["vendor"] == "Oliveira Design Lda"

@@ -12,6 +12,7 @@ return-address line) and labels or sentences never qualify.
 from __future__ import annotations
 
 import re
+import statistics
 from collections import Counter
 
 from quire.workflows.models.checksums import has_iban
@@ -30,7 +31,7 @@ _FORMS = (
     r"gmbh(?:\s*&\s*co\.?\s*kg)?|ag|kg|ug(?:\s*\(haftungsbeschr[aä]nkt\))?|e\.\s?k\.|ohg|gbr|inc\.?|incorporated|llc|l\.l\.c\.|"
     r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|co\.|pty\.?\s*ltd\.?|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
-    r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.?c\.?|ltda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
+    r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.?c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
     r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
@@ -89,6 +90,11 @@ _ACCOUNT_HOLDER = re.compile(
     re.I,
 )
 _ACCOUNT_HOLDER_SCORE = 0.7
+# A letterhead: the largest type in the top part of the first page, this much larger than the page's usual type.
+# It outranks a name with a company form near it (0.8), which on such a page is as often the buyer's.
+_LETTERHEAD_TOP = 0.15
+_LETTERHEAD_SIZE = 1.25
+_LETTERHEAD_SCORE = 0.82
 _DIRECT_DEBIT = re.compile(
     # "Domiciliation :" heads the bank's branch in a French bank-details block; elsewhere (Belgium) it is a debit.
     # "Domicilio fiscal" is an address, "Einzug am" a move.
@@ -243,6 +249,25 @@ def _account_holder(lines: list[Line], buyer: set[Phrase]) -> list[tuple[float, 
     return found
 
 
+def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
+    """A letterhead's name: the one phrase printed largest at the top of the first page's text layer, clearly
+    larger than the page's usual type, that reads as a name without a company form (a freelancer, a shop, a
+    brand). None when something else there is as large (a title), or the page is a scan, whose type sizes OCR
+    measures too roughly to compare."""
+    first = [p for line in lines if line.page == 1 for p in line.phrases]
+    top = [p for line in lines if line.page == 1 and line.y0 < _LETTERHEAD_TOP * line.page_height for p in line.phrases]
+    if len(first) < 5 or not top or any(p.confidence < 1.0 for p in first):
+        return None
+    tallest = max(top, key=lambda p: p.height)
+    usual = statistics.median(p.height for p in first)
+    if tallest.height < _LETTERHEAD_SIZE * usual or any(p is not tallest and p.height >= tallest.height for p in top):
+        return None
+    text = tallest.text
+    if tallest in buyer or _FORM.search(text) or not _looks_like_name(text) or len(text.split()) > 6:
+        return None
+    return tallest
+
+
 def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     """The issuer's name, a confidence and the phrase it was read from; None when nothing qualifies."""
     buyer = _buyer_block(lines)
@@ -252,6 +277,13 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
         _name_of(p.text).casefold() for line in lines for p in line.phrases if p not in buyer and _FORM.search(p.text)
     )
     scored += _account_holder(lines, buyer)
+    letterhead = _letterhead(lines, buyer)
+    # A short name whose company spells it out in full elsewhere ("ACME" over "ACME Widgets GmbH") is left to the
+    # full name.
+    if letterhead is not None and not any(
+        _matches_domain(name, {re.sub(r"[^a-z0-9]", "", fold(letterhead.text))}) for name in names
+    ):
+        scored.append((_LETTERHEAD_SCORE, letterhead.text.strip(), letterhead))
     for index, line in enumerate(lines):
         position = line.y0 / max(line.page_height, 1.0)
         for phrase in line.phrases:
