@@ -49,6 +49,12 @@ def test_operator_pages(browser: Browser, live: Stack) -> None:
     page.goto("/admin/jobs?status=dead_letter")
     expect(page.locator(f"tr[data-job-id='{dead}']")).to_be_visible()
     screenshot(page, "admin-jobs")
+    # Searched by creation date (UTC unless it says otherwise); a date that is not one is said so
+    page.goto("/admin/jobs?status=dead_letter&created_from=2000-01-01&created_to=2999-01-01")
+    expect(page.locator(f"tr[data-job-id='{dead}']")).to_be_visible()
+    page.goto("/admin/jobs?created_from=yesterday")
+    expect(page.locator("[data-error-page='400']")).to_contain_text("is not a date")
+    page.goto("/admin/jobs?status=dead_letter")
     page.locator(f"tr[data-job-id='{dead}'] a").click()
     expect(page.locator("td code").filter(has_text="FakeCrash")).not_to_have_count(0)
     screenshot(page, "admin-job-history")

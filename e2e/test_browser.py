@@ -141,6 +141,19 @@ def test_unreadable_upload_is_explained(page: Page, tmp_path: Path) -> None:
     assert job_id
 
 
+def test_an_address_no_page_answers_says_so_without_offering_to_sign_in_again(page: Page) -> None:
+    # Given someone signed in, at an address nothing answers, or one that only takes a form's post
+    for address, status in (("/no-such-page", "404"), ("/settings/nothing", "404")):
+        page.goto(address)
+        # Then the page says so, and its header does not ask them to sign in as if they were signed out
+        expect(page.locator(f"[data-error-page='{status}']")).to_be_visible()
+        expect(page.get_by_role("link", name="Sign in")).to_have_count(0)
+        expect(page.get_by_role("navigation").get_by_role("link", name="Your jobs")).to_be_visible()
+    # And a settings form's address opened by itself leads to the settings page
+    page.goto("/settings/webhooks")
+    expect(page).to_have_url(re.compile(r"/settings$"))
+
+
 def test_unsupported_file_is_refused_before_any_job(page: Page, tmp_path: Path) -> None:
     binary = tmp_path / "program.exe"
     binary.write_bytes(b"MZ\x90\x00\x03\x00\x00\x00\x04\x00binary")

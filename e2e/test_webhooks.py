@@ -24,6 +24,7 @@ def _save_default_url(page: Page, base_url: str, url: str) -> None:
     page.get_by_label("Default webhook URL").fill(url)
     page.get_by_role("button", name="Save URL").click()
     expect(page.get_by_role("status")).to_contain_text("URL" if not url else "go to this URL")
+    expect(page).to_have_url(f"{base_url}/settings")  # redirected after the post: a reload does not post again
 
 
 def test_the_account_default_url_signed_deliveries_on_the_job_page_and_send_again(

@@ -20,7 +20,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 from litestar.plugins.jinja import JinjaTemplateEngine
-from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsPlugin
+from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException, ProblemDetailsPlugin
 from litestar.response import Redirect, Template
 from litestar.static_files import create_static_files_router
 from litestar.stores.base import Store
@@ -49,6 +49,7 @@ from quire.web.presenters import ERROR_LABELS, about, artifact_label, language_n
 from quire.web.problems import (
     explain_multipart_limit,
     http_exception_to_problem,
+    storage_unavailable,
     storage_unavailable_to_problem,
     unexpected_to_problem,
 )
@@ -84,11 +85,18 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     if exc.status_code == 401 and _wants_html(request):
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return Redirect(f"/login?{urlencode({'next': target})}", status_code=303)
-    if _wants_html(request) and exc.status_code < 500:
+    if _wants_html(request):
         title, detail = _error_words(exc)
         return Template(
             "pages/error.html",
-            context={"title": title, "detail": detail, "status": exc.status_code},
+            # An address no route answers (404, 405) is refused before authentication runs: the page
+            # cannot tell whether someone is signed in, so it offers neither "Sign in" nor "Sign out".
+            context={
+                "title": title,
+                "detail": detail,
+                "status": exc.status_code,
+                "viewer_unknown": "auth" not in request.scope,
+            },
             status_code=exc.status_code,
             headers=dict(exc.headers or {}),  # Retry-After on a 429 page too
         )
@@ -101,11 +109,31 @@ _PLAIN_ERRORS: dict[int, tuple[str, str]] = {
     404: ("Page not found", "There is nothing at this address: it may have been deleted, or the link is mistyped."),
     413: ("File too large", ""),  # filled in with the configured limit
     429: ("Too many requests", "Wait a moment, then try again."),
+    500: ("Something went wrong", "Something went wrong on our side. Please try again in a moment."),
+    503: ("Not available just now", "Please try again in a moment."),
 }
+
+
+def on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A failure of ours: logged with its traceback; a page says so in words, the API in problem+json."""
+    if not _wants_html(request):
+        return unexpected_to_problem(request, exc)
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return on_http_error(request, HTTPException(status_code=500))
+
+
+def on_storage_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """Unreachable file storage: 503 with Retry-After, as a page or as problem+json."""
+    if not _wants_html(request):
+        return storage_unavailable_to_problem(request, exc)
+    log.warning("storage unreachable on %s %s: %s", request.method, request.url.path, exc)
+    return on_http_error(request, storage_unavailable())
 
 
 def _error_words(exc: HTTPException) -> tuple[str, str]:
     title, fallback = _PLAIN_ERRORS.get(exc.status_code, ("That did not work", "Please go back and try again."))
+    if exc.status_code >= 500 and not isinstance(exc, ProblemDetailsException):
+        return title, fallback  # an exception's own words are for the log, not for the page
     if exc.status_code == 413:
         return title, f"Files can be up to {get_settings().max_upload_mb:g} MB. Choose a smaller file."
     try:
@@ -208,8 +236,8 @@ def create_app(quire: Quire | None = None) -> Litestar:
         template_config=TemplateConfig(directory=TEMPLATES, engine=JinjaTemplateEngine, engine_callback=_templates),
         exception_handlers={
             HTTPException: on_http_error,
-            StorageUnavailable: storage_unavailable_to_problem,
-            Exception: unexpected_to_problem,
+            StorageUnavailable: on_storage_unavailable,
+            Exception: on_unexpected,
         },
         openapi_config=_openapi(settings.api_docs_enabled),
         response_cache_config=ResponseCacheConfig(),

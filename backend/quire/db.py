@@ -32,6 +32,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def moment(text: str) -> datetime:
+    """An ISO 8601 date or time as an aware UTC datetime, as the records' columns compare them; one
+    without an offset is UTC. ValueError for anything else."""
+    parsed = datetime.fromisoformat(text)
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
 def new_id() -> str:
     """An unguessable identifier, safe in URLs and on a command line (it never starts with `-`)."""
     return secrets.token_hex(16)

@@ -256,7 +256,10 @@ def job_view(session: Session, job: Job, basis: RecentBasis | None = None) -> Jo
         updated_at=iso(job.updated_at),
         deadline_at=iso(job.deadline_at),
         next_attempt_at=iso(job.available_at) if job.status == JobStatus.QUEUED else None,
-        progress=msgspec.convert(job.progress, ProgressView) if job.progress is not None else None,
+        # A queued job's recorded progress is an earlier attempt's (cancelled, or failed and waiting to retry).
+        progress=msgspec.convert(job.progress, ProgressView)
+        if job.progress and job.status != JobStatus.QUEUED
+        else None,
         queue=place_in_line(session, job, basis) if job.status == JobStatus.QUEUED else None,
         review=_review_view(job),
     )

@@ -25,6 +25,8 @@ UserRequest = Request[Principal, Any, Any]
 UNAVAILABLE = "Signing in is unavailable right now: the session service cannot be reached. Try again in a minute."
 SIGN_IN_NOW = "If this email already had an account, sign in with its existing password."
 NEW_TOKEN_KEY = "quire_new_token"  # noqa: S105 (a session key, not a secret)
+# What a settings form did, said once on the settings page it redirects to (POST/redirect/GET).
+NOTICE_KEY = "quire_settings_notice"
 FORM = RequestEncodingType.URL_ENCODED
 
 
@@ -113,10 +115,19 @@ class AccountController(Controller):
     @get("/settings", sync_to_thread=True, guards=[browser_session_only])
     def settings_page(self, request: UserRequest) -> Template:
         new_token = request.session.pop(NEW_TOKEN_KEY, None)
-        return _settings(request.user, new_token=new_token)
+        return _settings(request.user, new_token=new_token, notice=request.session.pop(NOTICE_KEY, None))
+
+    @get(
+        ["/settings/password", "/settings/tokens", "/settings/webhooks", "/settings/webhooks/secret"],
+        status_code=303,
+        sync_to_thread=False,
+    )
+    def settings_forms(self) -> Redirect:
+        """A settings form's address opened (a bookmark, a reload after an error): the settings page."""
+        return Redirect("/settings", status_code=303)
 
     @post("/settings/password", guards=[browser_session_only])
-    async def change_password(self, request: UserRequest) -> Template:
+    async def change_password(self, request: UserRequest) -> Template | Redirect:
         form = await request.form()
         user_id, email = request.user.user_id, request.user.email
         # The current password is checked here too, so it shares the sign-in budget: a stolen
@@ -149,7 +160,7 @@ class AccountController(Controller):
         # This browser stays signed in under a new session id and the new stamp; its CSRF key is
         # kept, so the page rendered now carries a token that still works.
         start_session(request, user_id, stamp, csrf_key=request.session.get(SESSION_CSRF_KEY))
-        return await to_thread.run_sync(lambda: _settings(request.user, notice=notice))
+        return _done(request, notice)
 
     @post("/settings/tokens", status_code=303, guards=[browser_session_only])
     async def create_token(self, request: UserRequest) -> Redirect:
@@ -161,26 +172,35 @@ class AccountController(Controller):
         return Redirect("/settings", status_code=303)
 
     @post("/settings/webhooks", sync_to_thread=True, guards=[browser_session_only])
-    def save_webhook_url(self, request: UserRequest, data: Annotated[WebhookForm, Body(media_type=FORM)]) -> Template:
+    def save_webhook_url(
+        self, request: UserRequest, data: Annotated[WebhookForm, Body(media_type=FORM)]
+    ) -> Template | Redirect:
         """The default URL of this account's jobs' webhooks (empty: none)."""
         try:
             url = check_url(data.webhook_url) if data.webhook_url.strip() else None
         except TargetRefused as exc:
-            return _settings(request.user, error=str(exc), status=422)
+            # The page keeps what was typed, so it can be corrected rather than typed again.
+            return _settings(request.user, error=str(exc), status=422, webhook_url=data.webhook_url)
         accounts.set_default_webhook_url(request.user.user_id, url)
-        notice = "Webhooks of jobs submitted from now on go to this URL." if url else "No default webhook URL."
-        return _settings(request.user, notice=notice)
+        return _done(
+            request, "Webhooks of jobs submitted from now on go to this URL." if url else "No default webhook URL."
+        )
 
-    @post("/settings/webhooks/secret", sync_to_thread=True, guards=[browser_session_only])
-    def rotate_webhook_secret(self, request: UserRequest) -> Template:
+    @post("/settings/webhooks/secret", status_code=303, sync_to_thread=True, guards=[browser_session_only])
+    def rotate_webhook_secret(self, request: UserRequest) -> Redirect:
         accounts.rotate_webhook_secret(request.user.user_id)
-        notice = "A new signing secret is in force: webhooks sent from now on are signed with it alone."
-        return _settings(request.user, notice=notice)
+        return _done(request, "A new signing secret is in force: webhooks sent from now on are signed with it alone.")
 
     @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True, guards=[browser_session_only])
     def revoke_token(self, request: UserRequest, token_id: FromPath[str]) -> Redirect:
         accounts.revoke_token(request.user.user_id, token_id)
-        return Redirect("/settings", status_code=303)
+        return _done(request, "The token was revoked: programs using it are refused from now on.")
+
+
+def _done(request: UserRequest, notice: str) -> Redirect:
+    """Back to the settings page, which says what was done once (reloading it does not do it again)."""
+    request.session[NOTICE_KEY] = notice
+    return Redirect("/settings", status_code=303)
 
 
 def _require_signup() -> None:
@@ -196,11 +216,12 @@ def _settings(
     new_token: str | None = None,
     status: int = 200,
     headers: dict[str, str] | None = None,
+    webhook_url: str | None = None,
 ) -> Template:
     context = {
         "user": user,
         "tokens": accounts.list_tokens(user.user_id),
-        "webhook_url": accounts.default_webhook_url(user.user_id),
+        "webhook_url": webhook_url if webhook_url is not None else accounts.default_webhook_url(user.user_id),
         "webhook_secret": accounts.webhook_secret(user.user_id),
         "error": error,
         "notice": notice,

@@ -18,6 +18,7 @@ from litestar.params import FromPath, Parameter
 from litestar.response import Redirect, Stream, Template
 
 from quire.accounts.service import Principal
+from quire.db import moment
 from quire.jobs import operations, replays, service, store
 from quire.jobs.models import JobStatus
 from quire.jobs.paging import InvalidCursor
@@ -40,10 +41,14 @@ def admins_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHand
 
 
 def _date(value: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value) if value else None
-    except ValueError:
+    """A search's date (UTC unless it says otherwise), or None for an empty field; a page that says so for anything
+    else, rather than a search that quietly leaves the date out."""
+    if not value:
         return None
+    try:
+        return moment(value)
+    except ValueError as exc:
+        raise ClientException(f"{value[:40]!r} is not a date: write it as YYYY-MM-DD.") from exc
 
 
 class AdminController(Controller):

@@ -7,7 +7,7 @@ self-polling fragment and its two actions (retry the failed jobs, cancel the res
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, BinaryIO, cast
 
 import structlog
@@ -21,6 +21,7 @@ from litestar.response import Redirect, Template
 
 from quire.accounts.service import Principal
 from quire.bootstrap import Quire
+from quire.db import moment
 from quire.jobs import batches, export, service, store
 from quire.jobs.batches import Part
 from quire.jobs.models import Batch, JobStatus
@@ -272,14 +273,13 @@ class JobExportController(Controller):
 
 
 def _moment(text: str | None) -> datetime | None:
-    """An ISO 8601 date or time as naive UTC (the record's), or None for nothing."""
+    """An ISO 8601 date or time (UTC unless it says otherwise), or None for nothing; 400 for anything else."""
     if not text:
         return None
     try:
-        moment = datetime.fromisoformat(text)
+        return moment(text)
     except ValueError as exc:
         raise problem(400, "invalid_request", f"{text[:40]!r} is not an ISO 8601 date or time.") from exc
-    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 class BatchPagesController(Controller):

@@ -29,7 +29,7 @@ from quire.webhooks.deliveries import Answer
 from quire.webhooks.models import WebhookDelivery, WebhookEvent
 from quire.webhooks.outbox import WebhookOutbox, event_body
 from quire.webhooks.signing import signed_headers
-from quire.webhooks.targets import Target, TargetRefused, resolve
+from quire.webhooks.targets import Target, TargetRefused, TargetUnresolved, resolve
 
 log = structlog.stdlib.get_logger(__name__)
 USER_AGENT = f"Quire-Webhooks/{__version__}"
@@ -78,6 +78,8 @@ class WebhookSender:
             return Answer(error="No account to sign this webhook with.", final=True)
         try:
             target = resolve(claimed.url)
+        except TargetUnresolved as exc:
+            return Answer(error=str(exc))  # retried with backoff, like a connection that failed
         except TargetRefused as exc:
             return Answer(error=str(exc), final=True)
         return post(target, body, signed_headers(secret, claimed.id, utcnow(), body), timeout_s)

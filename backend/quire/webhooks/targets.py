@@ -23,6 +23,11 @@ class TargetRefused(Exception):
     """The URL cannot be a webhook target; the message is safe to show."""
 
 
+class TargetUnresolved(TargetRefused):
+    """The URL's host could not be looked up now: a name server down, a host being set up. Worth trying again,
+    where an address that may never be a target is not."""
+
+
 @dataclass(frozen=True)
 class Target:
     """A checked target: the URL as given, and the address to connect to for it."""
@@ -83,7 +88,7 @@ def resolve(url: str, allow_private: bool | None = None) -> Target:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError) as exc:
-            raise TargetRefused(f"The host {host!r} could not be resolved.") from exc
+            raise TargetUnresolved(f"The host {host!r} could not be resolved.") from exc
         candidates = [ipaddress.ip_address(info[4][0]) for info in infos]
     refusal: TargetRefused | None = None
     for address in candidates:

@@ -171,8 +171,13 @@ def test_a_mixed_batch_counts_retries_reviews_and_exports(shared_stack: Stack) -
     assert dead_rows
     assert {r["Status"] for r in dead_rows} == {"dead_letter"}
     assert "broken.pdf" in {r["File name"] for r in dead_rows}
+    # Dates and times without an offset are UTC; a date range keeps the jobs created in it
     later = stack.http.get("/ai-jobs/export.csv", params={"from": "2999-01-01"})
+    assert later.status_code == 200
     assert list(csv.DictReader(io.StringIO(later.content.decode("utf-8-sig")))) == []
+    ranged = stack.http.get("/ai-jobs/export.csv", params={"from": "2000-01-01", "to": "2999-01-01T00:00:00+02:00"})
+    assert ranged.status_code == 200
+    assert {r["File name"] for r in csv.DictReader(io.StringIO(ranged.content.decode("utf-8-sig")))} >= {"d01.pdf"}
     # The page's form sends empty fields for "any"; a date that is not one is a plain 400
     assert stack.http.get("/ai-jobs/export.xlsx", params={"status": "", "from": "", "to": ""}).status_code == 200
     assert stack.http.get("/ai-jobs/export.csv", params={"from": "last tuesday"}).json()["code"] == "invalid_request"

@@ -1548,3 +1548,11 @@ def test_a_short_letterhead_gives_way_to_the_full_name_with_its_company_form() -
         *LETTERHEAD_INVOICE[4:],
     )
     assert page(*branded)["vendor"] == "Oliveira Design Lda"
+
+
+def test_a_tax_line_with_the_abbreviated_zuzueglich_is_read_as_printed() -> None:
+    read = text_invoice(
+        "Muster GmbH\nRechnung Nr. 2024-17\nNettobetrag 336,00 €\nZuzügl. USt: 63,84 €\nGesamtbetrag 399,84 €"
+    )
+    assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("336.00"), Decimal("63.84"), Decimal("399.84"))
+    assert read["fields"]["tax"]["text"] == "Zuzügl. USt: 63,84 €"

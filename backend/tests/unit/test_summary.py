@@ -82,3 +82,12 @@ def test_a_sentence_that_names_the_document_outranks_its_near_twin_before_it() -
 )
 def test_which_sentences_name_the_document(sentence: str, names: bool) -> None:
     assert names_the_document(sentence) is names
+
+
+@pytest.mark.parametrize("marker", ["Page 1 of 2", "Seite 1 von 3", "- 1 -", "1/2"])
+def test_a_pages_running_header_is_not_the_title(marker: str) -> None:
+    text, _ = article(0, 0)
+    body = text.split("\n", 1)[1]  # the article without its own title line
+    document = f"{marker}\nQuarterly report on the city's bike lanes\n\n{body}"
+    result = summarize(Document(text=document, filename="report.pdf", content_type="application/pdf", sha256="0"))
+    assert result["title"] == "Quarterly report on the city's bike lanes"

@@ -1,4 +1,4 @@
-"""A job's view is rebuilt whenever something it shows has changed, and never shared between callers."""
+"""A job's view is rebuilt whenever something it shows has changed, and cannot be changed by those who share it."""
 
 from __future__ import annotations
 
@@ -45,6 +45,23 @@ def test_each_change_shows_in_the_next_view(migrated: Database) -> None:
     with session_scope() as session:
         session.execute(update(Artifact).where(col(Artifact.job_id) == job.id).values(deleted_at=now))
     assert store.view_of(job.id, recent=recent).artifacts[0].deleted_at is not None
+
+
+def test_a_queued_job_shows_no_progress_left_by_an_earlier_attempt(migrated: Database) -> None:
+    # Given a running attempt that had read one page of three
+    job = make_job(JobStatus.RUNNING, attempt=1)
+    reading = {"done": 1, "total": 3, "unit": "pages", "message": "Reading page 2 of 3"}
+    assert states.report_progress(REF(job), reading, 30)
+    running = store.view_of(job.id)
+    assert running is not None
+    assert running.progress is not None
+    assert (running.progress.done, running.progress.message) == (1, "Reading page 2 of 3")
+    # When the job waits in the queue again (a retry, a replay), the record still holds that progress
+    force(job.id, status=JobStatus.QUEUED, available_at=utcnow())
+    queued = store.view_of(job.id)
+    # Then its view shows none: it belongs to an attempt that is over
+    assert queued is not None
+    assert queued.progress is None
 
 
 def test_a_shared_view_cannot_be_changed_by_one_of_its_callers(migrated: Database) -> None:

@@ -227,6 +227,24 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
     assert [a.status_code for a in delivery.attempts] == [500, 500, 200]
 
 
+def test_a_host_that_cannot_be_looked_up_is_tried_again_not_given_up(outbox: WebhookOutbox) -> None:
+    # Given a completed job whose callback host does not resolve (a name server down, a host being set up)
+    owner = accounts.create_user("lookup@example.com", "correct horse battery").user_id
+    job = make_job(JobStatus.RUNNING, attempt=1)
+    force(job.id, callback_url="https://hooks.example.invalid/quire", owner_id=owner)
+    assert states.complete(AttemptRef(job.id, 1, WORKER), [], {}) is not None
+    assert outbox.republish_lost() == 1
+    # When the sender makes its first attempt
+    sender = WebhookSender(outbox, render_job=lambda job_id: {"job_id": job_id}, render_batch=lambda _id: None)
+    sender.send(_queue(outbox).take().job_id)
+    # Then the delivery waits for its next attempt, as after a refused connection, and the retry is queued
+    [delivery] = deliveries.deliveries_of(job.id)
+    assert (delivery.status, len(delivery.attempts)) == ("pending", 1)
+    assert delivery.last_error == "The host 'hooks.example.invalid' could not be resolved."
+    assert delivery.next_attempt_at is not None
+    assert len(_queue(outbox).messages) == 1
+
+
 def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_others(outbox: WebhookOutbox) -> None:
     dispatcher = Dispatcher(InMemoryQueue())
     dispatcher.on_commit(outbox.after_transition)

@@ -92,10 +92,19 @@ def textrank(bags: list[set[str]], damping: float = 0.85, iterations: int = 40) 
     return scores
 
 
+# A page's running header or footer, which a PDF's text may start with: "Page 1 of 2", "Seite 1 von 3", "- 1 -", "1/2".
+_PAGE_MARKER = re.compile(
+    r"^(?:(?:page|seite|p[aá]gina|strona|blad|side|sida|sivu)\s*)?[-\u2013(\s]*\d+\s*"
+    r"(?:(?:of|von|de|di|sur|van|z|av|af|/)\s*\d+)?[-\u2013)\s]*$",
+    re.IGNORECASE,
+)
+
+
 def _title(document: Document) -> str:
-    """A Markdown heading, or a short first line standing on its own; else the file's name."""
+    """A Markdown heading, or a short first line standing on its own (a page's number is none); else the
+    file's name."""
     lines = [line.strip() for line in document.text.splitlines()]
-    lines = [line for line in lines if not line.lower().startswith("quire-fake:")]
+    lines = [line for line in lines if not line.lower().startswith("quire-fake:") and not _PAGE_MARKER.match(line)]
     for i, line in enumerate(lines):
         if not line:
             continue
