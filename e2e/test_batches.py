@@ -118,6 +118,15 @@ def test_dropped_files_and_a_zip_become_a_batch_whose_page_follows_it_live(page:
     expect(rows).to_have_count(4)
     expect(page.locator(".batch-items tr", has_text="d01.pdf").locator("[data-total]")).not_to_be_empty()
     screenshot(page, "batch-completed")
+    # And, its page closed, the batch is found again from the jobs list's link to the owner's batches
+    page.goto("/jobs")
+    page.get_by_role("link", name="your batches").click()
+    listed = page.locator(f"tr[data-batch-id='{batch_id}']")
+    expect(listed).to_contain_text("4 of 4 done")
+    expect(listed.locator("[data-status='completed']")).to_have_text("Finished")
+    screenshot(page, "batches-list")
+    listed.get_by_role("link").click()
+    expect(page.locator(f"[data-batch-id='{batch_id}']")).to_have_attribute("data-total", "4")
 
 
 def test_a_folder_becomes_a_batch_and_its_failed_document_is_retried_in_one_action(page: Page, tmp_path: Path) -> None:

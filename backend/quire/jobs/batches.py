@@ -28,7 +28,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, BinaryIO, cast
 
-from sqlalchemy import and_, delete, exists, update
+from sqlalchemy import and_, delete, exists, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -423,6 +423,48 @@ class BatchView(View, frozen=True):
     rejected: tuple[RejectedView, ...]
     created_at: str | None
     updated_at: str | None
+
+
+class BatchSummary(View, frozen=True):
+    """A batch as the list of someone's batches shows it."""
+
+    batch_id: str
+    workflow: str
+    status: str
+    total: int
+    done: int
+    created_at: str | None
+
+
+def owner_batches(owner_id: str, limit: int = 50) -> list[BatchSummary]:
+    """The owner's latest batches, newest first, each counted from its jobs in one grouped query."""
+    with session_scope() as session:
+        found = session.exec(
+            select(Batch).where(Batch.owner_id == owner_id).order_by(col(Batch.created_at).desc()).limit(limit)
+        ).all()
+        counted = session.exec(
+            select(Job.batch_id, col(Job.status).in_(ACTIVE), func.count())
+            .where(col(Job.batch_id).in_([b.id for b in found]))
+            .group_by(Job.batch_id, col(Job.status).in_(ACTIVE))
+        ).all()
+    totals: dict[str, list[int]] = {}
+    for batch_id, unfinished, count in counted:
+        totals.setdefault(batch_id or "", [0, 0])[0 if unfinished else 1] += int(count)
+    summaries = []
+    for batch in found:
+        active, ended = totals.get(batch.id, [0, 0])
+        finished = batch.sealed_at is not None and active == 0
+        summaries.append(
+            BatchSummary(
+                batch_id=batch.id,
+                workflow=batch.workflow,
+                status="completed" if finished else "running",
+                total=active + ended,
+                done=ended,
+                created_at=store.iso(batch.created_at),
+            )
+        )
+    return summaries
 
 
 def get_batch(batch_id: str) -> Batch | None:

@@ -208,6 +208,13 @@ class BatchesController(Controller):
         log.info("batch accepted", batch_id=body.batch_id, jobs=len(body.jobs), rejected=len(body.rejected))
         return Response(body, status_code=202, headers={"Location": body.status_url})
 
+    # Beside the POST: two controllers on one path would each declare its OPTIONS.
+    @get("/", sync_to_thread=True, include_in_schema=False)
+    def list_page(self, request: AuthedRequest) -> Template:
+        """The signed-in person's batches, as a page: a batch can be found again once its page is closed."""
+        found = batches.owner_batches(request.user.user_id, BATCH_LIST_LIMIT)
+        return Template("pages/batches.html", context={**page_basics(), "batches": found, "limit": BATCH_LIST_LIMIT})
+
     @get("/{batch_id:str}/webhooks", sync_to_thread=True, summary="A batch's webhook deliveries (batch.completed)")
     def batch_webhooks(self, request: AuthedRequest, batch_id: BatchId) -> WebhookList:
         _require(batch_id, request.user)
@@ -280,6 +287,10 @@ def _moment(text: str | None) -> datetime | None:
         return moment(text)
     except ValueError as exc:
         raise problem(400, "invalid_request", f"{text[:40]!r} is not an ISO 8601 date or time.") from exc
+
+
+# How many batches the list page shows, newest first.
+BATCH_LIST_LIMIT = 50
 
 
 class BatchPagesController(Controller):

@@ -113,6 +113,7 @@ ARTIFACT_KINDS = {
     "-searchable.pdf": "the searchable PDF",
     ".json": "the data (JSON)",
     ".md": "the report (Markdown)",
+    ".txt": "the text read from the scan",
     ".pdf": "the PDF",
 }
 
