@@ -95,7 +95,7 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
                 "title": title,
                 "detail": detail,
                 "status": exc.status_code,
-                "viewer_unknown": "auth" not in request.scope,
+                "viewer_unknown": exc.status_code in (404, 405) and "auth" not in request.scope,
             },
             status_code=exc.status_code,
             headers=dict(exc.headers or {}),  # Retry-After on a 429 page too

@@ -36,7 +36,10 @@ def moment(text: str) -> datetime:
     """An ISO 8601 date or time as an aware UTC datetime, as the records' columns compare them; one
     without an offset is UTC. ValueError for anything else."""
     parsed = datetime.fromisoformat(text)
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except OverflowError as exc:  # "0001-01-01T00:00+01:00": before the first day there is
+        raise ValueError(f"{text!r} is outside the calendar") from exc
 
 
 def new_id() -> str:

@@ -257,12 +257,18 @@ def job_view(session: Session, job: Job, basis: RecentBasis | None = None) -> Jo
         deadline_at=iso(job.deadline_at),
         next_attempt_at=iso(job.available_at) if job.status == JobStatus.QUEUED else None,
         # A queued job's recorded progress is an earlier attempt's (cancelled, or failed and waiting to retry).
-        progress=msgspec.convert(job.progress, ProgressView)
-        if job.progress and job.status != JobStatus.QUEUED
-        else None,
+        progress=_progress(job.progress) if job.status != JobStatus.QUEUED else None,
         queue=place_in_line(session, job, basis) if job.status == JobStatus.QUEUED else None,
         review=_review_view(job),
     )
+
+
+def _progress(recorded: dict[str, Any] | None) -> ProgressView | None:
+    """The recorded progress as the view shows it; none for a row of another shape than `Progress.as_record`'s."""
+    try:
+        return msgspec.convert(recorded, ProgressView) if recorded else None
+    except msgspec.ValidationError:
+        return None
 
 
 def _review_view(job: Job) -> ReviewView | None:

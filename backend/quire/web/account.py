@@ -158,7 +158,7 @@ class AccountController(Controller):
             revoked = await to_thread.run_sync(accounts.revoke_all_tokens, user_id)
             notice += f" {revoked} API token{'s' if revoked != 1 else ''} revoked."
         # This browser stays signed in under a new session id and the new stamp; its CSRF key is
-        # kept, so the page rendered now carries a token that still works.
+        # kept, so the forms of pages it already shows still post.
         start_session(request, user_id, stamp, csrf_key=request.session.get(SESSION_CSRF_KEY))
         return _done(request, notice)
 
@@ -193,8 +193,9 @@ class AccountController(Controller):
 
     @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True, guards=[browser_session_only])
     def revoke_token(self, request: UserRequest, token_id: FromPath[str]) -> Redirect:
-        accounts.revoke_token(request.user.user_id, token_id)
-        return _done(request, "The token was revoked: programs using it are refused from now on.")
+        if accounts.revoke_token(request.user.user_id, token_id):
+            return _done(request, "The token was revoked: programs using it are refused from now on.")
+        return _done(request, "That token was already revoked, or is not one of yours.")
 
 
 def _done(request: UserRequest, notice: str) -> Redirect:

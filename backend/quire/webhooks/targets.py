@@ -87,8 +87,10 @@ def resolve(url: str, allow_private: bool | None = None) -> Target:
     else:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except (socket.gaierror, UnicodeError) as exc:
+        except socket.gaierror as exc:
             raise TargetUnresolved(f"The host {host!r} could not be resolved.") from exc
+        except UnicodeError as exc:  # a label over 63 characters, say: no later lookup can succeed
+            raise TargetRefused(f"The host {host!r} is not a valid host name.") from exc
         candidates = [ipaddress.ip_address(info[4][0]) for info in infos]
     refusal: TargetRefused | None = None
     for address in candidates:

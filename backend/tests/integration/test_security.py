@@ -205,7 +205,11 @@ def test_revoked_token_stops_working_at_once(people: dict[str, object]) -> None:
     token_id = page.text.split('data-token-id="')[1].split('"')[0]
     revoked = alice.post(f"/settings/tokens/{token_id}/revoke", data={"_csrf_token": csrf(alice)})
     assert revoked.status_code == 303
+    assert "The token was revoked" in alice.get("/settings").text
     assert stack.client(secret).get("/ai-jobs").status_code == 401
+    # A second revoke (a double click, another tab) says it changed nothing
+    alice.post(f"/settings/tokens/{token_id}/revoke", data={"_csrf_token": csrf(alice)})
+    assert "already revoked" in alice.get("/settings").text
 
 
 @pytest.fixture(scope="module")

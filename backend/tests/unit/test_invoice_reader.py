@@ -1527,7 +1527,22 @@ LETTERHEAD_INVOICE = (
 
 
 def test_a_letterhead_without_a_company_form_names_the_issuer_not_the_client_below_it() -> None:
-    assert page(*LETTERHEAD_INVOICE)["vendor"] == "Marta Oliveira Design"
+    read = page(*LETTERHEAD_INVOICE)
+    assert read["vendor"] == "Marta Oliveira Design"
+    # The client's company name near the top contests it: given, and for a person to check
+    assert "vendor" in read["needs_review"]
+    uncontested = tuple(p for p in LETTERHEAD_INVOICE if p[2] != "Atlantic Harbour Lda")
+    read = page(*uncontested)
+    assert read["vendor"] == "Marta Oliveira Design"
+    assert "vendor" not in read["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "title", ["Proforma Invoice", "Statement", "Quotation", "Commercial Invoice", "Nota de crédito", "Angebot"]
+)
+def test_a_documents_title_in_large_type_is_no_letterhead(title: str) -> None:
+    titled = ((40, 40, title, 16), *LETTERHEAD_INVOICE[1:])
+    assert page(*titled)["vendor"] == "Atlantic Harbour Lda"
 
 
 def test_a_letterhead_in_the_pages_usual_type_is_no_letterhead() -> None:

@@ -36,7 +36,7 @@ from quire.webhooks.models import WebhookEvent
 from quire.webhooks.outbox import WebhookOutbox
 from quire.webhooks.sender import WebhookSender, post
 from quire.webhooks.signing import signed_headers
-from quire.webhooks.targets import Target, TargetRefused, check_url, refuse_private, resolve
+from quire.webhooks.targets import Target, TargetRefused, TargetUnresolved, check_url, refuse_private, resolve
 
 
 def test_signatures_match_the_standard_webhooks_test_vector() -> None:
@@ -243,6 +243,14 @@ def test_a_host_that_cannot_be_looked_up_is_tried_again_not_given_up(outbox: Web
     assert delivery.last_error == "The host 'hooks.example.invalid' could not be resolved."
     assert delivery.next_attempt_at is not None
     assert len(_queue(outbox).messages) == 1
+
+
+def test_a_host_name_no_lookup_can_ever_resolve_is_refused_for_good() -> None:
+    with pytest.raises(TargetRefused) as refused:
+        resolve("https://" + "a" * 64 + ".example/hook")  # a label longer than DNS allows
+    assert not isinstance(refused.value, TargetUnresolved)
+    with pytest.raises(TargetUnresolved):
+        resolve("https://hooks.example.invalid/hook")
 
 
 def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_others(outbox: WebhookOutbox) -> None:

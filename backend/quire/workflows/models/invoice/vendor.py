@@ -38,7 +38,14 @@ _FORMS = (
 _FORM = re.compile(rf"(?<![\w.])(?:{_FORMS})(?![\w])", re.I)
 _NOT_A_NAME = re.compile(
     r"^(?:(?:simplified|full)\s+)?(?:tax\s+)?invoice|^cash\s+(?:sale|bill)|^official\s+receipt|^sales\s+receipt|^rechnung|^facture|^factura|^fattura|^factuur|^faktura|^fatura|^receipt|^quittung|^page|^seite|"
-    r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate",
+    r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate|"
+    # Other documents' titles, printed as large as a letterhead: pro forma and commercial invoices, credit and
+    # debit notes, statements, quotes, reminders, delivery notes, receipts, corrections.
+    r"^pro[\s-]?forma|^commercial\s+invoice|^self[\s-]billing|^(?:credit|debit)\s+note|^statement|^quot(?:e|ation)|"
+    r"^estimate|^order\s+confirmation|^delivery\s+note|^packing\s+(?:slip|list)|^remittance|^angebot|^mahnung|"
+    r"^zahlungserinnerung|^lieferschein|^gutschrift|^auftragsbest|^avoir|^devis|^bon\s+de\s+(?:livraison|commande)|"
+    r"^nota\s+d[ei]\s+(?:cr[eé]dito|d[eé]bito|consegna)|^presupuesto|^albar[aá]n|^recibo|^ricevuta|^preventivo|"
+    r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento",
     re.I,
 )
 # OCR's noise around a misread line and the markup of banners ("*** COPY ***", "St™SC*C~CST"), and label
@@ -95,6 +102,9 @@ _ACCOUNT_HOLDER_SCORE = 0.7
 _LETTERHEAD_TOP = 0.15
 _LETTERHEAD_SIZE = 1.25
 _LETTERHEAD_SCORE = 0.82
+# A letterhead chosen over a company name that scores this much is given for review, at this confidence.
+_LETTERHEAD_CONTESTED = 0.75
+_LETTERHEAD_REVIEW = 0.7
 _DIRECT_DEBIT = re.compile(
     # "Domiciliation :" heads the bank's branch in a French bank-details block; elsewhere (Belgium) it is a debit.
     # "Domicilio fiscal" is an address, "Einzug am" a move.
@@ -351,4 +361,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     if not scored:
         return None
     score, name, phrase = max(scored, key=lambda item: item[0])
+    if phrase is letterhead and any(other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead):
+        # A company named near the top as well: the letterhead is likelier the issuer, but a person checks.
+        score = min(score, _LETTERHEAD_REVIEW)
     return repair_company_form(name), min(score, 0.95), phrase
