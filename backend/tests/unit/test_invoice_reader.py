@@ -1571,3 +1571,36 @@ def test_a_tax_line_with_the_abbreviated_zuzueglich_is_read_as_printed() -> None
     )
     assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("336.00"), Decimal("63.84"), Decimal("399.84"))
     assert read["fields"]["tax"]["text"] == "Zuzügl. USt: 63,84 €"
+
+
+def test_column_heads_run_together_each_read_the_value_under_their_own_head() -> None:
+    # A PDF's text glues heads printed close: "CLIENTE" and "Nº FACTURA" become one phrase over two values
+    read = page(
+        (40, 40, "Estudio Gráfico Norte S.L."),
+        (40, 110, "FECHA"),
+        (100, 110, "CLIENTE Nº FACTURA"),
+        (40, 124, "31/10/24"),
+        (100, 124, "534"),
+        (150, 124, "1707024"),
+        (40, 300, "TOTAL 92,00 €"),
+    )
+    assert read["invoice_number"] == "1707024"
+    assert read["issue_date"] == "2024-10-31"
+
+
+def test_glued_heads_in_english_and_a_phrase_of_other_words_left_whole() -> None:
+    read = page(
+        (40, 40, "Northwind Traders Ltd"),
+        (40, 110, "Invoice Date Invoice No."),
+        (40, 124, "05/03/2024"),
+        (120, 124, "INV-0042"),
+        (40, 300, "Total 100.00 GBP"),
+    )
+    assert (read["invoice_number"], read["issue_date"]) == ("INV-0042", "2024-03-05")
+    # "Date" is a label, "Description" is not: the phrase is not cut, and no date is read under it
+    assert (
+        page((40, 40, "Northwind Traders Ltd"), (40, 110, "Date Description"), (40, 124, "Consulting, March"))[
+            "issue_date"
+        ]
+        is None
+    )

@@ -19,6 +19,9 @@ SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tv
 _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)", re.I)
 
 
+# The most words a phrase of column heads run together is split into heads from.
+_HEAD_WORDS = 8
+
 Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
 
 
@@ -27,7 +30,7 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
     wrapped over two lines of a narrow box ("SUB" over "TOTAL") counts as one."""
     found: Labelled = []
     for index, line in enumerate(lines):
-        for phrase in (part for whole in line.phrases for part in _tax_parts(whole)):
+        for phrase in (head for whole in line.phrases for part in _tax_parts(whole) for head in _glued_heads(part)):
             matches = match_labels(phrase.text)
             if not matches and phrase.confidence < 1.0 and (repaired := ocr_repaired(phrase.text)) is not None:
                 matches = match_labels(repaired)  # OCR read "TATAL 78.10": the label as printed, the value as read
@@ -51,6 +54,36 @@ def _tax_parts(phrase: Phrase) -> list[Phrase]:
         replace(phrase, text=phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width)
         for start, end in itertools.pairwise(bounds)
     ]
+
+
+def _glued_heads(phrase: Phrase) -> list[Phrase]:
+    """A header phrase that is two or more whole labels run together, as a PDF's text glues column heads
+    printed close ("CLIENTE Nº FACTURA" over "534 | 1707024", "Invoice Date Invoice No."): one phrase each,
+    their boxes shared out by their length, so that each reads the value under its own head. Any other
+    phrase (a value, a single label, words that are not all labels) as it is."""
+    words = list(re.finditer(r"\S+", phrase.text))
+    if not 2 <= len(words) <= _HEAD_WORDS or re.search(r"\d", phrase.text) or _whole_label(phrase.text):
+        return [phrase]
+    parts: list[tuple[int, int]] = []
+    start = 0
+    while start < len(words):
+        # The longest run of words from here that is a whole label, nothing after it.
+        spans = ((words[start].start(), words[end - 1].end()) for end in range(len(words), start, -1))
+        span = next((span for span in spans if _whole_label(phrase.text[span[0] : span[1]])), None)
+        if span is None:
+            return [phrase]
+        parts.append(span)
+        start = next(i for i, word in enumerate(words) if word.end() == span[1]) + 1
+    width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
+    return [
+        replace(phrase, text=phrase.text[start:end], x0=phrase.x0 + start * width, x1=phrase.x0 + end * width)
+        for start, end in parts
+    ]
+
+
+def _whole_label(text: str) -> bool:
+    found = match_labels(text)
+    return bool(found) and not found[0].rest
 
 
 def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phrase, tuple[LabelMatch, ...]] | None:
