@@ -26,7 +26,8 @@ from quire.settings import get_settings
 from quire.web.api import artifact_file
 from quire.web.deps import QuireDep
 from quire.web.links import OperatorJobOut, operator_out
-from quire.web.presenters import EVENT_LABELS, STATUS_LABELS
+from quire.web.presenters import ERROR_LABELS, EVENT_LABELS, STATUS_LABELS
+from quire.workflows.registry import WORKFLOWS
 
 AdminRequest = Request[Principal, Any, Any]
 # Errors caused by the document itself: no replay can change the outcome.
@@ -126,7 +127,15 @@ class AdminController(Controller):
             "job_id": job_id, "email": email, "workflow": workflow, "status": status, "error": error,
             "created_from": created_from, "created_to": created_to,
         }.items() if v}  # fmt: skip
-        context = {"items": items, "next_cursor": next_cursor, "query": query, "status_labels": STATUS_LABELS}
+        context = {
+            "items": items,
+            "next_cursor": next_cursor,
+            "query": query,
+            "status_labels": STATUS_LABELS,
+            # Chosen from lists, by the names people read: a typed code name found nothing unless exact.
+            "workflows": list(WORKFLOWS.values()),
+            "error_labels": ERROR_LABELS,
+        }
         return Template("admin/jobs.html", context=context)
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
