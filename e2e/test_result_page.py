@@ -51,6 +51,11 @@ def test_an_unsure_invoice_says_how_many_fields_need_review(page: Page, live: St
     expect(page.locator(".invoice-fields tr[data-field=total] .state")).to_have_text("Needs review")
     # A text document's preview is its text.
     expect(page.locator(".preview-text")).to_contain_text("Acme Supplies Ltd")
+    # And the list of jobs says it too, so the invoices to check stand out among the finished ones
+    page.goto("/jobs")
+    row = page.locator(f"tr[data-job-id='{job_id}']")
+    expect(row.locator("[data-review-count]")).to_have_attribute("data-review-count", str(count))
+    expect(row.locator("[data-review-count]")).to_contain_text(f"{count} field{'s' if plural else ''} to check")
 
 
 def test_a_summary_shows_title_summary_key_points_keywords_language_and_counts(page: Page, live: Stack) -> None:

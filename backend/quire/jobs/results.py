@@ -20,6 +20,8 @@ from sqlmodel import Session, col, select
 from quire.documents.storage import get_storage
 from quire.jobs.models import Artifact, Job, JobStatus
 
+# The workflow whose results have fields to review.
+INVOICE = "invoice_summary"
 # The invoice fields a person can review and a spreadsheet shows, in reading order.
 INVOICE_FIELDS = ("vendor", "invoice_number", "issue_date", "due_date", "currency", "subtotal", "tax", "total")
 
@@ -124,3 +126,13 @@ def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> l
             )
         )
     return rows
+
+
+def open_reviews(session: Session, job_ids: Sequence[str], cache: ResultCache) -> dict[str, int]:
+    """How many fields each completed invoice of `job_ids` still asks a person to check (none listed: none)."""
+    if not job_ids:
+        return {}
+    jobs = session.exec(
+        select(Job).where(col(Job.id).in_(list(job_ids)), Job.status == JobStatus.COMPLETED, Job.workflow == INVOICE)
+    ).all()
+    return {row.job_id: len(row.needs_review) for row in invoice_rows(session, jobs, cache) if row.needs_review}

@@ -18,7 +18,9 @@ from litestar.params import FromPath
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from quire.bootstrap import Quire
+from quire.db import session_scope
 from quire.jobs import batches as batch_records
+from quire.jobs.results import ResultCache, open_reviews
 from quire.web import batches, pages
 from quire.web.deps import LiveDep, QuireDep
 from quire.web.links import JobOut
@@ -36,9 +38,10 @@ class TableFeed(ThreadedFeed):
 
     MIN_INTERVAL_S = 1.0
 
-    def __init__(self, request: PageRequest, status: str | None, cursor: str | None) -> None:
-        super().__init__(lambda view: pages.render(request, "partials/job_row.html", _row_context(view)))
+    def __init__(self, request: PageRequest, status: str | None, cursor: str | None, results: ResultCache) -> None:
+        super().__init__(lambda view: pages.render(request, "partials/job_row.html", _row_context(view, results)))
         self.request = request
+        self.results = results
         self.status = status
         self.cursor = cursor
         self._shown: set[str] = set()
@@ -50,7 +53,7 @@ class TableFeed(ThreadedFeed):
     def snapshot(self) -> list[ServerSentEventMessage]:
         self._table_at = time.monotonic()
         context = {
-            **pages.list_context(self.request.user, self.status, self.cursor, None, 20),
+            **pages.list_context(self.request.user, self.status, self.cursor, None, 20, self.results),
             "poll": pages.streaming(),
         }
         self._shown = {item.job_id for item in context["items"]}
@@ -127,8 +130,10 @@ class BatchCardFeed(Feed):
         return events
 
 
-def _row_context(view: JobOut) -> dict[str, Any]:
-    return {"item": view, "status_labels": STATUS_LABELS}
+def _row_context(view: JobOut, results: ResultCache) -> dict[str, Any]:
+    with session_scope() as session:
+        reviews = open_reviews(session, [view.job_id], results) if view.status == "completed" else {}
+    return {"item": view, "status_labels": STATUS_LABELS, "reviews": reviews}
 
 
 def _card(request: PageRequest, view: JobOut) -> str:
@@ -147,9 +152,10 @@ class PageStreamsController(Controller):
 
     @get("/jobs/stream")
     async def jobs_table_stream(
-        self, request: PageRequest, status: StatusFilter, cursor: Cursor, live: LiveDep
+        self, request: PageRequest, status: StatusFilter, cursor: Cursor, live: LiveDep, quire: QuireDep
     ) -> ServerSentEvent:
-        return await start_stream(open_watch(live, owner_id=request.user.user_id), TableFeed(request, status, cursor))
+        feed = TableFeed(request, status, cursor, quire.results)
+        return await start_stream(open_watch(live, owner_id=request.user.user_id), feed)
 
     @get("/batches/{batch_id:str}/stream")
     async def batch_card_stream(

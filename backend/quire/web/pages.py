@@ -25,7 +25,7 @@ from quire.documents.storage import StorageUnavailable
 from quire.jobs import review, service, store
 from quire.jobs.models import Job, JobStatus, Upload
 from quire.jobs.paging import InvalidCursor
-from quire.jobs.results import INVOICE_FIELDS
+from quire.jobs.results import INVOICE_FIELDS, ResultCache, open_reviews
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
 from quire.web.auth import AUTHENTICATES_ITSELF, authenticate_here
@@ -77,7 +77,7 @@ def job_context(view: JobOut, since: int | None, poll: Poll | None = None) -> di
 
 
 def list_context(
-    viewer: Principal, status_text: str | None, cursor: str | None, since: int | None, limit: int
+    viewer: Principal, status_text: str | None, cursor: str | None, since: int | None, limit: int, results: ResultCache
 ) -> dict[str, Any]:
     status = JobStatus(status_text) if status_text in set(JobStatus) else None
     try:
@@ -85,9 +85,13 @@ def list_context(
     except InvalidCursor as exc:
         raise ClientException(str(exc)) from exc
     active = any(item.status not in TERMINAL for item in page.items)
+    with session_scope() as session:
+        reviews = open_reviews(session, [item.job_id for item in page.items], results)
     return {
         **page_basics(),
         "items": page.items,
+        # A completed invoice with fields still to check says so in the list, as on its page.
+        "reviews": reviews,
         "next_cursor": page.next_cursor,
         "cursor": cursor,
         "status_filter": status.value if status else "",
@@ -163,7 +167,7 @@ async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | 
             503,
         )
         headers["Retry-After"] = str(STORAGE_RETRY_AFTER_S)
-    context = await to_thread.run_sync(list_context, request.user, None, None, None, 5)
+    context = await to_thread.run_sync(list_context, request.user, None, None, None, 5, quire.results)
     context = {**context, "error": error, **_chosen(request)}
     return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
@@ -173,8 +177,8 @@ class PagesController(Controller):
     include_in_schema = False
 
     @get("/", sync_to_thread=True)
-    def index(self, request: PageRequest) -> Template:
-        context = list_context(request.user, None, None, None, 5)
+    def index(self, request: PageRequest, quire: QuireDep) -> Template:
+        context = list_context(request.user, None, None, None, 5, quire.results)
         return Template("pages/index.html", context={**context, "error": None, **_chosen(request)})
 
     @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
@@ -234,15 +238,15 @@ class PagesController(Controller):
                 error = str(exc)
             except service.Overloaded as exc:
                 error, status = str(exc), 429
-        context = await to_thread.run_sync(list_context, request.user, None, None, None, 5)
+        context = await to_thread.run_sync(list_context, request.user, None, None, None, 5, quire.results)
         context = {**context, "error": error, **_chosen(request)}
         return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
     @get("/jobs", sync_to_thread=True)
-    def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor) -> Template:
+    def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor, quire: QuireDep) -> Template:
         """The page, or for the filter form (which pushes this URL, so a reload or a shared link
         gives the whole page) just the table. htmx restoring history asks for the whole page."""
-        context = list_context(request.user, status, cursor, None, 20)
+        context = list_context(request.user, status, cursor, None, 20, quire.results)
         headers = {"Vary": "HX-Request"}  # one URL, two bodies: caches must tell them apart
         if request.htmx and not request.htmx.history_restore_request:
             fragment = _fragment("partials/jobs_table.html", context)
@@ -252,12 +256,15 @@ class PagesController(Controller):
         return Template("pages/jobs.html", context={**context, "notice": notice}, headers=headers)
 
     @get("/jobs/table", sync_to_thread=True)
-    def jobs_table(self, request: PageRequest, status: StatusFilter, cursor: Cursor, since: Since) -> Template:
-        return _fragment("partials/jobs_table.html", list_context(request.user, status, cursor, since, 20))
+    def jobs_table(
+        self, request: PageRequest, status: StatusFilter, cursor: Cursor, since: Since, quire: QuireDep
+    ) -> Template:
+        context = list_context(request.user, status, cursor, since, 20, quire.results)
+        return _fragment("partials/jobs_table.html", context)
 
     @get("/jobs/recent", sync_to_thread=True)
-    def recent_jobs(self, request: PageRequest, since: Since) -> Template:
-        return _fragment("partials/recent_jobs.html", list_context(request.user, None, None, since, 5))
+    def recent_jobs(self, request: PageRequest, since: Since, quire: QuireDep) -> Template:
+        return _fragment("partials/recent_jobs.html", list_context(request.user, None, None, since, 5, quire.results))
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
     def job_page(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template:
