@@ -442,14 +442,18 @@ def owner_batches(owner_id: str, limit: int = 50) -> list[BatchSummary]:
         found = session.exec(
             select(Batch).where(Batch.owner_id == owner_id).order_by(col(Batch.created_at).desc()).limit(limit)
         ).all()
-        counted = session.exec(
-            select(Job.batch_id, col(Job.status).in_(ACTIVE), func.count())
-            .where(col(Job.batch_id).in_([b.id for b in found]))
-            .group_by(Job.batch_id, col(Job.status).in_(ACTIVE))
-        ).all()
+        counted = (
+            session.exec(
+                select(Job.batch_id, Job.status, func.count())
+                .where(col(Job.batch_id).in_([b.id for b in found]))
+                .group_by(Job.batch_id, Job.status)
+            ).all()
+            if found
+            else []
+        )
     totals: dict[str, list[int]] = {}
-    for batch_id, unfinished, count in counted:
-        totals.setdefault(batch_id or "", [0, 0])[0 if unfinished else 1] += int(count)
+    for batch_id, status, count in counted:
+        totals.setdefault(batch_id or "", [0, 0])[0 if status in ACTIVE else 1] += int(count)
     summaries = []
     for batch in found:
         active, ended = totals.get(batch.id, [0, 0])

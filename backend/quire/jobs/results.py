@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from quire.documents.storage import get_storage
+from quire.documents.storage import StorageUnavailable, get_storage
 from quire.jobs.models import Artifact, Job, JobStatus
 
 # The workflow whose results have fields to review.
@@ -53,6 +53,8 @@ class ResultCache:
                 self._results.move_to_end(key)
                 return found
         found = _read(artifact)
+        if found is None:
+            return NO_RESULT  # storage could not be read now: said as no result, and tried again next time
         with self._lock:
             self._results[key] = found
             while len(self._results) > self._size:
@@ -64,13 +66,16 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _read(artifact: Artifact) -> MachineResult:
+def _read(artifact: Artifact) -> MachineResult | None:
+    """The artifact's invoice values; None when storage could not be read just now."""
     if artifact.deleted_at is not None or not artifact.name.endswith(".json"):
         return NO_RESULT
     try:
         document = json.loads(get_storage().read_bytes(artifact.storage_key))
-    except (OSError, ValueError):
+    except ValueError:
         return NO_RESULT
+    except (OSError, StorageUnavailable):
+        return None
     result = document.get("result") if isinstance(document, dict) else None
     if not isinstance(result, dict) or "total" not in result:
         return NO_RESULT  # not an invoice

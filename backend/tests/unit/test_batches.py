@@ -16,7 +16,8 @@ from quire.errors import StorageUnavailable
 from quire.jobs import batches, service
 from quire.jobs.batches import BatchCompletion, Part, submit_batch
 from quire.jobs.export import escape_formula
-from quire.jobs.models import Batch, Job, Upload, utcnow
+from quire.jobs.models import Artifact, Batch, Job, Upload, utcnow
+from quire.jobs.results import NO_RESULT, ResultCache
 from quire.jobs.store import UploadActivity
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
 from quire.settings import get_settings
@@ -161,6 +162,24 @@ def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(migrated: Data
     assert heard == [batch_id, batch_id]
 
 
+def test_the_list_of_someones_batches_counts_each_from_its_jobs(migrated: Database) -> None:
+    # Someone with no batches gets an empty list
+    assert batches.owner_batches("owner") == []
+    # Given two batches: one with a job done and one queued, one with both jobs done
+    dispatcher = Dispatcher(InMemoryQueue())
+    running, (done, _queued) = _batch_of(dispatcher, 2)
+    service.cancel(dispatcher, done)
+    finished, jobs = _batch_of(dispatcher, 2)
+    for job_id in jobs:
+        service.cancel(dispatcher, job_id)
+    # Then each is counted from its own jobs, newest first, on SQLite and PostgreSQL alike
+    listed = {b.batch_id: b for b in batches.owner_batches("owner")}
+    assert [b.batch_id for b in batches.owner_batches("owner")] == [finished, running]
+    assert (listed[running].status, listed[running].done, listed[running].total) == ("running", 1, 2)
+    assert (listed[finished].status, listed[finished].done, listed[finished].total) == ("completed", 2, 2)
+    assert batches.owner_batches("someone else") == []
+
+
 def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(migrated: Database) -> None:
     dispatcher, _completion, heard = _listening()
     batch_id, (first, second) = _batch_of(dispatcher, 2)
@@ -274,3 +293,28 @@ def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
         service.cancel(dispatcher, job.id)
     with session_scope() as session:
         assert session.get_one(Batch, batch.id).completed_at is not None
+
+
+def test_an_invoice_result_storage_could_not_give_is_tried_again_not_remembered_as_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given an invoice result whose storage is down at the first read
+    body = b'{"result": {"vendor": "Acme Ltd", "total": "10.00", "needs_review": ["tax"]}}'
+    reads: list[str] = []
+
+    class Flaky:
+        def read_bytes(self, key: str) -> bytes:
+            reads.append(key)
+            if len(reads) == 1:
+                raise StorageUnavailable("the bucket cannot be reached")
+            return body
+
+    monkeypatch.setattr("quire.jobs.results.get_storage", Flaky)
+    artifact = Artifact(job_id="j", name="invoice_summary.json", storage_key="artifacts/j/invoice_summary.json",
+                        size=len(body), sha256="1" * 64, content_type="application/json", primary=True)  # fmt: skip
+    cache = ResultCache()
+    # Then the first read says nothing, and the next one, storage back, reads it and keeps it
+    assert cache.result(artifact) == NO_RESULT
+    assert cache.result(artifact).needs_review == ("tax",)
+    assert cache.result(artifact).values["vendor"] == "Acme Ltd"
+    assert len(reads) == 2

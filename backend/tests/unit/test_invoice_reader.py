@@ -1604,3 +1604,33 @@ def test_glued_heads_in_english_and_a_phrase_of_other_words_left_whole() -> None
         ]
         is None
     )
+
+
+def test_amount_heads_run_together_over_a_tables_rows_give_no_amounts() -> None:
+    # A line-item table whose amount heads the text ran together: its first row is no total
+    read = page(
+        (40, 40, "Northwind Traders Ltd"),
+        (40, 110, "Description"),
+        (200, 110, "Net Amount VAT Amount Gross Amount"),
+        (40, 124, "Widgets"),
+        (200, 124, "50.00"),
+        (262, 124, "10.00"),
+        (330, 124, "60.00"),
+        (40, 138, "Gadgets"),
+        (200, 138, "50.00"),
+        (262, 138, "10.00"),
+        (330, 138, "60.00"),
+        (40, 300, "Total"),
+        (330, 300, "120.00"),
+    )
+    assert read["total"] == Decimal("120.00")
+    assert read["subtotal"] is None or read["subtotal"] == Decimal("100.00")
+
+
+def test_a_label_with_its_value_to_the_right_is_read_as_before_beside_heads() -> None:
+    totals = text_invoice("Northwind Traders Ltd\nInvoice INV-7\nSubtotal 100.00\nTax Total 20.00\nBalance 120.00")
+    assert (totals["subtotal"], totals["tax"]) == (Decimal("100.00"), Decimal("20.00"))
+    # Heads run together read only what stands under them: a date to the right is no invoice number
+    beside = page((40, 40, "Northwind Traders Ltd"), (40, 110, "Invoice Date Invoice No."), (200, 110, "25/03/2024"))
+    assert beside["invoice_number"] is None
+    assert beside["issue_date"] == "2024-03-25"

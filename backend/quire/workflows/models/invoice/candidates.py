@@ -24,7 +24,7 @@ from quire.workflows.models.invoice.labels import (
     LabelMatch,
     match_labels,
 )
-from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
+from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps
 from quire.workflows.models.invoice.values import CURRENCY, EMAIL_OR_URL, amounts_in, currencies_in, dates_in, fold
 
 ABSTAIN_BELOW = 0.5
@@ -125,7 +125,7 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
     """Phrases that may hold the value of a label: to its right on its line, then just below it."""
     line = lines[index]
     found: list[tuple[str, Phrase]] = []
-    right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1]
+    right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1] if not isinstance(phrase, HeadPart) else []
     found += [("right", p) for p in right[:2]]
     labels = sum(1 for p in line.phrases if match_labels(p.text))
     if labels >= 3 and any(_ITEM_COLUMN.match(fold(p.text)) for p in line.phrases):

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, DATE_FIELDS, LabelMatch, match_labels, ocr_repaired
-from quire.workflows.models.invoice.layout import Line, Phrase
+from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase
 
 # Taxes levied side by side on one sale, each under its own name: India's central, state and union-territory GST,
 # Canada's federal and provincial taxes, the United States' state, county and city sales taxes. The first ones
@@ -19,8 +19,11 @@ SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tv
 _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)", re.I)
 
 
-# The most words a phrase of column heads run together is split into heads from.
+# The most words a phrase of column heads run together is split into heads from, the fields such heads may name,
+# and how strongly each must name its field.
 _HEAD_WORDS = 8
+_HEAD_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, "vendor", "buyer"})
+_HEAD_WEIGHT = 0.9
 
 Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
 
@@ -30,7 +33,9 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
     wrapped over two lines of a narrow box ("SUB" over "TOTAL") counts as one."""
     found: Labelled = []
     for index, line in enumerate(lines):
-        for phrase in (head for whole in line.phrases for part in _tax_parts(whole) for head in _glued_heads(part)):
+        for phrase in (
+            piece for whole in line.phrases for part in _tax_parts(whole) for piece in (part, *_heads(part))
+        ):
             matches = match_labels(phrase.text)
             if not matches and phrase.confidence < 1.0 and (repaired := ocr_repaired(phrase.text)) is not None:
                 matches = match_labels(repaired)  # OCR read "TATAL 78.10": the label as printed, the value as read
@@ -56,27 +61,30 @@ def _tax_parts(phrase: Phrase) -> list[Phrase]:
     ]
 
 
-def _glued_heads(phrase: Phrase) -> list[Phrase]:
-    """A header phrase that is two or more whole labels run together, as a PDF's text glues column heads
-    printed close ("CLIENTE Nº FACTURA" over "534 | 1707024", "Invoice Date Invoice No."): one phrase each,
-    their boxes shared out by their length, so that each reads the value under its own head. Any other
-    phrase (a value, a single label, words that are not all labels) as it is."""
+def _heads(phrase: Phrase) -> list[HeadPart]:
+    """The column heads in a header phrase that is two or more whole labels of a document's number, dates or
+    parties run together, as a PDF's text glues heads printed close ("CLIENTE Nº FACTURA" over "534 |
+    1707024", "Invoice Date Invoice No."): one part each, their boxes shared out by their length, each
+    reading the value under it (the phrase itself is read as before). None for any other phrase: a value,
+    one label, words that are not all labels, or a label of an amount ("Tax Total", "Net Amount VAT Amount"
+    over a table's rows), whose value a run of heads cannot place safely."""
     words = list(re.finditer(r"\S+", phrase.text))
     if not 2 <= len(words) <= _HEAD_WORDS or re.search(r"\d", phrase.text) or _whole_label(phrase.text):
-        return [phrase]
+        return []
     parts: list[tuple[int, int]] = []
     start = 0
     while start < len(words):
         # The longest run of words from here that is a whole label, nothing after it.
         spans = ((words[start].start(), words[end - 1].end()) for end in range(len(words), start, -1))
         span = next((span for span in spans if _whole_label(phrase.text[span[0] : span[1]])), None)
-        if span is None:
-            return [phrase]
+        if span is None or not _strong_head(phrase.text[span[0] : span[1]]):
+            return []
         parts.append(span)
         start = next(i for i, word in enumerate(words) if word.end() == span[1]) + 1
     width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
+    fields = {name: getattr(phrase, name) for name in ("page", "y0", "y1", "line", "confidence")}
     return [
-        replace(phrase, text=phrase.text[start:end], x0=phrase.x0 + start * width, x1=phrase.x0 + end * width)
+        HeadPart(phrase.text[start:end], x0=phrase.x0 + start * width, x1=phrase.x0 + end * width, **fields)
         for start, end in parts
     ]
 
@@ -84,6 +92,12 @@ def _glued_heads(phrase: Phrase) -> list[Phrase]:
 def _whole_label(text: str) -> bool:
     found = match_labels(text)
     return bool(found) and not found[0].rest
+
+
+def _strong_head(text: str) -> bool:
+    """A head that names a document's number, date or party surely ("Nº FACTURA", "Invoice Date"), not an amount."""
+    found = match_labels(text)[0]
+    return found.field in _HEAD_FIELDS and found.weight >= _HEAD_WEIGHT
 
 
 def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phrase, tuple[LabelMatch, ...]] | None:

@@ -39,6 +39,12 @@ class Phrase:
 
 
 @dataclass(frozen=True, slots=True)
+class HeadPart(Phrase):
+    """One of several column heads a PDF's text ran together into one phrase: its value is the one printed
+    under it, never one to the right (that is the next head's, or a value of the whole phrase)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Line:
     phrases: tuple[Phrase, ...]
     page: int
