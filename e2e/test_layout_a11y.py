@@ -71,9 +71,27 @@ def jobs(live: Stack) -> dict[str, str]:
 
 
 def test_a_persons_pages(browser: Browser, live: Stack, signed_in_state: str, jobs: dict[str, str]) -> None:
-    paths = ["/", "/jobs", "/jobs?status=completed", "/settings", "/no/such/page"]
+    paths = ["/", "/jobs", "/jobs?status=completed", "/batches", "/settings", "/no/such/page"]
     paths += [f"/jobs/{job_id}" for job_id in jobs.values()]
     assert sweep(browser, live, signed_in_state, paths) == []
+
+
+def test_an_invoices_fields_read_as_cards_on_a_phone(
+    browser: Browser, live: Stack, signed_in_state: str, jobs: dict[str, str]
+) -> None:
+    context = browser.new_context(base_url=live.base_url, storage_state=signed_in_state, viewport=VIEWPORTS["phone"])
+    page = context.new_page()
+    page.goto(f"/jobs/{jobs['invoice']}")
+    row = page.locator(".invoice-fields tr[data-field=total]")
+    box = row.bounding_box()
+    assert box is not None
+    # The name and the value side by side, the state and the printed text under them, not a column a
+    # character wide (a row used to be over 500 px tall)
+    assert box["height"] < 200, box
+    printed = row.locator("q").bounding_box()
+    assert printed is not None
+    assert printed["width"] > 150, printed
+    context.close()
 
 
 def test_signed_out_pages(browser: Browser, live: Stack) -> None:
