@@ -436,6 +436,11 @@ class BatchSummary(View, frozen=True):
     created_at: str | None
 
 
+def _batch_status(batch: Batch, active: int) -> str:
+    """A batch has no state of its own: it is completed once sealed with none of its jobs queued or running."""
+    return "completed" if batch.sealed_at is not None and active == 0 else "running"
+
+
 def owner_batches(owner_id: str, limit: int = 50) -> list[BatchSummary]:
     """The owner's latest batches, newest first, each counted from its jobs in one grouped query."""
     with session_scope() as session:
@@ -457,12 +462,11 @@ def owner_batches(owner_id: str, limit: int = 50) -> list[BatchSummary]:
     summaries = []
     for batch in found:
         active, ended = totals.get(batch.id, [0, 0])
-        finished = batch.sealed_at is not None and active == 0
         summaries.append(
             BatchSummary(
                 batch_id=batch.id,
                 workflow=batch.workflow,
-                status="completed" if finished else "running",
+                status=_batch_status(batch, active),
                 total=active + ended,
                 done=ended,
                 created_at=store.iso(batch.created_at),
@@ -505,7 +509,7 @@ def batch_view(batch: Batch, cache: ResultCache, iso: Callable[[datetime | None]
     return BatchView(
         batch_id=batch.id,
         workflow=batch.workflow,
-        status="completed" if batch.sealed_at is not None and active == 0 else "running",
+        status=_batch_status(batch, active),
         total=len(jobs),
         done=len(jobs) - active,
         needs_attention=sum(needs_attention(row) for row in rows),

@@ -16,7 +16,7 @@ from redis.exceptions import RedisError
 from quire.accounts import service as accounts
 from quire.accounts.service import Principal
 from quire.settings import get_settings
-from quire.web.auth import SESSION_CSRF_KEY, browser_session_only, require_session_store, start_session
+from quire.web.auth import FLASH_KEY, SESSION_CSRF_KEY, browser_session_only, require_session_store, start_session
 from quire.web.limits import AccountThrottled, LoginThrottle, login_rate_limit
 from quire.webhooks.targets import TargetRefused, check_url
 
@@ -25,8 +25,6 @@ UserRequest = Request[Principal, Any, Any]
 UNAVAILABLE = "Signing in is unavailable right now: the session service cannot be reached. Try again in a minute."
 SIGN_IN_NOW = "If this email already had an account, sign in with its existing password."
 NEW_TOKEN_KEY = "quire_new_token"  # noqa: S105 (a session key, not a secret)
-# What a settings form did, said once on the settings page it redirects to (POST/redirect/GET).
-NOTICE_KEY = "quire_settings_notice"
 FORM = RequestEncodingType.URL_ENCODED
 
 
@@ -115,7 +113,7 @@ class AccountController(Controller):
     @get("/settings", sync_to_thread=True, guards=[browser_session_only])
     def settings_page(self, request: UserRequest) -> Template:
         new_token = request.session.pop(NEW_TOKEN_KEY, None)
-        return _settings(request.user, new_token=new_token, notice=request.session.pop(NOTICE_KEY, None))
+        return _settings(request.user, new_token=new_token, notice=request.session.pop(FLASH_KEY, None))
 
     @get(
         ["/settings/password", "/settings/tokens", "/settings/webhooks", "/settings/webhooks/secret"],
@@ -200,7 +198,7 @@ class AccountController(Controller):
 
 def _done(request: UserRequest, notice: str) -> Redirect:
     """Back to the settings page, which says what was done once (reloading it does not do it again)."""
-    request.session[NOTICE_KEY] = notice
+    request.session[FLASH_KEY] = notice
     return Redirect("/settings", status_code=303)
 
 

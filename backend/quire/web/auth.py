@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 SESSION_USER = "user_id"
 SESSION_STAMP = "password_stamp"
 SESSION_CSRF_KEY = "csrf_key"
+# A notice for the page a form's POST redirects to ("Deleted ...", "The token was revoked ..."), said once there.
+FLASH_KEY = "quire_flash"
 # Sign-out needs no signed-in user: with Redis down nobody is, and the cookie must still go.
 PUBLIC_PATHS = ["^/static/", "^/healthz$", "^/readyz$", "^/metrics$", "^/schema", "^/login$", "^/signup$", "^/logout$"]
 CSP = (

@@ -28,7 +28,7 @@ from quire.jobs.paging import InvalidCursor
 from quire.jobs.results import INVOICE_FIELDS, ResultCache, open_reviews
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
-from quire.web.auth import AUTHENTICATES_ITSELF, authenticate_here
+from quire.web.auth import AUTHENTICATES_ITSELF, FLASH_KEY, authenticate_here
 from quire.web.batches import admit_batch, form_parts
 from quire.web.csrf import CSRF_HEADER
 from quire.web.deps import QuireDep
@@ -44,8 +44,7 @@ from quire.workflows.invoice_summary import FIELD_LABELS
 from quire.workflows.registry import WORKFLOWS
 
 HTMX_STOP_POLLING = 286
-# One-time notices and the last workflow live in the browser's server-side session.
-FLASH_KEY = "quire_flash"
+# The last workflow chosen lives in the browser's server-side session.
 LAST_WORKFLOW_KEY = "quire_last_workflow"
 # Previews are the owner's document: cached by their browser only, and revalidated after a delete.
 PRIVATE_CACHE = {"Cache-Control": "private, max-age=300"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import replace
+from typing import TypeVar
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, DATE_FIELDS, LabelMatch, match_labels, ocr_repaired
 from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase
@@ -26,6 +26,7 @@ _HEAD_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, "vendor", "buyer"})
 _HEAD_WEIGHT = 0.9
 
 Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
+P = TypeVar("P", bound=Phrase)
 
 
 def labelled_phrases(lines: list[Line]) -> Labelled:
@@ -54,11 +55,15 @@ def _tax_parts(phrase: Phrase) -> list[Phrase]:
     if not cuts:
         return [phrase]
     bounds = [0, *cuts, len(phrase.text)]
+    return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
+
+
+def _part(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:
+    """The characters `start:end` of a phrase as a phrase of their own, its box the share of the whole's
+    width their length takes."""
     width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
-    return [
-        replace(phrase, text=phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width)
-        for start, end in itertools.pairwise(bounds)
-    ]
+    fields = {name: getattr(phrase, name) for name in ("page", "y0", "y1", "line", "confidence")}
+    return kind(phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width, **fields)
 
 
 def _heads(phrase: Phrase) -> list[HeadPart]:
@@ -76,28 +81,18 @@ def _heads(phrase: Phrase) -> list[HeadPart]:
     while start < len(words):
         # The longest run of words from here that is a whole label, nothing after it.
         spans = ((words[start].start(), words[end - 1].end()) for end in range(len(words), start, -1))
-        span = next((span for span in spans if _whole_label(phrase.text[span[0] : span[1]])), None)
-        if span is None or not _strong_head(phrase.text[span[0] : span[1]]):
-            return []
-        parts.append(span)
-        start = next(i for i, word in enumerate(words) if word.end() == span[1]) + 1
-    width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
-    fields = {name: getattr(phrase, name) for name in ("page", "y0", "y1", "line", "confidence")}
-    return [
-        HeadPart(phrase.text[start:end], x0=phrase.x0 + start * width, x1=phrase.x0 + end * width, **fields)
-        for start, end in parts
-    ]
+        found = next(((span, head) for span in spans if (head := _whole_label(phrase.text[span[0] : span[1]]))), None)
+        if found is None or found[1].field not in _HEAD_FIELDS or found[1].weight < _HEAD_WEIGHT:
+            return []  # words that are not all labels, or a head of an amount, or one named weakly
+        parts.append(found[0])
+        start = next(i for i, word in enumerate(words) if word.end() == found[0][1]) + 1
+    return [_part(phrase, start, end, HeadPart) for start, end in parts]
 
 
-def _whole_label(text: str) -> bool:
+def _whole_label(text: str) -> LabelMatch | None:
+    """The label `text` is, with nothing after it; None when it is none, or a label with more words."""
     found = match_labels(text)
-    return bool(found) and not found[0].rest
-
-
-def _strong_head(text: str) -> bool:
-    """A head that names a document's number, date or party surely ("Nº FACTURA", "Invoice Date"), not an amount."""
-    found = match_labels(text)[0]
-    return found.field in _HEAD_FIELDS and found.weight >= _HEAD_WEIGHT
+    return found[0] if found and not found[0].rest else None
 
 
 def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phrase, tuple[LabelMatch, ...]] | None:
