@@ -78,6 +78,7 @@ stress: install
 bench: install loadgen
 	$(BIN)/python bench/suite.py
 	$(BIN)/python bench/workflows.py
+	test -d var/invoice2data || $(BIN)/python bench/fetch_invoice2data.py
 	$(BIN)/python bench/invoices.py
 	$(BIN)/python bench/ocr.py
 	$(BIN)/python bench/admin_paging.py

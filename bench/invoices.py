@@ -5,7 +5,9 @@
 Each set is a folder with a `truth.json` (file name -> vendor, invoice_number, issue_date, due_date,
 currency, subtotal, tax, total). With no arguments the sets are the ZUGFeRD corpus committed under
 backend/tests/corpus (its XML e-invoices, its Factur-X PDFs, its PDFs without XML), our own invoices in
-the languages and kinds the real sets lack (backend/tests/corpus/own) and the generated invoices.
+the languages and kinds the real sets lack (backend/tests/corpus/own), the real invoices of invoice2data's
+test suite when bench/fetch_invoice2data.py has laid them out under var/invoice2data, and the generated
+invoices.
 A fixed third of every set, chosen by a hash of the file name, is held out: rules are tuned
 on the rest, and the held-out rows are reported apart. Scanned files are skipped when no OCR engine
 is installed.
@@ -46,6 +48,7 @@ FIELDS = ["vendor", "invoice_number", "issue_date", "due_date", "currency", "sub
 SROIE_FIELDS = ["vendor", "issue_date", "currency", "total"]
 CORPUS = ROOT / "backend" / "tests" / "corpus" / "zugferd"
 OWN = ROOT / "backend" / "tests" / "corpus" / "own"
+INVOICE2DATA = ROOT / "var" / "invoice2data"
 _FORMS = re.compile(
     r"\b(gmbh|ag|kg|ug|e\.?k|inc|llc|ltd|limited|lp|plc|corp|co|sa|sas|sarl|sl|slu|spa|srl|bv|nv|ltda|"
     r"sp z o o|pty|as|ab|oy)\b"
@@ -176,6 +179,13 @@ def main() -> None:
     run_set("zugferd factur-x", CORPUS / "factur-x", facturx, tallies)
     run_set("zugferd pdf", CORPUS / "pdf", json.loads((CORPUS / "pdf" / "truth.json").read_text()), tallies)
     run_set("own", OWN, json.loads((OWN / "truth.json").read_text()), tallies)
+    if INVOICE2DATA.is_dir():  # bench/fetch_invoice2data.py lays it out; the labels are committed here
+        run_set(
+            "invoice2data",
+            INVOICE2DATA,
+            json.loads((ROOT / "bench" / "corpus" / "invoice2data.json").read_text()),
+            tallies,
+        )
     for folder in args.sets:
         run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies)
 

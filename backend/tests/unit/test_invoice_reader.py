@@ -564,6 +564,39 @@ def test_a_bare_dollar_sign_is_the_dollar_of_the_country_whose_tax_number_the_pa
     assert text_invoice(text)["currency"] == currency
 
 
+@pytest.mark.parametrize(
+    ("sentence", "currency"),
+    [
+        ("All prices are in US dollars.", "USD"),
+        ("Amounts are shown in Canadian dollars.", "CAD"),
+        ("All amounts in U.S. Dollars", "USD"),
+    ],
+)
+def test_a_dollar_named_in_words_outweighs_the_country_of_the_tax_number(sentence: str, currency: str) -> None:
+    # Given an Australian tax invoice (its ABN printed) that says in a sentence which dollar its "$" is
+    result = text_invoice(f"Tax Invoice\nABN: 11 119 159 741\nInvoice No. 1242\nInvoice Total: $101.00\n{sentence}")
+    # Then the currency is the one the sentence names
+    assert result["currency"] == currency
+
+
+def test_an_order_date_dates_an_invoice_that_prints_no_other_for_review() -> None:
+    # Given a tax invoice that prints its order date, and a later date in its small print
+    result = text_invoice(
+        "Tax Invoice\nOrder date: 28 Jan 15\nInvoice No. 12429647\nInvoice Total: $101.00\n"
+        "Credits from this purchase will expire on 28 Jan 2016."
+    )
+    # Then the order date is the date of issue, offered for review
+    assert result["issue_date"] == "2015-01-28"
+    assert "issue_date" in result["needs_review"]
+
+
+@pytest.mark.parametrize("label", ["Order Date:", "Bestelldatum:", "Date de commande :", "Fecha del pedido:"])
+def test_an_invoice_date_outranks_an_order_date(label: str) -> None:
+    result = text_invoice(f"{label} 15.10.2015\nInvoice Date: 20.10.2015\nInvoice No: 77\nTotal: 10.00 EUR")
+    assert result["issue_date"] == "2015-10-20"
+    assert "issue_date" not in result["needs_review"]
+
+
 def test_a_currency_sign_ocr_is_unsure_of_weighs_less_than_one_read_clearly() -> None:
     # Given a receipt where OCR turned smudges into "¥" twice, and read "RM" clearly once
     assert ocr_receipt(("¥ 1", 0.3), ("¥ 2", 0.3), ("Total RM 12.00", 0.95))["currency"] == "MYR"

@@ -40,14 +40,15 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
-                    r"receipt\s+date|document\s+date|statement\s+date|tax\s+point|dated?"),
-        ("de", r"rechnungs\s*-?\s*datum|ausstellungsdatum|belegdatum|datum\s+der\s+rechnung|datum"),
-        ("fr", r"date\s+(?:de\s+(?:la\s+)?)?facture|date\s+d['\u2019]\s*[eé]mission|date\s+de\s+facturation|[eé]mise?\s+le|date"),
-        ("nl", r"factuurdatum|datum\s+factuur|datum"),
-        ("es", r"fecha\s+(?:de\s+)?(?:la\s+)?(?:factura|emisi[oó]n|expedici[oó]n)|fecha"),
-        ("it", r"data\s+(?:della\s+)?(?:fattura|documento|emissione|di\s+emissione)|data"),
-        ("pl", r"data\s+wystawienia|data"),
-        ("pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data"),
+                    r"receipt\s+date|document\s+date|statement\s+date|tax\s+point|order\s+date|date\s+of\s+order|dated?"),
+        ("de", r"rechnungs\s*-?\s*datum|ausstellungsdatum|belegdatum|datum\s+der\s+rechnung|bestelldatum|auftragsdatum|datum"),
+        ("fr", r"date\s+(?:de\s+(?:la\s+)?)?facture|date\s+d['\u2019]\s*[eé]mission|date\s+de\s+facturation|[eé]mise?\s+le|"
+                    r"date\s+de\s+(?:la\s+)?commande|date"),
+        ("nl", r"factuurdatum|datum\s+factuur|besteldatum|orderdatum|datum"),
+        ("es", r"fecha\s+(?:de\s+)?(?:la\s+)?(?:factura|emisi[oó]n|expedici[oó]n)|fecha\s+(?:del?\s+)?pedido|fecha"),
+        ("it", r"data\s+(?:della\s+)?(?:fattura|documento|emissione|di\s+emissione)|data\s+(?:dell['\u2019]\s*)?ordine|data"),
+        ("pl", r"data\s+wystawienia|data\s+zam[oó]wienia|data"),
+        ("pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data\s+(?:do\s+)?pedido|data"),
         ("sv", r"faktura\s*-?\s*(?:datum|dato)|dato"),
         ("fi", r"laskun\s+paiva(?:maara)?|laskutuspaiva|paivays|paivamaara"),
     ],
@@ -255,6 +256,8 @@ _WEAK = {
     },
     "subtotal": {"net"},
 }
+# The words of an order date's label ("Order date", "Bestelldatum", "Fecha del pedido"): a weak date of issue.
+_ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien")
 # The payable total is named by these; other total-class labels (net, gross, page totals) rank lower.
 PAYABLE = re.compile(
     r"due|payable|to\s+pay|grand|zu\s+zahlen|zahl(?:ungs)?betrag|endbetrag|endsumme|rechnungsbetrag|gesamtbetrag|brutto|ttc|"
@@ -373,6 +376,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
             bare = re.sub(r"[^a-z.# ]", "", label).strip(" .")
             weight = 0.6 if bare in _WEAK.get(field, set()) else 1.0
+            if field == "issue_date" and _ORDERED.search(label):
+                weight = 0.6  # the order's date: the invoice's only when the page prints no other
             if field == "total":
                 weight = 1.0 if PAYABLE.search(label) else weight
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight

@@ -48,6 +48,7 @@ from quire.workflows.models.invoice.values import (
     decimal_mark_of,
     dollar_currency,
     is_identifier_context,
+    named_dollar,
 )
 from quire.workflows.models.invoice.vendor import find_vendor
 
@@ -160,7 +161,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if total is not None and total.value.currency:
         currency = total.value.currency
     if currency == "USD":
-        currency = dollar or currency
+        currency = named_dollar(text) or dollar or currency
     if currency:
         values["currency"] = currency
         seen = currencies.get(currency, 1.0)  # 1.0: the total's own sign, or a bare "$" read as its country's dollar

@@ -176,6 +176,17 @@ _DOLLAR_COUNTRIES = {
 }
 
 
+# A sentence that names the dollar in words ("All prices are in US dollars", "amounts in Canadian dollars").
+_NAMED_DOLLARS = {
+    "USD": re.compile(r"\b(?:U\.?S\.?|united\s+states|american)\s+dollars?\b", re.I),
+    "AUD": re.compile(r"\baustralian\s+dollars?\b", re.I),
+    "CAD": re.compile(r"\bcanadian\s+dollars?\b", re.I),
+    "NZD": re.compile(r"\bnew\s+zealand\s+dollars?\b", re.I),
+    "SGD": re.compile(r"\bsingapore\s+dollars?\b", re.I),
+    "HKD": re.compile(r"\bhong\s+kong\s+dollars?\b", re.I),
+}
+
+
 def dollar_currency(text: str) -> str | None:
     """The dollar a page means by a bare "$": US dollars unless the page names itself as from one (and only
     one) of the other countries that write "$"; None when it prints a dollar code or names no such country."""
@@ -183,6 +194,13 @@ def dollar_currency(text: str) -> str | None:
         return None
     found = [code for code, sign in _DOLLAR_COUNTRIES.items() if sign.search(text)]
     return found[0] if len(found) == 1 else None
+
+
+def named_dollar(text: str) -> str | None:
+    """The dollar a page names in words, when it names one only: an Australian shop that writes "All prices
+    are in US dollars" means US dollars by its "$"."""
+    named = [code for code, words in _NAMED_DOLLARS.items() if words.search(text)]
+    return named[0] if len(named) == 1 else None
 
 
 def bank_currency(text: str) -> str | None:
