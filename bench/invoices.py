@@ -17,7 +17,9 @@ are scored: the receipts taken from the SROIE set (marked by their `sroie_labels
 date and total alone (with the currency printed beside it), so their other fields are null because
 nobody labelled them, not because nothing is printed, and are left out. Amounts compare
 as decimals, numbers ignoring spaces and case, vendors after folding case, accents, punctuation and
-a trailing company form. A "confidently wrong total" is a total given (not null) that differs.
+a trailing company form. A "confidently wrong total" ("bad tot") is a total given (not null) that
+differs; "unmarked" counts the wrong fields of every kind given without a review mark, which a person
+would have no reason to check.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ class Tally:
     rows: int = 0
     totals_given: int = 0
     totals_wrong: int = 0
+    # Fields given without a review mark that are wrong: what a person would trust and should not.
+    sure_wrong: int = 0
     pages: int = 0
     seconds: float = 0.0
     misses: list[str] = field(default_factory=list)
@@ -111,6 +115,7 @@ class Tally:
                 self.right[key] += 1
             else:
                 self.misses.append(f"{name} {key}: expected {truth.get(key)!r}, got {result.get(key)!r}")
+                self.sure_wrong += result.get(key) is not None and key not in result.get("needs_review", [])
         if result.get("total") is not None:
             self.totals_given += 1
             self.totals_wrong += not same("total", truth.get("total"), result.get("total"))
@@ -190,13 +195,13 @@ def main() -> None:
         run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies)
 
     header = f"{'set':28} {'docs':>4} " + " ".join(f"{k[:8]:>8}" for k in FIELDS)
-    header += f" {'overall':>8} {'bad tot':>8} {'ms/page':>8}"
+    header += f" {'overall':>8} {'bad tot':>8} {'unmarked':>8} {'ms/page':>8}"
     print(header)
     for label, tally in sorted(tallies.items()):
         cells = " ".join(f"{tally.cell(k):>8}" for k in FIELDS)
         wrong = f"{tally.totals_wrong}/{tally.totals_given}"
         ms = tally.seconds * 1000 / max(tally.pages, 1)
-        print(f"{label:28} {tally.rows:4} {cells} {tally.accuracy():8.1%} {wrong:>8} {ms:8.1f}")
+        print(f"{label:28} {tally.rows:4} {cells} {tally.accuracy():8.1%} {wrong:>8} {tally.sure_wrong:8} {ms:8.1f}")
         if args.show_misses and label.endswith(("(tuning)", "generated (all)")):
             for miss in tally.misses:
                 print("    " + miss)

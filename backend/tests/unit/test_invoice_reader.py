@@ -590,6 +590,78 @@ def test_an_order_date_dates_an_invoice_that_prints_no_other_for_review() -> Non
     assert "issue_date" in result["needs_review"]
 
 
+@pytest.mark.parametrize(
+    ("seller", "currency"),
+    [
+        ("Snickeri Lund AB\nOrg.nr 556000-0000", "SEK"),
+        ("Tømrer Jensen ApS\nCVR 12345678", "DKK"),
+        ("Rørlegger Hansen AS\nOrg.nr 999 999 999 MVA", "NOK"),
+    ],
+)
+def test_crowns_are_the_crowns_of_the_country_the_seller_names(seller: str, currency: str) -> None:
+    # Given a Nordic invoice whose amounts print "kr", which Sweden, Denmark and Norway all write
+    result = text_invoice(f"{seller}\nFaktura nr. 5531\nMoms 25% 1.000,00 kr.\nAt betale 5.000,00 kr.")
+    # Then the currency is the crowns of the country the company form or register number names
+    assert result["currency"] == currency
+    assert "currency" not in result["needs_review"]
+
+
+def test_crowns_without_a_country_are_left_for_review() -> None:
+    result = text_invoice("Snickeri Lund\nFaktura nr. 5531\nAtt betala 5 000,00 kr")
+    assert result["currency"] is None
+
+
+def test_a_portuguese_invoice_number_after_n_ordinal_and_a_total_without_vat() -> None:
+    # Given "Fatura n.º" (the ordinal sign after a dot) and "Total sem IVA" for the amount before tax
+    result = text_invoice(
+        "Papelaria Lisboa, Lda.\nFatura n.º FT 2023/45\nData de emissão: 2023-03-05\n"
+        "Total sem IVA 100,00 €\nIVA 23% 23,00 €\nTotal a pagar 123,00 €"
+    )
+    assert (result["invoice_number"], result["subtotal"], result["tax"]) == (
+        "FT 2023/45",
+        Decimal("100.00"),
+        Decimal("23.00"),
+    )
+
+
+def test_the_one_currency_sign_printed_beside_the_total_needs_no_review() -> None:
+    # Given an invoice from a text layer whose only currency sign stands beside its total
+    result = text_invoice(
+        "Rossi Forniture S.r.l.\nFattura n. 12/2023\nImponibile 500,00\nIVA 22% 110,00\nTotale € 610,00"
+    )
+    assert result["currency"] == "EUR"
+    assert "currency" not in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["VAT 20% incl.  £2.75", "enth. MwSt 19% 2,75", "darin enthaltene MwSt.: 2,75", "dont TVA 20% 2,75 €",
+     "Includes GST $2.75", "di cui IVA 2,75", "waarvan btw 2,75", "w tym VAT 2,75"],
+)  # fmt: skip
+def test_a_tax_the_total_includes_is_read_and_its_total_given(line: str) -> None:
+    # Given a receipt whose prices include the tax: its subtotal is its total, and the tax line says so
+    result = text_invoice(f"Corner Shop Ltd\nReceipt 4411\nSubtotal 16.49\n{line}\nTotal 16.49")
+    # Then the total and the tax are read, and the sums are said to agree
+    assert (result["tax"], result["total"]) == (Decimal("2.75"), Decimal("16.49"))
+    assert result["checks"]["totals_add_up"] is True
+    # And a subtotal equal to such a total may be the gross amount: a person looks at it
+    assert "subtotal" in result["needs_review"]
+
+
+def test_a_total_including_its_tax_is_still_the_total() -> None:
+    result = text_invoice("Corner Shop Sdn Bhd\nReceipt 4411\nGST 6% 0.60\nTotal incl. GST RM 10.60")
+    assert (result["tax"], result["total"]) == (Decimal("0.60"), Decimal("10.60"))
+
+
+@pytest.mark.parametrize(
+    ("line", "subtotal"),
+    [("Total exkl. MWST CHF 1'000.00", "1000.00"), ("Maatstaf van heffing € 1.000,00", "1000.00")],
+)
+def test_more_amount_before_tax_labels(line: str, subtotal: str) -> None:
+    result = text_invoice(f"Atelier Peeters BV\nFactuur nr. 2023/118\n{line}\nBTW 21% € 210,00\nTotaal € 1.210,00")
+    assert result["subtotal"] == Decimal(subtotal)
+
+
 @pytest.mark.parametrize("label", ["Order Date:", "Bestelldatum:", "Date de commande :", "Fecha del pedido:"])
 def test_an_invoice_date_outranks_an_order_date(label: str) -> None:
     result = text_invoice(f"{label} 15.10.2015\nInvoice Date: 20.10.2015\nInvoice No: 77\nTotal: 10.00 EUR")

@@ -70,7 +70,23 @@ def after_rounding(
     return None
 
 
-def adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal) -> bool:
+# A tax line that says its tax is part of the total ("VAT 20% incl.", "enth. MwSt", "dont TVA", "di cui IVA",
+# "Includes GST"): a receipt's prices include it, so its subtotal may be the total itself.
+_INCLUDED = re.compile(
+    r"\b(?:incl\.?|includ\w*|inclu[ií]d\w*|inclus\w*|enth\.?|enthalten\w*|darin|davon|dont|di\s+cui|waarvan|"
+    r"inbegrepen|w\s+tym|varav|josta|sisaltaa)(?!\w)"
+)
+
+
+def included(tax: Candidate | None) -> bool:
+    """True when the tax line says its tax is already in the total."""
+    return tax is not None and bool(_INCLUDED.search(fold(tax.label.text)))
+
+
+def adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal, inside: bool = False) -> bool:
+    """Subtotal + tax (+ charges) = total; or, for a tax `inside` the total, a subtotal that is the total."""
+    if inside and abs(sub - total) <= CENT:
+        return True
     return abs(sub + tax - total) <= CENT or (charges != 0 and abs(sub + tax + charges - total) <= CENT)
 
 
@@ -103,7 +119,7 @@ def choose_amounts(
         values = [amount_value(sub), amount_value(tax), amount_value(total)]
         if all(v is not None for v in values):
             s, t, g = (v for v in values if v is not None)
-            rank += 0.8 if adds_up(s, t, g, charges) else -0.6
+            rank += 0.8 if adds_up(s, t, g, charges, included(tax)) else -0.6
             rank -= 0.5 if abs(t) >= abs(g) > 0 else 0.0
             rank -= 0.5 if abs(t) > abs(s) else 0.0
         elif values[0] is not None and values[2] is not None:
@@ -180,6 +196,6 @@ def per_rate_tax(
     if tax is None or not any(tax.line in lines and tax is not whole for whole, lines in sums):
         return tax, confidence
     sub, total = (amount_value(chosen[f][0]) for f in ("subtotal", "total"))
-    if sub is not None and total is not None and adds_up(sub, tax.value.value, total, charges):
+    if sub is not None and total is not None and adds_up(sub, tax.value.value, total, charges, included(tax)):
         return tax, confidence
     return tax, min(confidence, ABSTAIN_BELOW - 0.05)

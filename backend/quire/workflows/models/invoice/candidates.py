@@ -28,6 +28,8 @@ from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overla
 from quire.workflows.models.invoice.values import CURRENCY, EMAIL_OR_URL, amounts_in, currencies_in, dates_in, fold
 
 ABSTAIN_BELOW = 0.5
+# A field given with less confidence than this is listed in `needs_review`.
+REVIEW_BELOW = 0.75
 
 
 _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}

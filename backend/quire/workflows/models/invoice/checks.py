@@ -8,8 +8,8 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.amounts import CENT, adds_up
-from quire.workflows.models.invoice.candidates import RATE, Candidate, evidence
+from quire.workflows.models.invoice.amounts import CENT, adds_up, included
+from quire.workflows.models.invoice.candidates import RATE, REVIEW_BELOW, Candidate, evidence
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import amounts_in, fold
@@ -120,7 +120,7 @@ def contradicted(
     sub, tax = (chosen[f][0] or best[f] for f in ("subtotal", "tax"))
     if sub is None or tax is None:
         return False
-    return not adds_up(sub.value.value, tax.value.value, total.value.value, charges)
+    return not adds_up(sub.value.value, tax.value.value, total.value.value, charges, included(tax))
 
 
 def total_rivalled(found: dict[str, list[Candidate]], total: Candidate | None) -> bool:
@@ -150,11 +150,13 @@ def total_outranked(found: dict[str, list[Candidate]], total: Candidate | None, 
 
 
 def check_and_derive(
-    values: dict[str, Any], fields: dict[str, dict[str, Any]], charges: Decimal, unsure: set[str]
+    values: dict[str, Any], fields: dict[str, dict[str, Any]], charges: Decimal, unsure: set[str], inside: bool = False
 ) -> dict[str, bool | None]:
     """`totals_add_up`, `tax_below_total`, `due_after_issue`; a missing amount is derived from the other two.
 
     No tax is derived where the total equals the subtotal: an invoice that prints no tax has none to report.
+    A tax `inside` the total (a receipt's "VAT incl.") agrees with a subtotal equal to the total, and no total
+    is derived from it: whether the subtotal printed beside it is net or gross, the page does not say.
     Nothing is derived from an `unsure` amount (one of several after its label), and three amounts that agree
     vouch for each other only when at most one of them is unsure: unsure amounts from one row of columns agree
     whichever column they were all read from.
@@ -166,7 +168,7 @@ def check_and_derive(
     if total is not None and sub is not None and tax is None and total - charges > sub >= 0:
         values["tax"] = tax = total - charges - sub
         fields["tax"] = evidence(0.6, "total - subtotal" + (" - charges" if charges else ""))
-    elif total is None and sub is not None and tax is not None:
+    elif total is None and sub is not None and tax is not None and not inside:
         values["total"] = total = sub + tax + charges
         # A total the page does not print is offered for review only: rounding, fees or a deposit may lie between.
         fields["total"] = evidence(0.45, "subtotal + tax" + (" + charges" if charges else ""))
@@ -174,13 +176,20 @@ def check_and_derive(
         values["subtotal"] = sub = total - charges - tax
         fields["subtotal"] = evidence(0.45, "total - tax" + (" - charges" if charges else ""))
     checks: dict[str, bool | None] = {
-        "totals_add_up": None if sub is None or tax is None or total is None else adds_up(sub, tax, total, charges),
+        "totals_add_up": None
+        if sub is None or tax is None or total is None
+        else adds_up(sub, tax, total, charges, inside),
         "tax_below_total": None if tax is None or total is None else abs(tax) < abs(total) or total == 0,
         "due_after_issue": None
         if values.get("due_date") is None or values.get("issue_date") is None
         else values["due_date"] >= values["issue_date"],
     }
-    if printed and checks["totals_add_up"] and checks["tax_below_total"] and len(unsure) <= 1:
+    # A subtotal equal to the total, beside a tax the total includes, agrees with it without any sum: it vouches
+    # for nothing, and may be the gross amount where the page prints the net one elsewhere: a person looks.
+    summed = not (inside and sub is not None and total is not None and abs(sub - total) <= CENT)
+    if not summed and "subtotal" in fields:
+        fields["subtotal"]["confidence"] = min(fields["subtotal"]["confidence"], REVIEW_BELOW - 0.05)
+    if printed and summed and checks["totals_add_up"] and checks["tax_below_total"] and len(unsure) <= 1:
         for field in AMOUNT_FIELDS:  # three printed amounts that agree vouch for each other
             fields[field]["confidence"] = max(fields[field]["confidence"], 0.9)
     if checks["totals_add_up"] is False or checks["tax_below_total"] is False:

@@ -26,15 +26,15 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|nummer"),
-        ("fr", r"(?:n[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n[°ºo]\.?|num[eé]ro)?|fact\.\s*n[°ºo]\.?|avoir\s*(?:n[°ºo]\.?)?|"
+        ("fr", r"(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
                     r"num[eé]ro"),
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
-        ("es", r"(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n[°ºo]\.?|n[uú]m(?:ero|\.)?)?|n[uú]mero"),
-        ("it", r"(?:n[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
-                    r"(?:n[°ºo]?\.?|numero)\s+(?:del\s+)?documento|numero"),
+        ("es", r"(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|n[uú]mero"),
+        ("it", r"(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
+                    r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|numero"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
-        ("pt", r"(?:n[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n[°ºo]\.?|n[uú]mero)?|"
-                    r"nota\s+fiscal\s*(?:n[°ºo]\.?)?|nf-?e\s*n[°ºo]\.?"),
+        ("pt", r"(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
+                    r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
     ],
@@ -60,7 +60,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"bitte\s+[uü]berweisen\s+sie\s+bis(?:\s+zum)?"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
                     r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?"),
-        ("nl", r"vervaldatum|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
+        ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
         ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimiento|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
         ("it", r"data\s+(?:di\s+)?scadenza|scadenza|da\s+pagare\s+entro\s+il|entro\s+il"),
         ("pl", r"termin\s+p[lł]atno[sś]ci"),
@@ -74,13 +74,16 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
-                    r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|netto"),
-        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?|total\s+hors\s+tax(?:e|es)|base\s+h\.?t\.?"),
-        ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw"),
-        ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|suma"),
-        ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto"),
+                    r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|"
+                    r"(?:total|betrag|gesamtbetrag)\s+(?:exkl\.?|ohne|excl\.?)\s*(?:ust|mwst|mehrwertsteuer|umsatzsteuer)\.?|netto"),
+        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?|(?:total|montant)\s+hors\s+(?:tax(?:e|es)|tva)|base\s+h\.?t\.?"),
+        ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw|maatstaf\s+van\s+heffing|"
+                    r"heffingsgrondslag"),
+        ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|total\s+sin\s+(?:iva|impuestos)|suma"),
+        ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto|totale\s+(?:senza|escluso|esclusa)\s+iva"),
         ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
-        ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido"),
+        ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido|"
+                    r"(?:total|valor)\s+(?:sem|s/)\s*iva|base\s+tribut[aá]vel|incid[eê]ncia"),
         ("sv", r"summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
                     r"i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
@@ -90,16 +93,20 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"taxes,?\s+fees|"
                     # India's central, state, integrated and union-territory GST; Canada's provincial and Quebec taxes;
                     # the United States' state, county and city sales taxes.
-                    r"(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax"),
+                    r"(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
+                    # A tax the total includes, named before its word ("Includes GST", "incl. VAT 20%").
+                    r"(?:includes|including|incl\.?)\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
-                    r"(?:zzgl\.?\s+|zuz[uü]gl(?:ich|\.)\s*|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer"),
-        ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|t\.?v\.?a\.?|tps|tvq|tvh"),
-        ("nl", r"(?:totaal\s+)?btw(?:\s*-?\s*bedrag)?"),
+                    r"(?:zzgl\.?\s+|zuz[uü]gl(?:ich|\.)\s*|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer|"
+                    r"(?:darin\s+|davon\s+)?(?:enth\.?|enthaltene?r?|davon|darin)\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?"
+                    r"(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?"),
+        ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|(?:dont\s+)?t\.?v\.?a\.?|tps|tvq|tvh"),
+        ("nl", r"(?:totaal\s+|waarvan\s+)?btw(?:\s*-?\s*bedrag)?"),
         ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?"),
-        ("it", r"(?:totale\s+)?(?:iva|imposta)"),
-        ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|vat|(?:suma\s+)?ptu"),
+        ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)"),
+        ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|(?:w\s+tym\s+)?vat|(?:suma\s+|w\s+tym\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
-        ("sv", r"moms(?:belopp|bel(?:o)?b)?|mva|merverdiavgift|mervardesskatt"),
+        ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?moms(?:belopp|bel(?:o)?b)?|mva|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
     ],
     "total": [

@@ -17,11 +17,19 @@ from typing import Any
 from quire.workflows.models.invoice.amounts import (
     after_rounding,
     choose_amounts,
+    included,
     net_charges,
     per_rate_tax,
     tax_sums,
 )
-from quire.workflows.models.invoice.candidates import ABSTAIN_BELOW, Candidate, best, evidence, read_candidates
+from quire.workflows.models.invoice.candidates import (
+    ABSTAIN_BELOW,
+    REVIEW_BELOW,
+    Candidate,
+    best,
+    evidence,
+    read_candidates,
+)
 from quire.workflows.models.invoice.checks import (
     check_and_derive,
     contradicted,
@@ -42,6 +50,7 @@ from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import (
     bank_currency,
     country_currency,
+    crown_currency,
     currencies_in,
     dates_in,
     day_first_votes,
@@ -51,9 +60,6 @@ from quire.workflows.models.invoice.values import (
     named_dollar,
 )
 from quire.workflows.models.invoice.vendor import find_vendor
-
-REVIEW_BELOW = 0.75
-
 
 # A printed total the payment lines vouch for is given without review.
 PAYMENT_CONFIRMS = 0.8
@@ -133,7 +139,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         fields[field] = candidate.evidence(min(confidence, 1.0), has_layout)
 
     unsure = {field for field in AMOUNT_FIELDS if (picked := chosen[field][0]) is not None and picked.unsure}
-    checks = check_and_derive(values, fields, charges, unsure)
+    checks = check_and_derive(values, fields, charges, unsure, included(chosen["tax"][0]))
     total = chosen["total"][0]
     # Sums that disagree with the total: an amount was misread somewhere, which the payment lines may settle.
     misread = checks["totals_add_up"] is False or contradicted(found, chosen, charges)
@@ -165,7 +171,14 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if currency:
         values["currency"] = currency
         seen = currencies.get(currency, 1.0)  # 1.0: the total's own sign, or a bare "$" read as its country's dollar
-        fields["currency"] = evidence(0.9 if seen > 1.5 else 0.7 if seen >= 0.3 else 0.45, currency)
+        # A sign printed beside the total on a text layer, the one sign the page prints, is read for sure.
+        beside_total = total is not None and total.value.currency == currency and total.source.confidence >= 1.0
+        sure = seen > 1.5 or (beside_total and len(currencies) == 1 and seen >= 1.0)
+        fields["currency"] = evidence(0.9 if sure else 0.7 if seen >= 0.3 else 0.45, currency)
+    elif crowns := crown_currency(text, country, bank_currency(text)):
+        # "kr" printed by the amounts, and the country that writes its crowns so named by the page.
+        values["currency"] = crowns
+        fields["currency"] = evidence(0.8, f"kr ({crowns})")
     elif banked := bank_currency(text):
         values["currency"] = banked
         fields["currency"] = evidence(0.6, f"IBAN {banked}")

@@ -227,7 +227,30 @@ _COUNTRY_FORMS = {
     "SG": re.compile(r"\bpte\.?\s*ltd\b", re.I),
     "PL": re.compile(r"\bsp\.\s?z\s?o\.?\s?o\b", re.I),
     "BR": re.compile(r"\bltda\b", re.I),
+    # The Nordic forms and register numbers, which tell apart the crowns each of these countries writes "kr".
+    "DK": re.compile(r"\bApS\b|\bA/S\b|\bCVR(?:-?nr\.?)?\s*:?\s*\d{2}\s?\d{2}\s?\d{2}\s?\d{2}\b"),
+    "SE": re.compile(
+        r"\b[A-ZÅÄÖ][\wÅÄÖåäö&.-]*\s+AB\b(?!\s*[A-Z]\d)|\b[Aa]ktiebolag(?:et)?\b|"
+        r"\b[Oo]rg(?:anisations)?\.?\s*-?\s*(?:nr|nummer)\.?\s*:?\s*\d{6}-\d{4}\b"
+    ),
+    "NO": re.compile(r"\b(?:NO\s?)?\d{3}\s?\d{3}\s?\d{3}\s?MVA\b|\b[Ff]oretaksregisteret\b"),
+    "FI": re.compile(r"\bOyj?\b|\bY-tunnus\b"),
 }
+# The crowns' sign, which Sweden, Denmark, Norway and Iceland share ("1 250,00 kr", "kr. 500").
+CROWNS = re.compile(r"(?<![\w])kr\.?(?![\w])", re.I)
+_CROWN_CURRENCIES = frozenset({"SEK", "DKK", "NOK", "ISK"})
+
+
+def crown_currency(text: str, *hints: str | None) -> str | None:
+    """The crowns a page means by "kr": those of the one Nordic country its company forms, register numbers,
+    addresses or bank name (the hints: currencies read from those); None when it prints no "kr" or the
+    hints do not name one such country."""
+    if not CROWNS.search(text):
+        return None
+    named = {hint for hint in hints if hint in _CROWN_CURRENCIES}
+    return named.pop() if len(named) == 1 else None
+
+
 # Postal addresses whose shape names their country: a US state and ZIP code ("Medford, OR 97501"),
 # a Canadian province and postal code ("ON M5V 2T6"), a British postcode ("SW1A 1AA").
 _COUNTRY_ADDRESSES = {
