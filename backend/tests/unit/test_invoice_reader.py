@@ -336,6 +336,17 @@ def test_dates_are_never_read_from_inside_longer_numbers() -> None:
     assert dates_in("Order 2024031501", day_first=True) == []
 
 
+@pytest.mark.parametrize("text", ["Billing period: March 2023", "Leistungszeitraum März 2023", "Jan 2024 statement"])
+def test_a_month_and_its_year_are_no_date(text: str) -> None:
+    # "March 2023" once read as March 20, '23: the year's first two digits taken for the day
+    assert dates_in(text, day_first=True) == []
+
+
+@pytest.mark.parametrize("text", ["5th of March 2023", "March 5th,2023", "Mar 5 2023", "August 3 , 2023"])
+def test_month_names_with_ordinals_and_commas(text: str) -> None:
+    assert [d.value.isoformat() for d in dates_in(text, day_first=True)] in (["2023-03-05"], ["2023-08-03"])
+
+
 def test_a_key_value_grid_gives_each_label_the_value_under_it() -> None:
     # Given a header row of document labels with one row of values under it, as billing systems print them
     result = page(

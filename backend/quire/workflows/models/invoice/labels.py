@@ -129,7 +129,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
         ("pt", r"valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
-        ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|i\s+alt|totalt|totalbel(?:o)?p|totalbelb"),
+        ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|(?:bel[oø]?b|bel[oø]pp?)\s+i\s+alt|i\s+alt|totalt|"
+                    r"totalbel(?:o)?p|totalbelb"),
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.

@@ -340,8 +340,12 @@ def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
         ("ymd", re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")),
         ("dot", re.compile(r"(?<![\d.])(\d{1,2})\.\s?(\d{1,2})\.\s?(\d{4}|\d{2})(?![\d.]\d)")),
         ("slash", re.compile(r"(?<![\d/.-])(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})(?![\d/-])")),
-        ("d_month_y", re.compile(rf"(?<!\d){day}\.?[\s-]*(?:de\s+)?({month})\.?,?[\s-]*(?:de\s+|del\s+)?{year}", re.I)),
-        ("month_d_y", re.compile(rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s*{year}", re.I)),
+        (
+            "d_month_y",
+            re.compile(rf"(?<!\d){day}\.?[\s-]*(?:de\s+|of\s+)?({month})\.?,?[\s-]*(?:de\s+|del\s+)?{year}", re.I),
+        ),
+        # The day and the year apart ("March 5, 2023", "Mar 5 2023"): "March 2023" is a month, not March 20.
+        ("month_d_y", re.compile(rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,\s*|\s+){year}", re.I)),
     ]
 
 
