@@ -389,6 +389,21 @@ def test_the_issuer_is_the_name_that_matches_the_invoices_own_web_domain() -> No
     assert result["vendor"] == "Skyfarer Analytics"
 
 
+@pytest.mark.parametrize(
+    ("line", "vendor"),
+    [
+        ("Remit to: Summit Staffing LLC, PO Box 100, Dallas TX 75201", "Summit Staffing LLC"),
+        ("Please make checks payable to Granite Roofing Inc.", "Granite Roofing Inc"),
+        ("Kontoinhaber: Schreinerei Holz GmbH | IBAN DE89 3704 0044 0532 0130 00", "Schreinerei Holz GmbH"),
+    ],
+)
+def test_a_payee_printed_under_the_bill_to_address_is_the_issuer(line: str, vendor: str) -> None:
+    # Given a plain-text invoice whose payee line follows the buyer's address at once
+    result = text_invoice(f"Invoice 9931\nBill To: Alpha Corp\n1 Main St\n{line}\nTotal Due $500.00")
+    # Then the buyer's block ends at the payee's label, and the payee (without its address) is the vendor
+    assert result["vendor"] == vendor
+
+
 def test_the_payee_of_a_cheque_is_the_issuer_even_when_the_quoted_name_wraps() -> None:
     result = page(
         (40, 60, "Mr A Sample"), (40, 73, "2 Sample Street"),

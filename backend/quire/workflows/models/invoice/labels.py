@@ -204,7 +204,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "vendor": [
         ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
-                    r"(?:make\s+)?(?:checks|cheques)\s+payable\s+to|payable\s+to|"
+                    r"(?:please\s+)?(?:make\s+)?(?:all\s+)?(?:checks|cheques)\s+payable\s+to|payable\s+to|"
                     r"(?:please\s+)?(?:send|mail|remit)\s+(?:all\s+)?payments?(?:\s+[a-z]+){0,3}\s+to"),
         ("de", r"verk[aä]ufer|lieferant|rechnungssteller|leistungserbringer|absender|von"),
         ("fr", r"fournisseur|[eé]metteur|vendeur|prestataire|de"),

@@ -142,9 +142,18 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
             for below in lines[index + 1 : index + 6]:
                 if below.page != line.page or below.y0 - above.y1 > 3 * max(phrase.height, 8.0):
                     break  # an address block is printed line under line: what stands far below is not in it
-                block.update(p for p in below.phrases if p.x0 < phrase.x0 + 120 and p.x1 > phrase.x0 - 5)
+                column = [p for p in below.phrases if p.x0 < phrase.x0 + 120 and p.x1 > phrase.x0 - 5]
+                if any(_names_the_seller(p.text) for p in column):
+                    break  # "Remit to:", "Kontoinhaber:" under the address: the seller's part begins
+                block.update(column)
                 above = below
     return block
+
+
+def _names_the_seller(text: str) -> bool:
+    """True for a phrase that opens with a seller, payee or account-holder label."""
+    matches = match_labels(text)
+    return bool((matches and matches[0].field == "vendor") or _ACCOUNT_HOLDER.match(text))
 
 
 def _name_of(text: str) -> str:
@@ -309,7 +318,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                     for p in other.phrases if abs(p.x0 - phrase.x0) < 30 and ":" not in other.text
                 ]  # fmt: skip
                 for text, source in [(rest, phrase)] + [(p.text, p) for p in below]:
-                    if _looks_like_name(text):
+                    # The name alone: a remittance line runs on into its address ("Summit Staffing LLC, PO Box 100").
+                    if _looks_like_name(_name_of(text)):
                         scored.append((0.85, _name_of(text), source))
                         break
                 continue
