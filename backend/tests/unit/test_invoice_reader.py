@@ -332,6 +332,17 @@ def test_nothing_certain_means_empty_fields_named_for_review() -> None:
     assert "invoice_number" in result["needs_review"]
 
 
+@pytest.mark.parametrize(
+    ("line", "field", "value"),
+    [("993548900Factuurnummer:", "invoice_number", "993548900"), ("4471Rechnungsnummer:", "invoice_number", "4471")],
+)
+def test_a_value_glued_before_its_label_is_the_labels_value(line: str, field: str, value: str) -> None:
+    # Given a PDF whose text run puts the value first and glues it to its label
+    result = page((40, 40, "Bakkerij de Vries BV", 16), (40, 100, line), (300, 400, "Totaal € 10,00"))
+    # Then the label still takes it
+    assert result[field] == value
+
+
 def test_dates_are_never_read_from_inside_longer_numbers() -> None:
     assert dates_in("Order 2024031501", day_first=True) == []
 

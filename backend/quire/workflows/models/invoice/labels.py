@@ -336,6 +336,11 @@ ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "roundin
 _CAMEL = re.compile(r"^([A-Z][a-z]{2,})((?:[A-Z][a-z]+)+)(?![A-Za-z])(?!\.[A-Za-z])")
 
 
+# A value glued before its label, as some PDFs' text runs come out ("993548900Factuurnummer:"): the label with
+# the value after it. Only a number run into a capitalised label that ends the phrase with its colon.
+_VALUE_FIRST = re.compile(r"^(?P<value>\d[\dA-Za-z/._-]*\d)(?P<label>[A-Z][^\W\d_][^\d:]{1,40}:)\s*$")
+
+
 def _unglued(text: str) -> tuple[str, int]:
     """The phrase with the words of a joined-up first word apart ("TotalDue:$120.00" -> "Total Due:$120.00"), and
     where that word ends in it: a label read there must take the whole word, or it is a name ("TotalEnergies")."""
@@ -364,6 +369,9 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     Cached: the reader asks about the same phrase from the candidate pass, the neighbour search and
     the vendor search, and letterheads and footers repeat on every page.
     """
+    behind = _VALUE_FIRST.match(text)
+    if behind is not None:
+        text = f"{behind['label']} {behind['value']}"
     text, glued = _unglued(text)
     folded = fold(text)
     found: list[LabelMatch] = []
