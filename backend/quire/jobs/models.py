@@ -145,6 +145,14 @@ class JobRemoved:
     batch_id: str | None = None
 
 
+@dataclass(frozen=True)
+class JobReviewed:
+    """What the after-commit hooks are told when a person saved a review of a job's result: its status is
+    unchanged, but every view of it (its card, its row in its owner's list, its batch's card) changes."""
+
+    owner_id: str | None
+
+
 class Batch(SQLModel, table=True):
     """Many documents submitted together with one workflow; each became an ordinary job.
 

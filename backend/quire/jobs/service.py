@@ -24,8 +24,8 @@ from quire.accounts.service import default_webhook_url
 from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
 from quire.documents.storage import PendingObject, StorageUnavailable, TooLarge, file_chunks, get_storage
-from quire.jobs import states, store
-from quire.jobs.models import Job, JobRemoved, JobStatus, Upload, artifacts_prefix, new_id, utcnow
+from quire.jobs import review, states, store
+from quire.jobs.models import Job, JobRemoved, JobReviewed, JobStatus, Upload, artifacts_prefix, new_id, utcnow
 from quire.metrics import get_metrics
 from quire.queue.dispatch import Dispatcher
 from quire.settings import get_settings
@@ -524,6 +524,15 @@ def replay(dispatcher: Dispatcher, job_id: str) -> Job:
     job = dispatcher.move(job_id, lambda message_id: states.replay(job_id, message_id)).moved
     if job is None:
         raise NotAllowed("Only a dead-lettered or cancelled job can be replayed.")
+    return job
+
+
+def save_review(dispatcher: Dispatcher, job_id: str, fields: review.ReviewedFields, by: str) -> Job:
+    """Save a person's review of a completed invoice (`review.save_review`), then tell the after-commit
+    hooks, so that the pages and streams open on the job, its owner's list and its batch show it at once.
+    `review.NotReviewable` when the job is no completed invoice."""
+    job = review.save_review(job_id, fields, by)
+    dispatcher.committed(job_id, JobReviewed(job.owner_id))
     return job
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import msgspec
 import redis
 
-from quire.jobs.models import Job, JobRemoved
+from quire.jobs.models import Job, JobRemoved, JobReviewed
 from quire.jobs.store import get_job
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,8 @@ class ChangePublisher:
         elif isinstance(moved, JobRemoved):
             self._owners.pop(job_id, None)
             change = Change(job_id, moved.owner_id, DELETED)
+        elif isinstance(moved, JobReviewed):  # its views changed, not its place in the line
+            change = Change(job_id, self._remember(job_id, moved.owner_id), None)
         else:
             change = Change(job_id, self._owner(job_id), None)
         self._pending.put(change.encode())

@@ -322,7 +322,7 @@ class PagesController(Controller):
         def save() -> Redirect | Template:
             _require_visible(job_id, viewer)
             try:
-                review.save_review(job_id, review.ReviewedFields.model_validate(given), viewer.email)
+                service.save_review(quire.dispatcher, job_id, review.ReviewedFields.model_validate(given), viewer.email)
             except ValidationError as exc:
                 names = ", ".join(FIELD_LABELS.get(str(e["loc"][0]), str(e["loc"][0])) for e in exc.errors())
                 error = f"Nothing was saved: check {names} (amounts like 1234.50, dates like 2026-01-31)."

@@ -378,3 +378,43 @@ def test_list_page_stream_makes_the_whole_table_at_most_once_a_second(shared_sta
     assert len(tables) >= 2, "the table was never sent again"
     assert all(gap > 0.5 for gap in spaced), spaced
     assert all(shown.get(job_id) == "Completed" for job_id in jobs), shown
+
+
+def test_a_saved_review_reaches_the_owners_open_jobs_list_at_once(shared_stack: Stack) -> None:
+    # Given a completed invoice with fields to check, and its owner's jobs list open and following
+    job_id = shared_stack.submit(b"Acme Supplies Ltd\nInvoice No: 1001\nTotal GBP 10.00\n", workflow="invoice_summary")
+    view = shared_stack.wait(job_id)
+    assert view["status"] == "completed", view
+    result = shared_stack.http.get(view["artifact"]["url"]).json()["result"]
+    to_check = result["needs_review"]
+    assert to_check, result
+    owner = browser_session(shared_stack, "owner@example.com")
+    marks: list[str | None] = []  # the row's review mark as the stream shows it, one entry per event
+    with owner.stream("GET", "/jobs/stream", timeout=30) as stream:
+        assert stream.status_code == 200
+        events = sse_events(stream)
+        for event, data in events:
+            if event == "table" and job_id in data:
+                break
+        row = re.search(rf'data-job-id="{job_id}".*?</tr>', data, re.S)
+        assert row is not None
+        assert "data-review-count" in row.group(0)
+
+        # When the person confirms every field through the API (another tab, another client)
+        fields = {name: result.get(name) for name in to_check}
+        reviewed = shared_stack.http.post(f"/ai-jobs/{job_id}/review", json={"fields": fields})
+        assert reviewed.status_code == 200, reviewed.text
+
+        # Then the open list sends the job's row again, with nothing left to check
+        deadline = time.monotonic() + 10
+        for event, data in events:
+            if time.monotonic() > deadline:
+                break
+            if event in ("job", "table") and job_id in data:
+                row = re.search(rf'data-job-id="{job_id}".*?</tr>', data, re.S)
+                marks.append(row.group(0) if row else None)
+                if row and "data-review-count" not in row.group(0):
+                    break
+    assert marks, "the row was not sent again"
+    assert marks[-1] is not None
+    assert "data-review-count" not in marks[-1], marks
