@@ -31,7 +31,17 @@ from quire.settings import get_settings
 from quire.web.admission import IdempotencyKey, admit, answer_errors, submit_fields
 from quire.web.deps import QuireDep
 from quire.web.limits import submission_rate_limit
-from quire.web.links import BatchAccepted, BatchOut, WebhookList, batch_accepted, batch_out, batch_url, job_page_url
+from quire.web.links import (
+    BatchAccepted,
+    BatchList,
+    BatchOut,
+    WebhookList,
+    batch_accepted,
+    batch_list,
+    batch_out,
+    batch_url,
+    job_page_url,
+)
 from quire.web.polling import Poll, next_poll
 from quire.web.presenters import page_basics
 from quire.web.problems import problem
@@ -141,12 +151,25 @@ def page_context(batch: Batch, quire: Quire, since: int | None, poll: Poll | Non
     }
 
 
+def _wants_page(request: AuthedRequest) -> bool:
+    return "text/html" in request.headers.get("accept", "") and not request.headers.get("hx-request")
+
+
+async def _list_page_if_html(request: AuthedRequest) -> Template | None:
+    """A browser asking for HTML gets the page of its batches at the address of their JSON list."""
+    if not _wants_page(request):
+        return None
+    found = await to_thread.run_sync(batches.owner_batches, request.user.user_id, BATCH_LIST_LIMIT)
+    context = {**page_basics(), "batches": found, "limit": BATCH_LIST_LIMIT}
+    return Template("pages/batches.html", context=context, media_type=MediaType.HTML)
+
+
 async def _page_if_html(request: AuthedRequest) -> Template | None:
     """A browser asking for HTML gets the page at the same address as the JSON view.
 
     A before-request hook gets no dependencies, so it finds the process's `Quire` in the app state.
     """
-    if "text/html" not in request.headers.get("accept", "") or request.headers.get("hx-request"):
+    if not _wants_page(request):
         return None
     quire: Quire = request.app.state.quire
     batch_id = request.path_params["batch_id"]
@@ -209,11 +232,11 @@ class BatchesController(Controller):
         return Response(body, status_code=202, headers={"Location": body.status_url})
 
     # Beside the POST: two controllers on one path would each declare its OPTIONS.
-    @get("/", sync_to_thread=True, include_in_schema=False)
-    def list_page(self, request: AuthedRequest) -> Template:
-        """The signed-in person's batches, as a page: a batch can be found again once its page is closed."""
-        found = batches.owner_batches(request.user.user_id, BATCH_LIST_LIMIT)
-        return Template("pages/batches.html", context={**page_basics(), "batches": found, "limit": BATCH_LIST_LIMIT})
+    @get("/", sync_to_thread=True, summary="Your latest batches", before_request=_list_page_if_html)
+    def list_batches(self, request: AuthedRequest) -> BatchList:
+        """The caller's latest 50 batches, newest first, each counted from its jobs; a browser asking for
+        HTML gets the page that lists them, so a batch can be found again once its page is closed."""
+        return batch_list(batches.owner_batches(request.user.user_id, BATCH_LIST_LIMIT))
 
     @get("/{batch_id:str}/webhooks", sync_to_thread=True, summary="A batch's webhook deliveries (batch.completed)")
     def batch_webhooks(self, request: AuthedRequest, batch_id: BatchId) -> WebhookList:

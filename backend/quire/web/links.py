@@ -5,11 +5,11 @@ These are the handlers' return types, so `/schema` documents every response shap
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 
-from quire.jobs.batches import BatchItem, BatchSubmitted, BatchView
+from quire.jobs.batches import BatchItem, BatchSubmitted, BatchSummary, BatchView
 from quire.jobs.models import Upload
 from quire.jobs.operations import HistoryEvent
 from quire.jobs.store import ArtifactView, JobView
@@ -163,6 +163,27 @@ def batch_accepted(submitted: BatchSubmitted) -> BatchAccepted:
         status_url=batch_url(submitted.batch.id),
         jobs=[AcceptedItem(job_id=j.job_id, filename=j.filename, status=j.status) for j in submitted.jobs],
         rejected=[RejectedItem(filename=r.filename, reason=r.reason) for r in submitted.rejected],
+    )
+
+
+class BatchListItem(BatchSummary, frozen=True):
+    """One of GET /batches' items: the batch as someone's list shows it, with its link."""
+
+    status_url: str
+
+
+class BatchList(View, frozen=True):
+    """GET /batches: the caller's latest batches, newest first."""
+
+    items: tuple[BatchListItem, ...]
+
+
+def batch_list(summaries: Sequence[BatchSummary]) -> BatchList:
+    return BatchList(
+        items=tuple(
+            BatchListItem(**msgspec.structs.asdict(summary), status_url=batch_url(summary.batch_id))
+            for summary in summaries
+        )
     )
 
 

@@ -223,6 +223,30 @@ def test_someone_elses_batch_does_not_exist_for_you(shared_stack: Stack) -> None
         assert stranger.get(path).status_code == 404
     assert stranger.get(f"/batches/{batch_id}", headers={"Accept": "text/html"}).status_code == 404
     assert stranger.post(f"/batches/{batch_id}/cancel", headers={"x-csrftoken": csrf(stranger)}).status_code == 404
+    # And their list of batches, as JSON or as a page, does not name it
+    listed = stranger.get("/batches")
+    assert listed.status_code == 200
+    assert listed.headers["content-type"].startswith("application/json")
+    assert batch_id not in {item["batch_id"] for item in listed.json()["items"]}
+    assert batch_id not in stranger.get("/batches", headers={"Accept": "text/html"}).text
+
+
+def test_your_batches_are_listed_as_json_for_a_client_and_as_a_page_for_a_browser(shared_stack: Stack) -> None:
+    files: Files = [("file", (f"b-{i}.txt", document(), "text/plain")) for i in range(2)]
+    batch_id = shared_stack.http.post("/batches", data={"workflow": "document_summary"}, files=files).json()["batch_id"]
+    # When a client with a token asks for its batches
+    listed = shared_stack.http.get("/batches")
+    # Then it gets JSON, newest first, each batch with its counts and its link
+    assert listed.status_code == 200, listed.text
+    newest = listed.json()["items"][0]
+    assert newest["batch_id"] == batch_id
+    assert newest["status_url"] == f"/batches/{batch_id}"
+    assert newest["total"] == 2
+    assert newest["workflow"] == "document_summary"
+    # And a browser asking for HTML at the same address gets the page that lists them
+    page = browser_session(shared_stack, "owner@example.com").get("/batches", headers={"Accept": "text/html"})
+    assert page.headers["content-type"].startswith("text/html")
+    assert f'href="/batches/{batch_id}"' in page.text
 
 
 ZEROS = 20 * 1024 * 1024  # compresses about 1,000 to 1
