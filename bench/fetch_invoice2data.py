@@ -50,6 +50,8 @@ ARCHIVES = [
 
 
 def fetch(target: Path) -> None:
+    if target.exists() and any(target.iterdir()) and not (target / "truth.json").exists():
+        sys.exit(f"{target} exists and holds no set laid out by this script: give an empty or new folder")
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

@@ -628,19 +628,39 @@ def test_an_order_date_dates_an_invoice_that_prints_no_other_for_review() -> Non
 
 
 @pytest.mark.parametrize(
-    ("seller", "currency"),
+    ("seller", "iban", "currency"),
     [
-        ("Snickeri Lund AB\nOrg.nr 556000-0000", "SEK"),
-        ("Tømrer Jensen ApS\nCVR 12345678", "DKK"),
-        ("Rørlegger Hansen AS\nOrg.nr 999 999 999 MVA", "NOK"),
+        ("Snickeri Lund AB\nOrg.nr 556000-0000", "SE45 5000 0000 0583 9825 7466", "SEK"),
+        ("Tømrer Jensen ApS\nCVR-nr. DK12345678", "DK50 0040 0440 1162 43", "DKK"),
+        ("Rørlegger Hansen AS\nOrg.nr 999 999 999 MVA", "NO93 8601 1117 947", "NOK"),
     ],
 )
-def test_crowns_are_the_crowns_of_the_country_the_seller_names(seller: str, currency: str) -> None:
+def test_crowns_are_the_crowns_of_the_country_the_seller_names(seller: str, iban: str, currency: str) -> None:
     # Given a Nordic invoice whose amounts print "kr", which Sweden, Denmark and Norway all write
-    result = text_invoice(f"{seller}\nFaktura nr. 5531\nMoms 25% 1.000,00 kr.\nAt betale 5.000,00 kr.")
-    # Then the currency is the crowns of the country the company form or register number names
-    assert result["currency"] == currency
-    assert "currency" not in result["needs_review"]
+    text = f"{seller}\nFaktura nr. 5531\nMoms 25% 1.000,00 kr.\nAt betale 5.000,00 kr."
+    # Then the currency is the crowns of the country the register number names, for review on that alone
+    alone = text_invoice(text)
+    assert alone["currency"] == currency
+    assert "currency" in alone["needs_review"]
+    # And sure when the payee's bank is in the same country
+    banked = text_invoice(f"{text}\nIBAN {iban}")
+    assert banked["currency"] == currency
+    assert "currency" not in banked["needs_review"]
+
+
+def test_a_buyers_register_number_leaves_crowns_for_review() -> None:
+    result = text_invoice(
+        "Rørlegger Hansen\nFaktura 77\nKunde: Byggservice Nord\nOrg.nr 556000-0000\nÅ betale 5.000,00 kr"
+    )
+    assert "currency" in result["needs_review"]
+
+
+def test_german_ab_and_a_districts_kr_name_no_crowns() -> None:
+    result = text_invoice(
+        "KFZ-Teile Schmidt GmbH\n73728 Esslingen, Kr. Esslingen\nRechnung 4711\nLIEFERUNG AB WERK\n"
+        "Gesamtbetrag 1.190,00"
+    )
+    assert result["currency"] != "SEK"
 
 
 def test_crowns_without_a_country_are_left_for_review() -> None:
@@ -659,6 +679,17 @@ def test_a_portuguese_invoice_number_after_n_ordinal_and_a_total_without_vat() -
         Decimal("100.00"),
         Decimal("23.00"),
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Comercial Andes SpA\nAv. Apoquindo 3000, Santiago, Chile\nFactura 1023\nTotal $ 45.990",
+        "Colombo Traders\nColombo 03, Sri Lanka\nInvoice 77\nTotal Rs. 12,000.00",
+    ],
+)
+def test_a_sign_several_currencies_write_beside_the_total_is_left_for_review(text: str) -> None:
+    assert "currency" in text_invoice(text)["needs_review"]
 
 
 def test_the_one_currency_sign_printed_beside_the_total_needs_no_review() -> None:
@@ -697,6 +728,64 @@ def test_a_total_including_its_tax_is_still_the_total() -> None:
 def test_more_amount_before_tax_labels(line: str, subtotal: str) -> None:
     result = text_invoice(f"Atelier Peeters BV\nFactuur nr. 2023/118\n{line}\nBTW 21% € 210,00\nTotaal € 1.210,00")
     assert result["subtotal"] == Decimal(subtotal)
+
+
+def test_a_printed_dollar_code_outweighs_a_dollar_named_in_a_sentence() -> None:
+    result = text_invoice("Acme Inc.\nInvoice 5\nTotal USD 1,160.00\nApprox. 1,580 Canadian dollars")
+    assert result["currency"] == "USD"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    ["Subtotal $100.00\nIncluding tax $108.00", "Excl. VAT £100.00\nVAT 20% £20.00\nIncl. VAT £120.00"],
+)
+def test_a_line_that_opens_with_incl_tax_is_no_tax_amount(lines: str) -> None:
+    result = text_invoice(f"Acme Ltd\nInvoice 5\n{lines}")
+    assert result["tax"] not in (Decimal("108.00"), Decimal("120.00"))
+
+
+def test_a_danish_net_amount_in_all_is_no_total() -> None:
+    result = text_invoice(
+        "Tømrer Jensen ApS\nFaktura nr. 5531\nBeløb i alt ekskl. moms 1.000,00 kr.\nMoms 25% 250,00 kr."
+    )
+    assert result["subtotal"] == Decimal("1000.00")
+    assert result["total"] != Decimal("1000.00")
+
+
+def test_a_date_glued_before_a_label_is_not_that_labels_value() -> None:
+    result = page(
+        (40, 40, "Huber GmbH", 16),
+        (40, 100, "Rechnungsdatum:"),
+        (40, 112, "05.03.2023Rechnungsnummer:"),
+        (40, 124, "4711"),
+        (300, 400, "Gesamtbetrag 10,00 €"),
+    )
+    assert result["invoice_number"] != "05.03.2023"
+
+
+@pytest.mark.parametrize(("order", "plain"), [("Order Date:", "Date:"), ("Auftragsdatum:", "Datum:")])
+def test_a_plain_date_outranks_an_order_date(order: str, plain: str) -> None:
+    result = text_invoice(f"Acme GmbH\n{order} 15.01.2024\n{plain} 01.02.2024\nInvoice No: 7\nTotal 10.00 EUR")
+    assert result["issue_date"] == "2024-02-01"
+
+
+def test_a_payment_department_is_no_vendor() -> None:
+    result = text_invoice(
+        "Swift Haulers Inc.\nInvoice 9931\nPlease make checks payable to: Accounts Receivable, 12 Depot Rd\n"
+        "Total Due $500.00"
+    )
+    assert result["vendor"] != "Accounts Receivable"
+
+
+def test_a_tax_said_not_to_be_included_is_added_to_the_base() -> None:
+    result = text_invoice(
+        "Talleres Pérez S.L.\nFactura 12\nBase imponible 100,00\nIVA (no incluido) 21% 21,00\nTotal 121,00"
+    )
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_a_week_of_a_month_is_no_date() -> None:
+    assert dates_in("Week 1 of March 2023", day_first=True) == []
 
 
 @pytest.mark.parametrize("label", ["Order Date:", "Bestelldatum:", "Date de commande :", "Fecha del pedido:"])

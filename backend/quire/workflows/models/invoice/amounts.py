@@ -74,13 +74,20 @@ def after_rounding(
 # "Includes GST"): a receipt's prices include it, so its subtotal may be the total itself.
 _INCLUDED = re.compile(
     r"\b(?:incl\.?|includ\w*|inclu[ií]d\w*|inclus\w*|enth\.?|enthalten\w*|darin|davon|dont|di\s+cui|waarvan|"
-    r"inbegrepen|w\s+tym|varav|josta|sisaltaa)(?!\w)"
+    r"inbegrepen|w\s+tym|varav|heraf|herav|josta|sisaltaa)(?!\w)"
+)
+# ... unless it says the opposite ("IVA (no incluido)", "VAT not included", "nicht enthalten").
+_NOT_INCLUDED = re.compile(
+    r"\b(?:no|not|non|nicht|niet|nao|nie|ikke|inte|ei)\s*\(?\s*(?:incl|includ|inclu|enth|inbegrep|wliczon)"
 )
 
 
 def included(tax: Candidate | None) -> bool:
     """True when the tax line says its tax is already in the total."""
-    return tax is not None and bool(_INCLUDED.search(fold(tax.label.text)))
+    if tax is None:
+        return False
+    text = fold(tax.label.text)
+    return bool(_INCLUDED.search(text)) and not _NOT_INCLUDED.search(text)
 
 
 def adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal, inside: bool = False) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
-from quire.workflows.models.invoice.values import CURRENCY, currencies_in, fold
+from quire.workflows.models.invoice.values import CURRENCY, currencies_in, dates_in, fold
 
 # The currency French labels may print between their words ("Montant EUR HT", "Total € TTC").
 _EUROS = r"(?:eur|chf|cad|xof|xaf|xpf)\s+|€\s*"
@@ -85,7 +85,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido|"
                     r"(?:total|valor)\s+(?:sem|s/)\s*iva|base\s+tribut[aá]vel|incid[eê]ncia"),
         ("sv", r"summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
-                    r"i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
+                    r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
     ],
     "tax": [
@@ -95,7 +95,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # the United States' state, county and city sales taxes.
                     r"(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
                     # A tax the total includes, named before its word ("Includes GST", "incl. VAT 20%").
-                    r"(?:includes|including|incl\.?)\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
+                    r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
                     r"(?:zzgl\.?\s+|zuz[uü]gl(?:ich|\.)\s*|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer|"
                     r"(?:darin\s+|davon\s+)?(?:enth\.?|enthaltene?r?|davon|darin)\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?"
@@ -106,7 +106,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|(?:w\s+tym\s+)?vat|(?:suma\s+|w\s+tym\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
-        ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?moms(?:belopp|bel(?:o)?b)?|mva|merverdiavgift|mervardesskatt"),
+        ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
     ],
     "total": [
@@ -129,7 +129,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
         ("pt", r"valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
-        ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|(?:bel[oø]?b|bel[oø]pp?)\s+i\s+alt|i\s+alt|totalt|"
+        ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
+                    r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt(?!\s*(?:ekskl|exkl|excl|eks\b|ex\b|uden|utan|uten))|totalt|"
                     r"totalbel(?:o)?p|totalbelb"),
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
     ],
@@ -338,7 +339,7 @@ _CAMEL = re.compile(r"^([A-Z][a-z]{2,})((?:[A-Z][a-z]+)+)(?![A-Za-z])(?!\.[A-Za-
 
 # A value glued before its label, as some PDFs' text runs come out ("993548900Factuurnummer:"): the label with
 # the value after it. Only a number run into a capitalised label that ends the phrase with its colon.
-_VALUE_FIRST = re.compile(r"^(?P<value>\d[\dA-Za-z/._-]*\d)(?P<label>[A-Z][^\W\d_][^\d:]{1,40}:)\s*$")
+_VALUE_FIRST = re.compile(r"^(?P<value>\d[\dA-Za-z/_-]*\d)(?P<label>[A-Z][^\W\d_][^\d:]{1,40}:)\s*$")
 
 
 def _unglued(text: str) -> tuple[str, int]:
@@ -370,7 +371,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     the vendor search, and letterheads and footers repeat on every page.
     """
     behind = _VALUE_FIRST.match(text)
-    if behind is not None:
+    if behind is not None and not dates_in(behind["value"], True):  # "2024-01-05Invoice No:" ends a date
         text = f"{behind['label']} {behind['value']}"
     text, glued = _unglued(text)
     folded = fold(text)
@@ -393,7 +394,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             bare = re.sub(r"[^a-z.# ]", "", label).strip(" .")
             weight = 0.6 if bare in _WEAK.get(field, set()) else 1.0
             if field == "issue_date" and _ORDERED.search(label):
-                weight = 0.6  # the order's date: the invoice's only when the page prints no other
+                weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":
                 weight = 1.0 if PAYABLE.search(label) else weight
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight

@@ -48,6 +48,7 @@ from quire.workflows.models.invoice.labels import (
 )
 from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import (
+    SHARED_SIGNS,
     bank_currency,
     country_currency,
     crown_currency,
@@ -171,15 +172,23 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if currency:
         values["currency"] = currency
         seen = currencies.get(currency, 1.0)  # 1.0: the total's own sign, or a bare "$" read as its country's dollar
-        # A sign printed beside the total on a text layer, the one sign the page prints, is read for sure.
-        beside_total = total is not None and total.value.currency == currency and total.source.confidence >= 1.0
+        # A sign printed beside the total on a text layer, the one sign the page prints, is read for sure when it
+        # means one currency only (`€`, `£`, `zł`, a code), and the country the page names does not say otherwise.
+        beside_total = (
+            total is not None
+            and total.value.currency == currency
+            and total.source.confidence >= 1.0
+            and (currency not in SHARED_SIGNS or currency in total.source.text)
+            and country in (None, currency)
+        )
         sure = seen > 1.5 or (beside_total and len(currencies) == 1 and seen >= 1.0)
         fields["currency"] = evidence(0.9 if sure else 0.7 if seen >= 0.3 else 0.45, currency)
-    elif crowns := crown_currency(text, country, bank_currency(text)):
-        # "kr" printed by the amounts, and the country that writes its crowns so named by the page.
+    elif crowns := crown_currency(text, country, banked := bank_currency(text)):
+        # "kr" printed by the amounts, and the country that writes its crowns so named by the page: sure when its
+        # forms or numbers and the payee's bank agree; from one of them (the buyer's, perhaps), for review.
         values["currency"] = crowns
-        fields["currency"] = evidence(0.8, f"kr ({crowns})")
-    elif banked := bank_currency(text):
+        fields["currency"] = evidence(0.8 if country == banked == crowns else 0.7, f"kr ({crowns})")
+    elif banked:
         values["currency"] = banked
         fields["currency"] = evidence(0.6, f"IBAN {banked}")
     elif country is not None:

@@ -28,6 +28,9 @@ CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "
 CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
                             "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
                             "RON", "BGN"])  # fmt: skip
+# The currencies whose sign other currencies write too (`$`, `¥`, `Rs`, `kr`): read from the sign alone, the
+# currency is a guess the page's country, code or words must settle.
+SHARED_SIGNS = frozenset(["USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "JPY", "CNY", "INR", "SEK", "NOK", "DKK"])
 # A symbol with letters in it ("RM", "Rs", "R$") is a symbol only where it does not touch other letters:
 # "RM" in "FORMAT" or "Rs" in "Hours" is part of a word. `€`, `$`, `£` need no such care.
 CURRENCY = re.compile(
@@ -199,6 +202,8 @@ def dollar_currency(text: str) -> str | None:
 def named_dollar(text: str) -> str | None:
     """The dollar a page names in words, when it names one only: an Australian shop that writes "All prices
     are in US dollars" means US dollars by its "$"."""
+    if re.search(r"\b(?:USD|CAD|AUD|NZD|SGD|HKD)\b|(?:US|C|A|NZ|S|HK)\$", text):
+        return None  # a printed code says which dollar; a sentence may name another ("approx. 1,580 Canadian dollars")
     named = [code for code, words in _NAMED_DOLLARS.items() if words.search(text)]
     return named[0] if len(named) == 1 else None
 
@@ -227,24 +232,32 @@ _COUNTRY_FORMS = {
     "SG": re.compile(r"\bpte\.?\s*ltd\b", re.I),
     "PL": re.compile(r"\bsp\.\s?z\s?o\.?\s?o\b", re.I),
     "BR": re.compile(r"\bltda\b", re.I),
-    # The Nordic forms and register numbers, which tell apart the crowns each of these countries writes "kr".
-    "DK": re.compile(r"\bApS\b|\bA/S\b|\bCVR(?:-?nr\.?)?\s*:?\s*\d{2}\s?\d{2}\s?\d{2}\s?\d{2}\b"),
-    "SE": re.compile(
-        r"\b[A-ZÅÄÖ][\wÅÄÖåäö&.-]*\s+AB\b(?!\s*[A-Z]\d)|\b[Aa]ktiebolag(?:et)?\b|"
-        r"\b[Oo]rg(?:anisations)?\.?\s*-?\s*(?:nr|nummer)\.?\s*:?\s*\d{6}-\d{4}\b"
+    # The Nordic forms, register and VAT numbers and payment systems, which tell apart the crowns each of these
+    # countries writes "kr". Sweden's company form "AB" is left out: it is also a German word ("ab Werk") and a
+    # Canadian province.
+    "DK": re.compile(
+        r"\bApS\b|\bA/S\b|\bCVR(?:-?\s?nr\.?)?\s*:?\s*(?:DK\s?)?\d{2}\s?\d{2}\s?\d{2}\s?\d{2}\b|\bDK\s?\d{8}\b"
     ),
-    "NO": re.compile(r"\b(?:NO\s?)?\d{3}\s?\d{3}\s?\d{3}\s?MVA\b|\b[Ff]oretaksregisteret\b"),
+    "SE": re.compile(
+        r"\b[Aa]ktiebolag(?:et)?\b|\b[Oo]rg(?:anisations)?\.?\s*-?\s*(?:nr|nummer)\.?\s*:?\s*\d{6}-\d{4}\b|"
+        r"\b(?:[Bb]ankgiro|[Pp]lusgiro)\b|\bF-skatt|\bSE\s?\d{10}01\b"
+    ),
+    "NO": re.compile(
+        r"\b(?:NO\s?)?\d{3}\s?\d{3}\s?\d{3}\s?MVA\b|\b[Ff]oretaksregisteret\b|"
+        r"\b[Oo]rg(?:anisasjons)?\.?\s*-?\s*(?:nr|nummer)\.?\s*:?\s*(?:NO\s?)?\d{3}\s?\d{3}\s?\d{3}\b"
+    ),
     "FI": re.compile(r"\bOyj?\b|\bY-tunnus\b"),
 }
-# The crowns' sign, which Sweden, Denmark, Norway and Iceland share ("1 250,00 kr", "kr. 500").
-CROWNS = re.compile(r"(?<![\w])kr\.?(?![\w])", re.I)
+# The crowns' sign beside an amount, which Sweden, Denmark, Norway and Iceland share ("1 250,00 kr", "kr. 500");
+# not the German "Kr." of a district's name.
+CROWNS = re.compile(r"\d\s?kr\.?(?![^\W\d_])|(?<![^\W\d_])kr\.?\s?\d", re.I)
 _CROWN_CURRENCIES = frozenset({"SEK", "DKK", "NOK", "ISK"})
 
 
 def crown_currency(text: str, *hints: str | None) -> str | None:
-    """The crowns a page means by "kr": those of the one Nordic country its company forms, register numbers,
-    addresses or bank name (the hints: currencies read from those); None when it prints no "kr" or the
-    hints do not name one such country."""
+    """The crowns a page means by "kr" beside its amounts: those of the one Nordic country the hints name (the
+    currencies of the country its company forms, register numbers, addresses or payment systems name, and of
+    its IBAN's country); None when it prints no such "kr" or the hints do not name one such country."""
     if not CROWNS.search(text):
         return None
     named = {hint for hint in hints if hint in _CROWN_CURRENCIES}
@@ -334,7 +347,7 @@ def _month_numbers() -> dict[str, int]:
 @cache
 def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
     month = "|".join(sorted((re.escape(n) for n in _month_numbers()), key=len, reverse=True))
-    day = r"(\d{1,2})(?:st|nd|rd|th|er|e|º|°)?"
+    day = r"(\d{1,2})(?:(?:st|nd|rd|th)(?:\s+of)?|er|e|º|°)?"  # "5th of March"; not "Week 1 of March 2023"
     year = r"(\d{4}|\d{2})(?![\d])"
     return [
         ("ymd", re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")),
@@ -342,7 +355,7 @@ def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
         ("slash", re.compile(r"(?<![\d/.-])(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})(?![\d/-])")),
         (
             "d_month_y",
-            re.compile(rf"(?<!\d){day}\.?[\s-]*(?:de\s+|of\s+)?({month})\.?,?[\s-]*(?:de\s+|del\s+)?{year}", re.I),
+            re.compile(rf"(?<!\d){day}\.?[\s-]*(?:de\s+)?({month})\.?,?[\s-]*(?:de\s+|del\s+)?{year}", re.I),
         ),
         # The day and the year apart ("March 5, 2023", "Mar 5 2023"): "March 2023" is a month, not March 20.
         ("month_d_y", re.compile(rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,\s*|\s+){year}", re.I)),

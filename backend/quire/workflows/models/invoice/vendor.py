@@ -45,7 +45,9 @@ _NOT_A_NAME = re.compile(
     r"^estimate|^order\s+confirmation|^delivery\s+note|^packing\s+(?:slip|list)|^remittance|^angebot|^mahnung|"
     r"^zahlungserinnerung|^lieferschein|^gutschrift|^auftragsbest|^avoir|^devis|^bon\s+de\s+(?:livraison|commande)|"
     r"^nota\s+d[ei]\s+(?:cr[eé]dito|d[eé]bito|consegna)|^presupuesto|^albar[aá]n|^recibo|^ricevuta|^preventivo|"
-    r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento",
+    r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento|"
+    # A department a payment goes to, not a company ("Accounts Receivable", "Billing Department").
+    r"^accounts?\s+(?:receivable|payable)|^(?:billing|finance|accounting|accounts)\s+(?:dept|department)",
     re.I,
 )
 # OCR's noise around a misread line and the markup of banners ("*** COPY ***", "St™SC*C~CST"), and label
