@@ -784,6 +784,23 @@ def test_a_tax_said_not_to_be_included_is_added_to_the_base() -> None:
     assert result["checks"]["totals_add_up"] is True
 
 
+def test_a_credit_with_its_minus_after_the_amount_adds_up() -> None:
+    # Given a German credit note printed the way accounting systems print credits: the minus after the amount
+    result = text_invoice("Acme GmbH\nGutschrift Nr. G-12\nNetto 100,00-\nMwSt 19% 19,00-\nGesamt 119,00- EUR")
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("-100.00"),
+        Decimal("-19.00"),
+        Decimal("-119.00"),
+    )
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_an_amount_grouped_by_a_space_after_a_currency_code_is_one_amount() -> None:
+    # "TOTAL 2 112.50" may be a count and an amount; "USD 1 234.56" is not: no count stands after a currency
+    result = text_invoice("Acme Inc.\nInvoice 5\nTotal: USD 1 234.56")
+    assert result["total"] == Decimal("1234.56")
+
+
 def test_a_week_of_a_month_is_no_date() -> None:
     assert dates_in("Week 1 of March 2023", day_first=True) == []
 

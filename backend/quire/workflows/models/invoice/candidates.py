@@ -25,7 +25,15 @@ from quire.workflows.models.invoice.labels import (
     match_labels,
 )
 from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps
-from quire.workflows.models.invoice.values import CURRENCY, EMAIL_OR_URL, amounts_in, currencies_in, dates_in, fold
+from quire.workflows.models.invoice.values import (
+    CURRENCY,
+    CURRENCY_CODES,
+    EMAIL_OR_URL,
+    amounts_in,
+    currencies_in,
+    dates_in,
+    fold,
+)
 
 ABSTAIN_BELOW = 0.5
 # A field given with less confidence than this is listed in `needs_review`.
@@ -79,8 +87,11 @@ _DUE_ON = re.compile(
 )
 
 
-# An amount grouped by a plain space with a decimal point ("2 112.50"), no currency before it.
-_SPACE_GROUPED = re.compile(r"(?<![\d.,$€£])(?<![$€£]\s)\b\d{1,3} \d{3}\.\d{2}(?!\d)")
+# An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
+# ("USD 1 234.56" is one amount: no count stands between a currency and its amount).
+_SPACE_GROUPED = re.compile(
+    r"(?<![\d.,$€£])(?<![$€£]\s)(?<!(?:" + "|".join(sorted(CURRENCY_CODES)) + r")\s)\b\d{1,3} \d{3}\.\d{2}(?!\d)"
+)
 
 
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.

@@ -406,7 +406,12 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 field,
                 language,
                 label,
-                re.sub(r"^[\s:#.]*(?:[-\u2013]\s+)?", "", text[match.end() :]).rstrip(" :#.-\u2013"),
+                # A minus after an amount is its sign ("119,00-", a credit), not a dash to strip.
+                re.sub(
+                    r"(?<!\d)-+$",
+                    "",
+                    re.sub(r"^[\s:#.]*(?:[-\u2013]\s+)?", "", text[match.end() :]).rstrip(" :#.\u2013"),
+                ).rstrip(" :#.\u2013"),
                 weight,
                 (language,),
             )
