@@ -151,6 +151,10 @@ def page_context(batch: Batch, quire: Quire, since: int | None, poll: Poll | Non
     }
 
 
+# One address, a JSON body or a page by the Accept header: caches must tell them apart.
+_BY_ACCEPT = {"Vary": "Accept"}
+
+
 def _wants_page(request: AuthedRequest) -> bool:
     return "text/html" in request.headers.get("accept", "") and not request.headers.get("hx-request")
 
@@ -161,7 +165,7 @@ async def _list_page_if_html(request: AuthedRequest) -> Template | None:
         return None
     found = await to_thread.run_sync(batches.owner_batches, request.user.user_id, BATCH_LIST_LIMIT)
     context = {**page_basics(), "batches": found, "limit": BATCH_LIST_LIMIT}
-    return Template("pages/batches.html", context=context, media_type=MediaType.HTML)
+    return Template("pages/batches.html", context=context, media_type=MediaType.HTML, headers=_BY_ACCEPT)
 
 
 async def _page_if_html(request: AuthedRequest) -> Template | None:
@@ -178,7 +182,7 @@ async def _page_if_html(request: AuthedRequest) -> Template | None:
         raise NotFoundException("No such batch.")
     context = await to_thread.run_sync(page_context, batch, quire, None)
     # Named: the template would otherwise take the JSON handler's media type.
-    return Template("pages/batch.html", context=context, media_type=MediaType.HTML)
+    return Template("pages/batch.html", context=context, media_type=MediaType.HTML, headers=_BY_ACCEPT)
 
 
 def _spreadsheet(rows: list[InvoiceRow], name: str, request: AuthedRequest) -> Response[bytes]:
@@ -232,7 +236,13 @@ class BatchesController(Controller):
         return Response(body, status_code=202, headers={"Location": body.status_url})
 
     # Beside the POST: two controllers on one path would each declare its OPTIONS.
-    @get("/", sync_to_thread=True, summary="Your latest batches", before_request=_list_page_if_html)
+    @get(
+        "/",
+        sync_to_thread=True,
+        summary="Your latest batches",
+        before_request=_list_page_if_html,
+        response_headers=_BY_ACCEPT,
+    )
     def list_batches(self, request: AuthedRequest) -> BatchList:
         """The caller's latest 50 batches, newest first, each counted from its jobs; a browser asking for
         HTML gets the page that lists them, so a batch can be found again once its page is closed."""
@@ -248,6 +258,7 @@ class BatchesController(Controller):
         sync_to_thread=True,
         summary="A batch's progress and items",
         before_request=_page_if_html,
+        response_headers=_BY_ACCEPT,
     )
     def get_batch(self, request: AuthedRequest, batch_id: BatchId, quire: QuireDep) -> BatchOut:
         return _view(_require(batch_id, request.user), quire)

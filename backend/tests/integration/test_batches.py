@@ -243,9 +243,11 @@ def test_your_batches_are_listed_as_json_for_a_client_and_as_a_page_for_a_browse
     assert newest["status_url"] == f"/batches/{batch_id}"
     assert newest["total"] == 2
     assert newest["workflow"] == "document_summary"
+    assert listed.headers["vary"] == "Accept"
     # And a browser asking for HTML at the same address gets the page that lists them
     page = browser_session(shared_stack, "owner@example.com").get("/batches", headers={"Accept": "text/html"})
     assert page.headers["content-type"].startswith("text/html")
+    assert page.headers["vary"] == "Accept"
     assert f'href="/batches/{batch_id}"' in page.text
 
 

@@ -686,10 +686,46 @@ def test_a_portuguese_invoice_number_after_n_ordinal_and_a_total_without_vat() -
     [
         "Comercial Andes SpA\nAv. Apoquindo 3000, Santiago, Chile\nFactura 1023\nTotal $ 45.990",
         "Colombo Traders\nColombo 03, Sri Lanka\nInvoice 77\nTotal Rs. 12,000.00",
+        "Comercial Andes SpA\nSantiago\nChile\nFactura 1023\nNeto $ 38.647\nIVA 19% $ 7.343\nTotal $ 45.990",
+        "Shanghai Trading Co.\nShanghai\nChina\nInvoice 77\nSubtotal ¥ 1,000.00\nTax ¥ 130.00\nTotal ¥ 1,130.00",
     ],
 )
-def test_a_sign_several_currencies_write_beside_the_total_is_left_for_review(text: str) -> None:
+def test_a_sign_several_currencies_write_is_left_for_review_however_often_printed(text: str) -> None:
     assert "currency" in text_invoice(text)["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Blue Ocean Design LLC\n123 Main St, Austin, TX 78701\nInvoice 12\nSubtotal $1,000.00\nTax $82.50\n"
+        "Total Due $1,082.50",
+        "Sharma Traders Pvt. Ltd.\nInvoice No.: 12\nGrand Total ₹ 1,18,000.00",
+    ],
+)
+def test_a_dollar_where_the_page_names_its_country_or_a_sign_of_its_own_is_sure(text: str) -> None:
+    assert "currency" not in text_invoice(text)["needs_review"]
+
+
+@pytest.mark.parametrize("line", [(300, 120, "Währung : EUR"), (300, 120, "Currency USD")])
+def test_a_currency_stated_under_its_own_label_needs_no_review(line: tuple[float, float, str]) -> None:
+    # Given an invoice whose amounts carry no sign, and a line that states the currency
+    result = page((40, 40, "Huber GmbH", 16), (40, 100, "Rechnung Nr. 4711"), line, (300, 400, "Zahlbetrag 529,87"))
+    # Then that currency is read for sure
+    assert result["currency"] == line[2][-3:]
+    assert "currency" not in result["needs_review"]
+
+
+def test_a_currency_label_and_its_code_in_two_phrases_state_it() -> None:
+    result = page((40, 40, "Huber GmbH", 16), (40, 120, "Währung"), (200, 120, ": EUR"), (300, 400, "Zahlbetrag 9,00"))
+    assert (result["currency"], "currency" in result["needs_review"]) == ("EUR", False)
+
+
+def test_a_dash_after_a_date_is_no_minus() -> None:
+    result = page(
+        (40, 40, "Acme Ltd", 16), (40, 100, "Invoice Date: 03/05/2023-"), (300, 100, "31/05/2023"),
+        (300, 400, "Total £10.00"),
+    )  # fmt: skip
+    assert result["issue_date"] == "2023-05-03"
 
 
 def test_the_one_currency_sign_printed_beside_the_total_needs_no_review() -> None:

@@ -363,6 +363,13 @@ def language_votes(matches: Iterable[LabelMatch]) -> str | None:
     return max(votes, key=lambda language: (round(votes[language], 6), -_LANGUAGE_ORDER.index(language)), default=None)
 
 
+def _rest(text: str) -> str:
+    """What follows a label: without the colons, bullets and dashes around it, but a minus right after an amount
+    with its decimals is its sign ("119,00-", a credit), not a dash ("03/05/2023-" is a date)."""
+    rest = re.sub(r"^[\s:#.]*(?:[-\u2013]\s+)?", "", text).rstrip(" :#.\u2013")
+    return rest if re.search(r"\d[.,]\d{2}-$", rest) else rest.rstrip(" :#.-\u2013")
+
+
 @lru_cache(maxsize=8192)
 def match_labels(text: str) -> tuple[LabelMatch, ...]:
     """Every field whose label starts this phrase, the longest label first.
@@ -406,12 +413,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 field,
                 language,
                 label,
-                # A minus after an amount is its sign ("119,00-", a credit), not a dash to strip.
-                re.sub(
-                    r"(?<!\d)-+$",
-                    "",
-                    re.sub(r"^[\s:#.]*(?:[-\u2013]\s+)?", "", text[match.end() :]).rstrip(" :#.\u2013"),
-                ).rstrip(" :#.\u2013"),
+                _rest(text[match.end() :]),
                 weight,
                 (language,),
             )

@@ -48,7 +48,6 @@ from quire.workflows.models.invoice.labels import (
 )
 from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import (
-    SHARED_SIGNS,
     bank_currency,
     country_currency,
     crown_currency,
@@ -59,6 +58,8 @@ from quire.workflows.models.invoice.values import (
     dollar_currency,
     is_identifier_context,
     named_dollar,
+    named_for_sure,
+    stated_currency,
 )
 from quire.workflows.models.invoice.vendor import find_vendor
 
@@ -169,19 +170,26 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         currency = total.value.currency
     if currency == "USD":
         currency = named_dollar(text) or dollar or currency
-    if currency:
+    stated = stated_currency(lines)
+    if stated is not None and (currency is None or currency == stated):
+        # "Währung: EUR", "Currency: USD": the page says which currency it bills in, in so many words.
+        values["currency"] = stated
+        fields["currency"] = evidence(0.95, stated)
+    elif currency:
         values["currency"] = currency
         seen = currencies.get(currency, 1.0)  # 1.0: the total's own sign, or a bare "$" read as its country's dollar
-        # A sign printed beside the total on a text layer, the one sign the page prints, is read for sure when it
-        # means one currency only (`€`, `£`, `zł`, a code), and the country the page names does not say otherwise.
+        # A sign printed beside the total on a text layer, the one sign the page prints, is read for sure as well
+        # as a sign printed twice, unless the country the page names says otherwise.
         beside_total = (
             total is not None
             and total.value.currency == currency
             and total.source.confidence >= 1.0
-            and (currency not in SHARED_SIGNS or currency in total.source.text)
             and country in (None, currency)
         )
-        sure = seen > 1.5 or (beside_total and len(currencies) == 1 and seen >= 1.0)
+        # A `$` or `¥` however often printed names its currency only with the country the page names, or its code
+        # or own sign printed too ("Total $ 45.990" in Santiago is no US dollar).
+        plain = named_for_sure(text, currency) or country == currency
+        sure = plain and (seen > 1.5 or (beside_total and len(currencies) == 1 and seen >= 1.0))
         fields["currency"] = evidence(0.9 if sure else 0.7 if seen >= 0.3 else 0.45, currency)
     elif crowns := crown_currency(text, country, banked := bank_currency(text)):
         # "kr" printed by the amounts, and the country that writes its crowns so named by the page: sure when its

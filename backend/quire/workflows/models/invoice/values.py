@@ -19,6 +19,8 @@ from babel import Locale
 from babel.dates import get_month_names
 from babel.numbers import NumberFormatError, get_territory_currencies, parse_decimal
 
+from quire.workflows.models.invoice.layout import Line
+
 LANGUAGES = ("en", "de", "fr", "nl", "es", "it", "pl", "pt", "sv", "da", "nb", "fi")
 _SPACES = "\u00a0\u202f\u2009 "
 
@@ -28,9 +30,45 @@ CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "
 CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
                             "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
                             "RON", "BGN"])  # fmt: skip
-# The currencies whose sign other currencies write too (`$`, `¥`, `Rs`, `kr`): read from the sign alone, the
-# currency is a guess the page's country, code or words must settle.
-SHARED_SIGNS = frozenset(["USD", "CAD", "AUD", "NZD", "SGD", "HKD", "MXN", "JPY", "CNY", "INR", "SEK", "NOK", "DKK"])
+# The signs several currencies write (`$`, `¥`, `Rs`): read from such a sign alone, the currency is a guess that
+# the page's country, a code or a sign of its own (`US$`, `₹`) must settle.
+_SHARED_SYMBOLS = frozenset(["$", "¥", "Rs", "Rs."])
+
+
+# A currency's own label and its code: "Währung: EUR", "Currency USD", "Devise : EUR", "Valuta: SEK".
+_STATED_CURRENCY = re.compile(
+    r"^(?:currency|w[aä]hrung|devise|monnaie|valuta|munt|moneda|divisa|waluta|moeda|valuutta)\s*:?\s*([A-Z]{3})$",
+    re.I,
+)
+
+
+def stated_currency(lines: Iterable[Line]) -> str | None:
+    """The currency a text layer states under its own label, when it states one only; OCR'd phrases are left
+    out (a misread letter makes another code)."""
+    stated: set[str] = set()
+    for line in lines:
+        phrases = [p for p in line.phrases if p.confidence >= 1.0]
+        # The label and its code in one phrase, or the code in the phrase after it ("Währung | : EUR").
+        for place, here in enumerate(phrases):
+            after = phrases[place + 1].text if place + 1 < len(phrases) else ""
+            for text in (here.text, f"{here.text} {after}"):
+                found = _STATED_CURRENCY.match(" ".join(text.split()))
+                if found and found.group(1).upper() in CURRENCY_CODES:
+                    stated.add(found.group(1).upper())
+    return stated.pop() if len(stated) == 1 else None
+
+
+def named_for_sure(text: str, currency: str) -> bool:
+    """True when the page writes `currency` in a way no other currency is written: its code, or a sign of its
+    own (`€`, `£`, `₹`, `US$`, `zł`); a `$` or `¥` alone says less."""
+    if currency not in {CURRENCY_SYMBOLS[s] for s in _SHARED_SYMBOLS}:
+        return True
+    if re.search(rf"(?<![^\W\d_]){currency}(?![^\W\d_])", text):
+        return True
+    own = [s for s, code in CURRENCY_SYMBOLS.items() if code == currency and s not in _SHARED_SYMBOLS]
+    return any(s in text for s in own)
+
+
 # A symbol with letters in it ("RM", "Rs", "R$") is a symbol only where it does not touch other letters:
 # "RM" in "FORMAT" or "Rs" in "Hours" is part of a word. `€`, `$`, `£` need no such care.
 CURRENCY = re.compile(
