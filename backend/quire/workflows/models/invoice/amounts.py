@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import replace
 from decimal import Decimal
 
 from quire.workflows.models.invoice.candidates import ABSTAIN_BELOW, Candidate
 from quire.workflows.models.invoice.labelled import SIDE_BY_SIDE, Labelled
-from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, INCLUDING
+from quire.workflows.models.invoice.labels import AMOUNT_FIELDS
 from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import Amount, fold
 
@@ -89,21 +88,6 @@ def included(tax: Candidate | None) -> bool:
         return False
     text = fold(tax.label.text)
     return bool(_INCLUDED.search(text)) and not _NOT_INCLUDED.search(text)
-
-
-def included_taxes(found: dict[str, list[Candidate]]) -> None:
-    """An "Incl. GST $10.00" line under a larger total printed above it ("Total $110.00") is the tax that total
-    includes, not a total: it moves to the tax candidates, where `included` reads it as such."""
-    totals = found.get("total", [])
-    moved = [
-        c for c in totals
-        if INCLUDING.match(fold(c.label.text))
-        and any(o.line < c.line and o.value.value > c.value.value > 0 and not INCLUDING.match(fold(o.label.text))
-                for o in totals)
-    ]  # fmt: skip
-    if moved:
-        found["total"] = [c for c in totals if c not in moved]
-        found.setdefault("tax", []).extend(replace(c, field="tax", score=min(c.score, 0.8)) for c in moved)
 
 
 def adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal, inside: bool = False) -> bool:

@@ -71,7 +71,6 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
-                    r"(?:excl\.?|excluding|exclusive\s+of)\s+(?:vat|tax|gst|sst)|"
                     # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
@@ -115,8 +114,6 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
-                    # "Excl. VAT | VAT | Incl. VAT": the amount with the tax; under a larger total, the tax it includes.
-                    r"(?:incl\.?|including|inclusive\s+of)\s+(?:vat|tax|gst|sst)|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
@@ -268,8 +265,6 @@ _WEAK = {
     },
     "subtotal": {"net"},
 }
-# A label that opens with "including" and a tax: the amount with the tax, or the tax a total includes.
-INCLUDING = re.compile(r"(?:incl\.?|including|inclusive\s+of)\s")
 # The words of an order date's label ("Order date", "Bestelldatum", "Fecha del pedido"): a weak date of issue.
 _ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien")
 # The payable total is named by these; other total-class labels (net, gross, page totals) rank lower.
@@ -405,8 +400,6 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
             bare = re.sub(r"[^a-z.# ]", "", label).strip(" .")
             weight = 0.6 if bare in _WEAK.get(field, set()) else 1.0
-            if field == "total" and INCLUDING.match(label):
-                weight = 0.6  # "Incl. VAT": a total, or under a larger total the tax it includes (`included_taxes`)
             if field == "issue_date" and _ORDERED.search(label):
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":

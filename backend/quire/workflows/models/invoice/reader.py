@@ -18,7 +18,6 @@ from quire.workflows.models.invoice.amounts import (
     after_rounding,
     choose_amounts,
     included,
-    included_taxes,
     net_charges,
     per_rate_tax,
     tax_sums,
@@ -105,7 +104,6 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     dollar = dollar_currency(text)
     day_first = _decide_day_first(lines, language, (dollar if currency == "USD" else None) or currency or country)
     found = read_candidates(lines, labelled, mark, day_first)
-    included_taxes(found)
 
     chosen: dict[str, tuple[Candidate | None, float]] = {
         field: best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
