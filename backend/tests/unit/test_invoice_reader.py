@@ -715,6 +715,14 @@ def test_a_currency_stated_under_its_own_label_needs_no_review(line: tuple[float
     assert "currency" not in result["needs_review"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["Nordic AB\nFaktura 5\nAtt betala 1 250,00 kr\nValuta: EUR", "Acme Ltd\nInvoice 5\nTotal £120.00\nCurrency: EUR"],
+)
+def test_a_stated_currency_the_amounts_contradict_is_left_for_review(text: str) -> None:
+    assert "currency" in text_invoice(text)["needs_review"]
+
+
 def test_a_currency_label_and_its_code_in_two_phrases_state_it() -> None:
     result = page((40, 40, "Huber GmbH", 16), (40, 120, "Währung"), (200, 120, ": EUR"), (300, 400, "Zahlbetrag 9,00"))
     assert (result["currency"], "currency" in result["needs_review"]) == ("EUR", False)

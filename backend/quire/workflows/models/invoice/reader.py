@@ -48,6 +48,7 @@ from quire.workflows.models.invoice.labels import (
 )
 from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import (
+    CROWNS,
     bank_currency,
     country_currency,
     crown_currency,
@@ -171,7 +172,10 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if currency == "USD":
         currency = named_dollar(text) or dollar or currency
     stated = stated_currency(lines)
-    if stated is not None and (currency is None or currency == stated):
+    # Nothing on the page writes another currency: no other sign or code, no "kr" by the amounts. (The stated
+    # line is itself a sighting of its code, so it cannot vouch for itself against the amounts.)
+    unopposed = set(currencies) <= {stated} and not CROWNS.search(text)
+    if stated is not None and (currency is None or currency == stated) and unopposed:
         # "Währung: EUR", "Currency: USD": the page says which currency it bills in, in so many words.
         values["currency"] = stated
         fields["currency"] = evidence(0.95, stated)
