@@ -94,7 +94,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # India's central, state, integrated and union-territory GST; Canada's provincial and Quebec taxes;
                     # the United States' state, county and city sales taxes.
                     r"(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
-                    # A tax the total includes, named before its word ("Includes GST", "incl. VAT 20%").
+                    # A tax the total includes, named after "includes" ("Includes GST", "Includes 10% GST").
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
                     r"(?:zzgl\.?\s+|zuz[uü]gl(?:ich|\.)\s*|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer|"
