@@ -728,6 +728,15 @@ def test_a_currency_label_and_its_code_in_two_phrases_state_it() -> None:
     assert (result["currency"], "currency" in result["needs_review"]) == ("EUR", False)
 
 
+@pytest.mark.parametrize(("read", "reviewed"), [(0.72, True), (0.95, False)])
+def test_a_vendor_ocr_read_unsurely_is_given_for_review(read: float, reviewed: bool) -> None:
+    # Given a receipt whose company name OCR read with this confidence ("TKANO HANDEL" for "IKANO HANDEL")
+    result = ocr_receipt(("TKANO HANDEL SDN BHD", read), ("Receipt 4411", 0.95), ("TOTAL RM 10.60", 0.95))
+    # Then the name is given, and marked for a person to check when OCR was unsure of its letters
+    assert result["vendor"] == "TKANO HANDEL SDN BHD"
+    assert ("vendor" in result["needs_review"]) is reviewed
+
+
 def test_a_dash_after_a_date_is_no_minus() -> None:
     result = page(
         (40, 40, "Acme Ltd", 16), (40, 100, "Invoice Date: 03/05/2023-"), (300, 100, "31/05/2023"),

@@ -16,6 +16,7 @@ import statistics
 from collections import Counter
 
 from quire.workflows.models.checksums import has_iban
+from quire.workflows.models.invoice.candidates import REVIEW_BELOW
 from quire.workflows.models.invoice.labels import PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
@@ -67,6 +68,8 @@ _STREET = re.compile(
 )
 # The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
 MIN_OCR_NAME = 0.3
+# Below this, a name read by OCR is given for review only: one letter misread makes another company's name.
+SURE_OCR_NAME = 0.9
 # A registration number in brackets after a name ("KT WONG TRADING (001904043-H)") is not part of it.
 _REGISTRATION = re.compile(r"\s*[(\[][^()\[\]]*\d[^()\[\]]*[)\]]\s*$")
 
@@ -376,4 +379,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     if phrase is letterhead and any(other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead):
         # A company named near the top as well: the letterhead is likelier the issuer, but a person checks.
         score = min(score, _LETTERHEAD_REVIEW)
+    if phrase.confidence < SURE_OCR_NAME:
+        # A name OCR read some letters of unsurely ("TKANO HANDEL" for "IKANO HANDEL"): given, for a person to check.
+        score = min(score, REVIEW_BELOW - 0.05)
     return repair_company_form(name), min(score, 0.95), phrase
