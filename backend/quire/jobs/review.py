@@ -18,9 +18,9 @@ from sqlmodel import col
 
 from quire.db import session_scope
 from quire.jobs.models import Job, JobStatus, utcnow
-from quire.jobs.results import reviewed_fields
+from quire.jobs.results import INVOICE, reviewed_fields
 
-REVIEWABLE_WORKFLOWS = {"invoice_summary"}
+REVIEWABLE_WORKFLOWS = {INVOICE}
 _AMOUNT = Field(default=None, max_digits=18, decimal_places=4, allow_inf_nan=False)
 
 

@@ -153,10 +153,14 @@ def page_context(batch: Batch, quire: Quire, since: int | None, poll: Poll | Non
 
 # One address, a JSON body or a page by the Accept header: caches must tell them apart.
 _BY_ACCEPT = {"Vary": "Accept"}
+# How many batches the list shows, newest first.
+BATCH_LIST_LIMIT = 50
 
 
 def _wants_page(request: AuthedRequest) -> bool:
-    return "text/html" in request.headers.get("accept", "") and not request.headers.get("hx-request")
+    """A browser navigating here (HTML preferred to JSON by its Accept header), not htmx fetching a fragment."""
+    best = request.accept.best_match([MediaType.JSON, MediaType.HTML], default=MediaType.JSON)
+    return best == MediaType.HTML and not request.headers.get("hx-request")
 
 
 async def _list_page_if_html(request: AuthedRequest) -> Template | None:
@@ -321,10 +325,6 @@ def _moment(text: str | None) -> datetime | None:
         return moment(text)
     except ValueError as exc:
         raise problem(400, "invalid_request", f"{text[:40]!r} is not an ISO 8601 date or time.") from exc
-
-
-# How many batches the list page shows, newest first.
-BATCH_LIST_LIMIT = 50
 
 
 class BatchPagesController(Controller):

@@ -38,6 +38,8 @@ from quire.workflows.models.invoice.values import (
 ABSTAIN_BELOW = 0.5
 # A field given with less confidence than this is listed in `needs_review`.
 REVIEW_BELOW = 0.75
+# The confidence of a value given for a person to check: just under the review line.
+FOR_REVIEW = REVIEW_BELOW - 0.05
 
 
 _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from quire.workflows.models.invoice.amounts import CENT, adds_up, included
-from quire.workflows.models.invoice.candidates import RATE, REVIEW_BELOW, Candidate, evidence
+from quire.workflows.models.invoice.candidates import FOR_REVIEW, RATE, Candidate, evidence
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import amounts_in, fold
@@ -188,7 +188,7 @@ def check_and_derive(
     # for nothing, and may be the gross amount where the page prints the net one elsewhere: a person looks.
     summed = not (inside and sub is not None and total is not None and abs(sub - total) <= CENT)
     if not summed and "subtotal" in fields:
-        fields["subtotal"]["confidence"] = min(fields["subtotal"]["confidence"], REVIEW_BELOW - 0.05)
+        fields["subtotal"]["confidence"] = min(fields["subtotal"]["confidence"], FOR_REVIEW)
     if printed and summed and checks["totals_add_up"] and checks["tax_below_total"] and len(unsure) <= 1:
         for field in AMOUNT_FIELDS:  # three printed amounts that agree vouch for each other
             fields[field]["confidence"] = max(fields[field]["confidence"], 0.9)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import fields
 from typing import TypeVar
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, DATE_FIELDS, LabelMatch, match_labels, ocr_repaired
@@ -62,8 +63,8 @@ def _part(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:
     """The characters `start:end` of a phrase as a phrase of their own, its box the share of the whole's
     width their length takes."""
     width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
-    fields = {name: getattr(phrase, name) for name in ("page", "y0", "y1", "line", "confidence")}
-    return kind(phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width, **fields)
+    kept = {f.name: getattr(phrase, f.name) for f in fields(Phrase) if f.name not in ("text", "x0", "x1")}
+    return kind(phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width, **kept)
 
 
 def _heads(phrase: Phrase) -> list[HeadPart]:

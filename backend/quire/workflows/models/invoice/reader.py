@@ -24,6 +24,7 @@ from quire.workflows.models.invoice.amounts import (
 )
 from quire.workflows.models.invoice.candidates import (
     ABSTAIN_BELOW,
+    FOR_REVIEW,
     REVIEW_BELOW,
     Candidate,
     best,
@@ -163,7 +164,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         fields["total"]["confidence"] = max(fields["total"]["confidence"], PAYMENT_CONFIRMS)
     elif paid is False:
         # Cash tendered less the change is another amount: one of the lines was misread, a person looks.
-        fields["total"]["confidence"] = min(fields["total"]["confidence"], REVIEW_BELOW - 0.05)
+        fields["total"]["confidence"] = min(fields["total"]["confidence"], FOR_REVIEW)
     if "total" in fields and (misread or rivalled):
         # A wrong total is the worst answer this reader can give: when the amounts disagree, a person decides.
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)

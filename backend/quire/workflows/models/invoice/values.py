@@ -58,10 +58,13 @@ def stated_currency(lines: Iterable[Line]) -> str | None:
     return stated.pop() if len(stated) == 1 else None
 
 
+_SHARED_CURRENCIES = frozenset(CURRENCY_SYMBOLS[s] for s in _SHARED_SYMBOLS)
+
+
 def named_for_sure(text: str, currency: str) -> bool:
     """True when the page writes `currency` in a way no other currency is written: its code, or a sign of its
     own (`€`, `£`, `₹`, `US$`, `zł`); a `$` or `¥` alone says less."""
-    if currency not in {CURRENCY_SYMBOLS[s] for s in _SHARED_SYMBOLS}:
+    if currency not in _SHARED_CURRENCIES:
         return True
     if re.search(rf"(?<![^\W\d_]){currency}(?![^\W\d_])", text):
         return True

@@ -16,7 +16,7 @@ import statistics
 from collections import Counter
 
 from quire.workflows.models.checksums import has_iban
-from quire.workflows.models.invoice.candidates import REVIEW_BELOW
+from quire.workflows.models.invoice.candidates import FOR_REVIEW
 from quire.workflows.models.invoice.labels import PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import (
@@ -107,9 +107,8 @@ _ACCOUNT_HOLDER_SCORE = 0.7
 _LETTERHEAD_TOP = 0.15
 _LETTERHEAD_SIZE = 1.25
 _LETTERHEAD_SCORE = 0.82
-# A letterhead chosen over a company name that scores this much is given for review, at this confidence.
+# A letterhead chosen over a company name that scores this much is given for review.
 _LETTERHEAD_CONTESTED = 0.75
-_LETTERHEAD_REVIEW = 0.7
 _DIRECT_DEBIT = re.compile(
     # "Domiciliation :" heads the bank's branch in a French bank-details block; elsewhere (Belgium) it is a debit.
     # "Domicilio fiscal" is an address, "Einzug am" a move.
@@ -324,8 +323,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 ]  # fmt: skip
                 for text, source in [(rest, phrase)] + [(p.text, p) for p in below]:
                     # The name alone: a remittance line runs on into its address ("Summit Staffing LLC, PO Box 100").
-                    if _looks_like_name(_name_of(text)):
-                        scored.append((0.85, _name_of(text), source))
+                    if _looks_like_name(name := _name_of(text)):
+                        scored.append((0.85, name, source))
                         break
                 continue
             titled = _TITLE_FROM.match(phrase.text)
@@ -378,8 +377,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     score, name, phrase = max(scored, key=lambda item: item[0])
     if phrase is letterhead and any(other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead):
         # A company named near the top as well: the letterhead is likelier the issuer, but a person checks.
-        score = min(score, _LETTERHEAD_REVIEW)
+        score = min(score, FOR_REVIEW)
     if phrase.confidence < SURE_OCR_NAME:
         # A name OCR read some letters of unsurely ("TKANO HANDEL" for "IKANO HANDEL"): given, for a person to check.
-        score = min(score, REVIEW_BELOW - 0.05)
+        score = min(score, FOR_REVIEW)
     return repair_company_form(name), min(score, 0.95), phrase
