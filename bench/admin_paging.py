@@ -45,9 +45,6 @@ def main() -> None:
         figures = run(url, args.jobs, args.pages)
     finally:
         data_dir.cleanup()
-        from quire.db import dispose_engine
-
-        dispose_engine()
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
     print("| figure | value |\n|---|---|")
@@ -59,17 +56,19 @@ def main() -> None:
 
 
 def run(url: str, count: int, pages: int) -> dict[str, float | int]:
+    from quire.db import Database
     from quire.jobs import operations
     from quire.jobs.models import JobStatus
     from quire.migrations import upgrade
 
     upgrade(url)
     seed(url, count)
+    db = Database(url)
     timings: dict[str, list[float]] = {"first_page": [], "deep_pages": [], "by_state": [], "by_error": []}
 
     def timed(key: str, flt: operations.JobFilter, cursor: str | None = None) -> str | None:
         started = time.perf_counter()
-        _, next_cursor = operations.search(flt, limit=50, cursor=cursor)
+        _, next_cursor = operations.search(db, flt, limit=50, cursor=cursor)
         timings[key].append((time.perf_counter() - started) * 1000)
         return next_cursor
 
@@ -86,6 +85,7 @@ def run(url: str, count: int, pages: int) -> dict[str, float | int]:
     for key, values in timings.items():
         figures[f"{key}_ms_p50"] = round(statistics.median(values), 2)
         figures[f"{key}_ms_max"] = round(max(values), 2)
+    db.dispose()
     return figures
 
 

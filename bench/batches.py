@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CORPUS = ROOT / "backend" / "tests" / "corpus"
 
-from backend.tests.conftest import Database  # noqa: E402
+from backend.tests.conftest import ScratchDatabase  # noqa: E402
 from backend.tests.documents import zip_of  # noqa: E402
 from backend.tests.integration.stack import Stack, document  # noqa: E402
 from quire.queue.embedded_redis import EmbeddedRedis  # noqa: E402
@@ -113,7 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="quire-bench-batches-"))
     redis_server = EmbeddedRedis(root / "redis", persistent=False).start()
-    database = Database(args.backend, root)
+    database = ScratchDatabase(args.backend, root)
     stack = Stack(
         root, database, redis_server.url,
         QUIRE_MODEL_PROVIDER="local", QUIRE_SUBMISSIONS_PER_MINUTE="100000", QUIRE_LOG_JSON="false",

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 PG_ADMIN = os.environ.get("QUIRE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 DOC = b"A short document for a no-op job. It has two sentences and a few words in it.\n"
 
-from backend.tests.conftest import Database  # noqa: E402
+from backend.tests.conftest import ScratchDatabase  # noqa: E402
 from backend.tests.integration.stack import FAST_TIMERS, Stack, child_pids, memory_kb  # noqa: E402
 from quire.queue.embedded_redis import EmbeddedRedis  # noqa: E402
 from quire.settings import Settings  # noqa: E402
@@ -109,7 +109,7 @@ class Bench:
     def stack(self, backend: str, name: str) -> Stack:
         root = self.dir / name
         root.mkdir()
-        database = Database(backend, root)
+        database = ScratchDatabase(backend, root)
         self._dbs = [*getattr(self, "_dbs", []), database]
         url = f"redis://127.0.0.1:{self.redis.port}/{len(self._dbs) % 16}"
         redis.Redis.from_url(url).flushdb()
@@ -138,12 +138,15 @@ class Bench:
             "import sys, io\n"
             "from quire.bootstrap import bootstrap\n"
             "from quire.jobs import service\n"
-            "dispatcher = bootstrap().dispatcher\n"
+            "quire = bootstrap()\n"
             "from quire.accounts.service import user_by_email\n"
-            "owner = user_by_email('owner@example.com').user_id\n"
-            f"upload = service.store_upload('bench.txt', io.BytesIO({DOC!r}), owner)\n"
+            "owner = user_by_email(quire.db, 'owner@example.com').user_id\n"
+            f"document = io.BytesIO({DOC!r})\n"
+            "upload = service.store_upload(quire.storage, quire.db, 'bench.txt', document, owner)\n"
             "def one():\n"
-            "    return service.submit(dispatcher, 'document_summary', upload, service.Limits(), owner).job.id\n"
+            "    submitted = service.submit(\n"
+            "        quire.db, quire.dispatcher, 'document_summary', upload, service.Limits(), owner)\n"
+            "    return submitted.job.id\n"
             "for line in sys.stdin:\n"
             "    print(' '.join(one() for _ in range(int(line))), flush=True)\n"
         )

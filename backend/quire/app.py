@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ from quire.web.batches import BatchesController, BatchPagesController, JobExport
 from quire.web.csrf import CSRF_HEADER, SessionCSRFMiddleware
 from quire.web.health import healthz, metrics_endpoint, readyz
 from quire.web.limits import LoginThrottle, RateLimitStore
-from quire.web.live import LiveHub
+from quire.web.live import LiveHub, read_places
 from quire.web.page_streams import PageStreamsController
 from quire.web.pages import PagesController
 from quire.web.presenters import ERROR_LABELS, about, artifact_label, language_name, ordinal, workflow_title
@@ -191,7 +192,7 @@ def create_app(quire: Quire | None = None) -> Litestar:
         exclude=["^/logout$"],
     )
     login_throttle = LoginThrottle(redis_client, settings.account_login_attempts_per_minute)
-    live = LiveHub(redis_url, settings.live_max_watchers)
+    live = LiveHub(redis_url, settings.live_max_watchers, partial(read_places, quire.db))
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     if not (STATIC / "vendor" / "htmx.min.js").exists():
@@ -214,9 +215,12 @@ def create_app(quire: Quire | None = None) -> Litestar:
             metrics_endpoint,
             create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
         ],
-        # Handlers reach the dispatcher, admission control, broker and metrics through `quire`.
+        # Handlers reach the database and storage as `db` and `storage`, and the rest (the dispatcher,
+        # admission control, broker, metrics) through `quire`.
         dependencies={
             "quire": Provide(lambda: quire, sync_to_thread=False),
+            "db": Provide(lambda: quire.db, sync_to_thread=False),
+            "storage": Provide(lambda: quire.storage, sync_to_thread=False),
             "live": Provide(lambda: live, sync_to_thread=False),
         },
         on_startup=[live.start],

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from quire.db import Database, open_database
+from quire.documents.storage import Storage, configured_storage
 from quire.jobs.batches import BatchCompletion, BatchView, batch_view, get_batch
 from quire.jobs.results import ResultCache
 from quire.jobs.service import Admission
@@ -35,6 +37,8 @@ class Quire:
     """The application object: what a web, worker or CLI process runs on."""
 
     settings: Settings
+    db: Database
+    storage: Storage
     metrics: Metrics
     broker: RedisBroker
     dispatcher: Dispatcher
@@ -47,27 +51,33 @@ class Quire:
     webhooks: WebhookOutbox
 
 
-def bootstrap(settings: Settings | None = None) -> Quire:
+def bootstrap(settings: Settings | None = None, pool_size: int | None = None) -> Quire:
+    """Everything a process runs on, from `settings` (by default, read from the environment).
+    `pool_size` fixes the database's connection pool (a worker sizes it to its threads)."""
     settings = settings or get_settings()
     # First, so that prometheus_client writes to the shared directory from its first value on.
     metrics = get_metrics()
+    db = open_database(settings, pool_size)
     broker = create_broker(settings.redis_url or DEFAULT_REDIS_URL)
     dispatcher = Dispatcher(RedisQueue(broker))
     # Live updates: every committed change, from any process, reaches every web process.
-    dispatcher.on_commit(ChangePublisher(broker.client))
-    batches = BatchCompletion()
+    dispatcher.on_commit(ChangePublisher(db, broker.client))
+    batches = BatchCompletion(db)
     dispatcher.on_commit(batches)
-    webhooks = WebhookOutbox(RedisQueue(broker, WEBHOOK_QUEUE, WEBHOOK_ACTOR))
+    webhooks = WebhookOutbox(db, RedisQueue(broker, WEBHOOK_QUEUE, WEBHOOK_ACTOR))
     # A job's terminal transition records its webhook; this sends it as soon as that commits.
     dispatcher.on_commit(webhooks.after_transition)
-    results = ResultCache()
+    storage = configured_storage(settings)
+    results = ResultCache(storage)
     batches.on_completed(webhooks.record_batch_completed)
     return Quire(
         settings=settings,
+        db=db,
+        storage=storage,
         metrics=metrics,
         broker=broker,
         dispatcher=dispatcher,
-        admission=Admission(),
+        admission=Admission(db),
         recent_views=RecentViews(),
         results=results,
         batches=batches,
@@ -75,7 +85,7 @@ def bootstrap(settings: Settings | None = None) -> Quire:
     )
 
 
-def batch_body(results: ResultCache, batch_id: str) -> BatchView | None:
+def batch_body(db: Database, results: ResultCache, batch_id: str) -> BatchView | None:
     """A `batch.completed` webhook's body: the batch's view, or None when the batch is gone."""
-    batch = get_batch(batch_id)
-    return batch_view(batch, results, iso) if batch is not None else None
+    batch = get_batch(db, batch_id)
+    return batch_view(db, batch, results, iso) if batch is not None else None

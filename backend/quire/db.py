@@ -15,16 +15,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session, create_engine
 
-from quire.settings import get_settings
-
-_engine: Engine | None = None
-_engine_lock = threading.Lock()
-_pool_size: int | None = None
-# SQLite takes one writer at a time, and a connection that finds the database locked sleeps in its
-# busy handler (1 ms, then 2, 5, 10, ... up to 100 ms between tries). Threads of one process
-# therefore take turns on this lock, which wakes the next one the moment a session ends; the
-# busy handler is left for the rare contention between processes.
-_sqlite_turn: threading.RLock | None = None
+from quire.settings import Settings
 
 
 def utcnow() -> datetime:
@@ -47,34 +38,21 @@ def new_id() -> str:
     return secrets.token_hex(16)
 
 
-def configure_pool(size: int) -> None:
-    """Fix this process's connection pool size before the engine is first used.
-
-    A worker process sizes its pool to its thread count so that threads never wait on, or
-    overflow, the pool: the concurrency limit and the pool limit are the same number.
-    """
-    global _pool_size
-    _pool_size = size
-
-
-def _build_engine(url: str) -> Engine:
+def _build_engine(url: str, pool_size: int | None) -> Engine:
     parsed = make_url(url)
     # A server connection can drop (a PostgreSQL restart); a SQLite file cannot, so it skips the ping.
     kwargs: dict[str, Any] = {"pool_pre_ping": parsed.get_backend_name() != "sqlite"}
     if parsed.get_backend_name() == "sqlite":
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-    if _pool_size is not None:
-        kwargs.update(pool_size=_pool_size, max_overflow=0, pool_timeout=60)
+    if pool_size is not None:
+        kwargs.update(pool_size=pool_size, max_overflow=0, pool_timeout=60)
     engine = create_engine(url, **kwargs)
     # Transitions build Job snapshots with model_construct, which reads attributes through the ORM's
     # instrumentation: the mappers must be configured before the first of them, even in a process
     # that ran no query yet. Done with the engine, not on import, so importing a model does nothing.
     configure_mappers()
-    global _sqlite_turn
-    _sqlite_turn = None
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
-        _sqlite_turn = threading.RLock()
     return engine
 
 
@@ -93,44 +71,51 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def get_engine() -> Engine:
-    """The process-wide engine, created on first use from the settings."""
-    global _engine
-    if _engine is None:
-        with _engine_lock:
-            if _engine is None:
-                settings = get_settings()
-                settings.data_dir.mkdir(parents=True, exist_ok=True)
-                _engine = _build_engine(settings.resolved_database_url)
-    return _engine
+class Database:
+    """The database a process works on: its engine, and the one way to open a session or a
+    connection on it. Built by `quire.bootstrap` and handed to whatever reads or writes records.
+
+    `pool_size` fixes the connection pool: a worker process sizes it to its thread count, so that
+    threads never wait on, or overflow, the pool (the concurrency limit and the pool limit are the
+    same number).
+    """
+
+    def __init__(self, url: str, pool_size: int | None = None) -> None:
+        self.url = url
+        self.engine = _build_engine(url, pool_size)
+        # SQLite takes one writer at a time, and a connection that finds the database locked
+        # sleeps in its busy handler (1 ms, then 2, 5, 10, ... up to 100 ms between tries). Threads
+        # of one process therefore take turns on this lock, which wakes the next one the moment a
+        # session ends; the busy handler is left for the rare contention between processes.
+        self._turn: contextlib.AbstractContextManager[object] = (
+            threading.RLock() if self.engine.dialect.name == "sqlite" else contextlib.nullcontext()
+        )
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session that commits on success and rolls back on error."""
+        with self._turn, Session(self.engine, expire_on_commit=False) as session:
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A Core connection in a transaction that commits on success and rolls back on error: for
+        the two statements every job runs (claim and complete), where an ORM session's own
+        bookkeeping cost more than the statements."""
+        with self._turn, self.engine.begin() as connection:
+            yield connection
+
+    def dispose(self) -> None:
+        """Close the pool's connections (at shutdown, or in a forked child before its first use)."""
+        self.engine.dispose()
 
 
-def dispose_engine() -> None:
-    """Forget the engine (after a fork, or when settings change in tests)."""
-    global _engine
-    if _engine is not None:
-        _engine.dispose()
-        _engine = None
-
-
-@contextmanager
-def connection_scope() -> Iterator[Connection]:
-    """A Core connection in a transaction that commits on success and rolls back on error: for the
-    two statements every job runs (claim and complete), where an ORM session's own bookkeeping
-    cost more than the statements."""
-    engine = get_engine()
-    with _sqlite_turn or contextlib.nullcontext(), engine.begin() as connection:
-        yield connection
-
-
-@contextmanager
-def session_scope() -> Iterator[Session]:
-    """A session that commits on success and rolls back on error."""
-    engine = get_engine()
-    with _sqlite_turn or contextlib.nullcontext(), Session(engine, expire_on_commit=False) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+def open_database(settings: Settings, pool_size: int | None = None) -> Database:
+    """The database `settings` name; the data directory is made first, for a SQLite file in it."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return Database(settings.resolved_database_url, pool_size)

@@ -83,7 +83,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"  {POSTGRES_UNAVAILABLE}. Start PostgreSQL or set QUIRE_TEST_DATABASE_URL.")
 
 
-class Database:
+class ScratchDatabase:
     """A fresh, empty database on SQLite or PostgreSQL, dropped afterwards."""
 
     def __init__(self, backend: str, directory: Path) -> None:
@@ -110,10 +110,10 @@ class Database:
             self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
-def make_database(backend: str, directory: Path) -> Database:
+def make_database(backend: str, directory: Path) -> ScratchDatabase:
     if backend == "postgresql" and POSTGRES_UNAVAILABLE:
         pytest.skip(POSTGRES_UNAVAILABLE)
-    return Database(backend, directory)
+    return ScratchDatabase(backend, directory)
 
 
 class S3Server:
@@ -187,7 +187,7 @@ def session_dir() -> Path:
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ScratchDatabase]:
     db = make_database(request.param, tmp_path)
     yield db
     db.drop()

@@ -16,7 +16,7 @@ from sqlmodel import Session, col, func, select
 from sqlmodel.sql.expression import Select
 
 from quire.accounts.models import ApiToken, User
-from quire.db import session_scope, utcnow
+from quire.db import Database, utcnow
 
 # argon2-cffi's defaults are Argon2id with the RFC 9106 low-memory parameters.
 _hasher = PasswordHasher()
@@ -65,7 +65,7 @@ def _principal(user: User) -> Principal:
     return Principal(user.id, user.email, user.is_admin)
 
 
-def create_user(email: str, password: str, is_admin: bool = False) -> Principal:
+def create_user(db: Database, email: str, password: str, is_admin: bool = False) -> Principal:
     email = normalise_email(email)
     if "@" not in email or len(email) > 320:
         raise AccountError("Enter a valid email address.")
@@ -74,21 +74,21 @@ def create_user(email: str, password: str, is_admin: bool = False) -> Principal:
     # Hashed before the insert is tried, so a taken email costs the same time as a new one.
     user = User(email=email, password_hash=_hasher.hash(password), is_admin=is_admin)
     try:
-        with session_scope() as session:
+        with db.session() as session:
             session.add(user)
     except IntegrityError as exc:
         raise EmailTaken("An account with this email already exists.") from exc
     return _principal(user)
 
 
-def count_users() -> int:
-    with session_scope() as session:
+def count_users(db: Database) -> int:
+    with db.session() as session:
         return int(session.exec(select(func.count()).select_from(User)).one())
 
 
-def authenticate(email: str, password: str) -> Principal | None:
+def authenticate(db: Database, email: str, password: str) -> Principal | None:
     """The user with this email and password, or None; as slow either way."""
-    with session_scope() as session:
+    with db.session() as session:
         user = session.exec(select(User).where(User.email == normalise_email(email))).first()
     try:
         _hasher.verify(user.password_hash if user else _dummy_hash(), password)
@@ -103,27 +103,27 @@ def password_stamp(password_hash: str) -> str:
     return hashlib.sha256(password_hash.encode()).hexdigest()[:32]
 
 
-def session_principal(user_id: str, stamp: str, session: Session | None = None) -> Principal | None:
+def session_principal(db: Database, user_id: str, stamp: str, session: Session | None = None) -> Principal | None:
     """The signed-in user of a browser session, unless the password changed since it began (read
     in `session` when given)."""
     if session is None:
-        with session_scope() as own:
-            return session_principal(user_id, stamp, own)
+        with db.session() as own:
+            return session_principal(db, user_id, stamp, own)
     user = session.get(User, user_id)
     if user is None or not secrets.compare_digest(password_stamp(user.password_hash), stamp):
         return None
     return _principal(user)
 
 
-def stamp_for(user_id: str) -> str:
-    with session_scope() as session:
+def stamp_for(db: Database, user_id: str) -> str:
+    with db.session() as session:
         user = session.get(User, user_id)
         return password_stamp(user.password_hash) if user else ""
 
 
-def change_password(user_id: str, current: str, new: str) -> str:
+def change_password(db: Database, user_id: str, current: str, new: str) -> str:
     """Set a new password; returns the new session stamp (every other session is signed out)."""
-    with session_scope() as session:
+    with db.session() as session:
         user = session.get(User, user_id)
         if user is None:
             raise AccountError("No such account.")
@@ -143,19 +143,19 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_token(user_id: str, name: str) -> tuple[ApiToken, str]:
+def create_token(db: Database, user_id: str, name: str) -> tuple[ApiToken, str]:
     """A new API token; the secret is returned once and only its hash is stored."""
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(
         user_id=user_id, name=name.strip()[:100] or "token", token_hash=_digest(secret), prefix=secret[:10]
     )
-    with session_scope() as session:
+    with db.session() as session:
         session.add(token)
     return token, secret
 
 
-def list_tokens(user_id: str) -> list[ApiToken]:
-    with session_scope() as session:
+def list_tokens(db: Database, user_id: str) -> list[ApiToken]:
+    with db.session() as session:
         return list(
             session.exec(
                 select(ApiToken)
@@ -165,8 +165,8 @@ def list_tokens(user_id: str) -> list[ApiToken]:
         )
 
 
-def revoke_token(user_id: str, token_id: str) -> bool:
-    with session_scope() as session:
+def revoke_token(db: Database, user_id: str, token_id: str) -> bool:
+    with db.session() as session:
         token = session.get(ApiToken, token_id)
         if token is None or token.user_id != user_id or token.revoked_at is not None:
             return False
@@ -175,9 +175,9 @@ def revoke_token(user_id: str, token_id: str) -> bool:
         return True
 
 
-def revoke_all_tokens(user_id: str) -> int:
+def revoke_all_tokens(db: Database, user_id: str) -> int:
     """Revoke every live token of a person (offered with a password change)."""
-    with session_scope() as session:
+    with db.session() as session:
         result = session.execute(
             update(ApiToken)
             .where(col(ApiToken.user_id) == user_id, col(ApiToken.revoked_at).is_(None))
@@ -187,14 +187,14 @@ def revoke_all_tokens(user_id: str) -> int:
         return int(getattr(result, "rowcount", 0) or 0)
 
 
-def principal_for_token(secret: str, session: Session | None = None) -> Principal | None:
+def principal_for_token(db: Database, secret: str, session: Session | None = None) -> Principal | None:
     """The owner of a live token; a revoked token stops working at once (read in `session` when
     given)."""
     if not secret.startswith(TOKEN_PREFIX):
         return None
     if session is None:
-        with session_scope() as own:
-            return principal_for_token(secret, own)
+        with db.session() as own:
+            return principal_for_token(db, secret, own)
     # Through the connection: an ORM execution of these three columns cost twice the query.
     row = session.connection().execute(_token_owner(), {"token_hash": _digest(secret)}).first()
     return Principal(*row) if row else None
@@ -211,8 +211,8 @@ def _token_owner() -> Select[str, str, bool]:
     )
 
 
-def user_by_email(email: str) -> Principal | None:
-    with session_scope() as session:
+def user_by_email(db: Database, email: str) -> Principal | None:
+    with db.session() as session:
         user = session.exec(select(User).where(User.email == normalise_email(email))).first()
         return _principal(user) if user else None
 
@@ -221,9 +221,9 @@ def new_webhook_secret() -> str:
     return WEBHOOK_SECRET_PREFIX + base64.b64encode(secrets.token_bytes(WEBHOOK_SECRET_BYTES)).decode()
 
 
-def webhook_secret(user_id: str) -> str | None:
+def webhook_secret(db: Database, user_id: str) -> str | None:
     """The account's signing secret, made on first use (one writer wins); None for no account."""
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(
             update(User)
             .where(col(User.id) == user_id, col(User.webhook_secret).is_(None))
@@ -232,24 +232,24 @@ def webhook_secret(user_id: str) -> str | None:
         return session.exec(select(User.webhook_secret).where(User.id == user_id)).first()
 
 
-def rotate_webhook_secret(user_id: str) -> str:
+def rotate_webhook_secret(db: Database, user_id: str) -> str:
     """A new signing secret: every delivery attempted from now on is signed with it alone."""
     secret = new_webhook_secret()
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(update(User).where(col(User.id) == user_id).values(webhook_secret=secret))
     return secret
 
 
-def default_webhook_url(user_id: str, session: Session | None = None) -> str | None:
+def default_webhook_url(db: Database, user_id: str, session: Session | None = None) -> str | None:
     """Where this account's jobs without a callback_url of their own are reported (read in
     `session` when given: inside the caller's transaction)."""
     query = select(User.webhook_url).where(User.id == user_id)
     if session is not None:
         return session.exec(query).first()
-    with session_scope() as own:
+    with db.session() as own:
         return own.exec(query).first()
 
 
-def set_default_webhook_url(user_id: str, url: str | None) -> None:
-    with session_scope() as session:
+def set_default_webhook_url(db: Database, user_id: str, url: str | None) -> None:
+    with db.session() as session:
         session.execute(update(User).where(col(User.id) == user_id).values(webhook_url=url or None))

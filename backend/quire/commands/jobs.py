@@ -13,6 +13,8 @@ from typing import Any
 import click
 
 from quire.bootstrap import bootstrap
+from quire.db import Database
+from quire.documents.storage import Storage
 from quire.jobs import operations, replays, service
 from quire.jobs.models import JobStatus
 from quire.jobs.store import list_jobs, view_of
@@ -33,9 +35,9 @@ def _print(data: Any) -> None:
 @jobs.command("list")
 @click.option("--status", type=click.Choice(["queued", "running", "completed", "dead_letter", "cancelled"]))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
-def jobs_list(status: str | None, limit: int) -> None:
+def jobs_list(db: Database, status: str | None, limit: int) -> None:
     """List jobs, newest first."""
-    page = list_jobs(None, every_owner=True, status=JobStatus(status) if status else None, limit=limit)
+    page = list_jobs(db, None, every_owner=True, status=JobStatus(status) if status else None, limit=limit)
     for row in page.items:
         click.echo(
             f"{row.job_id}  {row.status:<11}  attempt {row.attempt}/{row.max_attempts}  "
@@ -45,9 +47,9 @@ def jobs_list(status: str | None, limit: int) -> None:
 
 @jobs.command("show")
 @click.argument("job_id")
-def jobs_show(job_id: str) -> None:
+def jobs_show(db: Database, job_id: str) -> None:
     """Print a job's full record as JSON."""
-    view = view_of(job_id)
+    view = view_of(db, job_id)
     if view is None:
         raise click.ClickException(f"no job {job_id}")
     _print(with_links(view))
@@ -58,12 +60,12 @@ def jobs_show(job_id: str) -> None:
 @click.option("--error", "error_code", help="Replay every dead letter with this error code.")
 @click.option("--workflow", help="With --error: only this workflow.")
 @click.option("--rate", default=1.0, show_default=True, type=click.FloatRange(0.01, 1000), help="Jobs per second.")
-def jobs_replay(job_id: str | None, error_code: str | None, workflow: str | None, rate: float) -> None:
+def jobs_replay(db: Database, job_id: str | None, error_code: str | None, workflow: str | None, rate: float) -> None:
     """Queue a dead-lettered or cancelled job again, or a whole dead-letter group at a rate."""
     dispatcher = bootstrap().dispatcher
     if job_id and not error_code:
         try:
-            job = service.replay(dispatcher, job_id)
+            job = service.replay(db, dispatcher, job_id)
         except service.NotAllowed as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(f"{job.id} queued again")
@@ -73,7 +75,7 @@ def jobs_replay(job_id: str | None, error_code: str | None, workflow: str | None
     # Recorded and taken on by this command, which carries it out in the foreground; if the command
     # is stopped, a worker goes on with the rest once its lease runs out.
     owner = f"cli:{socket.gethostname()}:{os.getpid()}"
-    replay = replays.start(error_code, workflow, None, rate, "cli", owner=owner, lease_s=lease_for(rate))
+    replay = replays.start(db, error_code, workflow, None, rate, "cli", owner=owner, lease_s=lease_for(rate))
     click.echo(f"replaying {replay.total} jobs at {rate:g}/s")
     replayed: list[str] = []
 
@@ -81,7 +83,7 @@ def jobs_replay(job_id: str | None, error_code: str | None, workflow: str | None
         replayed.append(job_id)
         click.echo(f"{job_id} queued again")
 
-    carry_out(replay, dispatcher, threading.Event(), on_replayed=queued_again)
+    carry_out(db, replay, dispatcher, threading.Event(), on_replayed=queued_again)
     click.echo(f"replayed {len(replayed)} jobs")
 
 
@@ -99,23 +101,23 @@ def _age(value: str) -> timedelta:
 
 @jobs.command("purge")
 @click.option("--older-than", "older_than", required=True, help="Age such as 30d, 12h, 45m.")
-def jobs_purge(older_than: str) -> None:
+def jobs_purge(storage: Storage, db: Database, older_than: str) -> None:
     """Delete finished jobs (records and files) older than the given age."""
-    click.echo(f"purged {operations.purge_older_than(bootstrap().dispatcher, _age(older_than))} jobs")
+    click.echo(f"purged {operations.purge_older_than(storage, db, bootstrap().dispatcher, _age(older_than))} jobs")
 
 
 @jobs.command("stats")
-def jobs_stats() -> None:
+def jobs_stats(db: Database) -> None:
     """Counts by state and the dead-letter groups, as JSON."""
-    _print(operations.stats())
+    _print(operations.stats(db))
 
 
 @jobs.command("cancel")
 @click.argument("job_id")
-def jobs_cancel(job_id: str) -> None:
+def jobs_cancel(db: Database, job_id: str) -> None:
     """Cancel a queued or running job."""
     try:
-        job = service.cancel(bootstrap().dispatcher, job_id)
+        job = service.cancel(db, bootstrap().dispatcher, job_id)
     except service.NotAllowed as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"{job.id} cancelled")

@@ -7,6 +7,7 @@ import sys
 import click
 
 from quire.accounts import service as accounts
+from quire.db import Database
 
 
 @click.group()
@@ -18,14 +19,14 @@ def users() -> None:
 @click.argument("email")
 @click.option("--admin", is_flag=True, help="Give the account the admin role.")
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
-def users_create(email: str, admin: bool, password_stdin: bool) -> None:
+def users_create(db: Database, email: str, admin: bool, password_stdin: bool) -> None:
     """Create an account."""
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
-        principal = accounts.create_user(email, password, is_admin=admin)
+        principal = accounts.create_user(db, email, password, is_admin=admin)
     except accounts.AccountError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"created {principal.email}{' (admin)' if principal.is_admin else ''}")
@@ -39,12 +40,12 @@ def tokens() -> None:
 @tokens.command("create")
 @click.argument("email")
 @click.option("--name", default="cli", show_default=True)
-def tokens_create(email: str, name: str) -> None:
+def tokens_create(db: Database, email: str, name: str) -> None:
     """Create an API token for EMAIL and print it (shown once)."""
-    principal = accounts.user_by_email(email)
+    principal = accounts.user_by_email(db, email)
     if principal is None:
         raise click.ClickException(f"no account {email}")
-    _, secret = accounts.create_token(principal.user_id, name)
+    _, secret = accounts.create_token(db, principal.user_id, name)
     click.echo(secret)
 
 
@@ -55,12 +56,12 @@ def webhooks() -> None:
 
 @webhooks.command("secret")
 @click.argument("email")
-def webhooks_secret(email: str) -> None:
+def webhooks_secret(db: Database, email: str) -> None:
     """Rotate EMAIL's webhook signing secret and print the new one (whsec_...).
 
     Deliveries attempted from now on are signed with the new secret alone.
     """
-    principal = accounts.user_by_email(email)
+    principal = accounts.user_by_email(db, email)
     if principal is None:
         raise click.ClickException(f"no account {email}")
-    click.echo(accounts.rotate_webhook_secret(principal.user_id))
+    click.echo(accounts.rotate_webhook_secret(db, principal.user_id))

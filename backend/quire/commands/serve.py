@@ -17,6 +17,7 @@ import time
 import click
 
 from quire.accounts import service as accounts
+from quire.db import Database
 from quire.migrations import upgrade
 from quire.queue.embedded_redis import EmbeddedRedis
 from quire.settings import get_settings
@@ -36,7 +37,7 @@ def migrate() -> None:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def dev(host: str, port: int) -> None:
+def dev(db: Database, host: str, port: int) -> None:
     """Run everything on this machine: Redis (embedded if QUIRE_REDIS_URL is unset), migrations,
     web and one worker."""
     settings = get_settings()
@@ -51,7 +52,7 @@ def dev(host: str, port: int) -> None:
     children: list[subprocess.Popen[bytes]] = []
     try:
         subprocess.run([*quire, "migrate"], env=env, check=True)
-        _first_admin()
+        _first_admin(db)
         children.append(subprocess.Popen([*quire, "web", "--host", host, "--port", str(port)], env=env))
         children.append(subprocess.Popen([*quire, "worker"], env=env))
         click.echo(f"Quire is running at http://{host}:{port}/  (Ctrl-C to stop)")
@@ -73,11 +74,11 @@ def dev(host: str, port: int) -> None:
             embedded.stop()
 
 
-def _first_admin() -> None:
+def _first_admin(db: Database) -> None:
     """On a fresh install, make a local admin so a newcomer can sign in straight away."""
-    if accounts.count_users() > 0:
+    if accounts.count_users(db) > 0:
         return
     password = secrets.token_urlsafe(12)
-    accounts.create_user(DEV_ADMIN, password, is_admin=True)
+    accounts.create_user(db, DEV_ADMIN, password, is_admin=True)
     click.secho(f"Created the first account. Sign in with:  {DEV_ADMIN}  /  {password}", bold=True)
     click.echo("(change the password under Settings; this is shown only once)")

@@ -9,7 +9,6 @@ Every object is written once, whole or not at all, and its sha256 is computed as
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import shutil
 import tempfile
@@ -21,9 +20,10 @@ from urllib.parse import unquote, urlsplit
 
 from quire.documents.objects import CHUNK, PendingObject, Stored, TooLarge, Writes, check_key
 from quire.errors import StorageUnavailable
+from quire.settings import Settings
 
 __all__ = [
-    "CHUNK", "LocalStorage", "PendingObject", "Storage", "StorageUnavailable", "Stored", "TooLarge", "get_storage",
+    "CHUNK", "LocalStorage", "PendingObject", "Storage", "StorageUnavailable", "Stored", "TooLarge",
 ]  # fmt: skip
 
 
@@ -153,16 +153,11 @@ def open_storage(url: str, spool_dir: Path, endpoint_url: str | None = None, pre
     raise ValueError(f"QUIRE_STORAGE_URL must be file:///path or s3://bucket/prefix, not {url!r}")
 
 
-def get_storage() -> Storage:
-    """The configured storage, built once per process (a forked child builds its own client)."""
-    from quire.settings import get_settings
-
-    s = get_settings()
-    return _storage(
-        s.resolved_storage_url, s.data_dir.resolve() / "spool", s.s3_endpoint_url, s.s3_presigned_expiry_s, os.getpid()
+def configured_storage(settings: Settings) -> Storage:
+    """The store the settings name (`QUIRE_STORAGE_URL`, by default the data directory's files)."""
+    return open_storage(
+        settings.resolved_storage_url,
+        settings.data_dir.resolve() / "spool",
+        settings.s3_endpoint_url,
+        settings.s3_presigned_expiry_s,
     )
-
-
-@functools.lru_cache(maxsize=8)
-def _storage(url: str, spool_dir: Path, endpoint_url: str | None, presign_s: int, pid: int) -> Storage:
-    return open_storage(url, spool_dir, endpoint_url, presign_s)

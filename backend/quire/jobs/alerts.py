@@ -14,7 +14,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from quire.db import session_scope
+from quire.db import Database
 from quire.jobs.models import AlertState, EventType, Job, JobEvent, utcnow
 from quire.jobs.store import iso
 from quire.settings import Settings
@@ -22,9 +22,9 @@ from quire.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def dead_letters_in_window(window_s: float) -> dict[str, dict[str, Any]]:
+def dead_letters_in_window(db: Database, window_s: float) -> dict[str, dict[str, Any]]:
     since = utcnow() - timedelta(seconds=window_s)
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.execute(
             sa_select(col(JobEvent.error), col(Job.workflow), col(Job.workflow_version), func.count())
             .join(Job, col(Job.id) == col(JobEvent.job_id))
@@ -37,30 +37,30 @@ def dead_letters_in_window(window_s: float) -> dict[str, dict[str, Any]]:
     }
 
 
-def check_dead_letter_alerts(settings: Settings) -> list[str]:
+def check_dead_letter_alerts(db: Database, settings: Settings) -> list[str]:
     """Raise (and send) alerts for fingerprints over the threshold; re-arm those back under it."""
     if not settings.alert_webhook_url:
         return []
-    counts = dead_letters_in_window(settings.alert_window_s)
-    with session_scope() as session:
+    counts = dead_letters_in_window(db, settings.alert_window_s)
+    with db.session() as session:
         raised = {row.fingerprint for row in session.exec(select(AlertState)).all()}
     calm = [fp for fp in raised if counts.get(fp, {}).get("count", 0) < settings.alert_threshold]
     if calm:
-        with session_scope() as session:
+        with db.session() as session:
             session.execute(delete(AlertState).where(col(AlertState.fingerprint).in_(calm)))
     fired = []
     for fingerprint, group in counts.items():
         if group["count"] < settings.alert_threshold or fingerprint in raised:
             continue
         try:
-            with session_scope() as session:  # the primary key makes one worker the sender
+            with db.session() as session:  # the primary key makes one worker the sender
                 session.add(AlertState(fingerprint=fingerprint, count=group["count"]))
         except IntegrityError:
             continue
         if _send(settings, fingerprint, group):
             fired.append(fingerprint)
         else:
-            with session_scope() as session:  # not delivered: try again on the next pass
+            with db.session() as session:  # not delivered: try again on the next pass
                 session.execute(delete(AlertState).where(col(AlertState.fingerprint) == fingerprint))
     return fired
 

@@ -32,7 +32,7 @@ from sqlalchemy import and_, delete, exists, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from quire.db import session_scope
+from quire.db import Database
 from quire.documents.archive import (
     ArchiveLimits,
     ArchiveRefused,
@@ -43,7 +43,7 @@ from quire.documents.archive import (
     open_member,
 )
 from quire.documents.einvoice import HEAD_BYTES
-from quire.documents.storage import TooLarge
+from quire.documents.storage import Storage, TooLarge
 from quire.jobs import service, store
 from quire.jobs.models import Batch, Job, JobRemoved, JobStatus, Upload, utcnow
 from quire.jobs.results import InvoiceRow, ResultCache, invoice_rows
@@ -143,6 +143,8 @@ class _Admission:
     messages published together. Archives stay open until their documents are stored.
     """
 
+    db: Database
+    storage: Storage
     dispatcher: Dispatcher
     batch: Batch
     limits: service.Limits
@@ -231,7 +233,7 @@ class _Admission:
         documents, self.waiting = self.waiting, []
         if not documents:
             return
-        refusals = service.reserve_uploads([d.upload for d in documents], self.batch.owner_id)
+        refusals = service.reserve_uploads(self.db, [d.upload for d in documents], self.batch.owner_id)
         reserved = [d for d, refusal in zip(documents, refusals, strict=True) if refusal is None]
         for document, refusal in zip(documents, refusals, strict=True):
             if refusal is not None:
@@ -240,14 +242,15 @@ class _Admission:
         try:
             # A few at a time: each local file waits for its fsync, each object in a bucket for its PUT.
             with ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="batch-store") as pool:
-                outcomes = list(pool.map(_store, reserved))
+                outcomes = list(pool.map(partial(_store, self.storage), reserved))
             for document, whole in zip(reserved, outcomes, strict=True):
                 if whole:
                     stored.append(document)
                 else:
                     self.rejected.append(Rejected(document.shown, DAMAGED_MEMBER))
-                    store.delete_upload(document.upload.id)
+                    store.delete_upload(self.db, document.upload.id)
             jobs = service.submit_many(
+                self.db,
                 self.dispatcher,
                 self.batch.workflow,
                 [d.upload for d in stored],
@@ -260,7 +263,7 @@ class _Admission:
             # Storage or the database failed: the uploads no job took go now (or, when storage
             # cannot be reached, with the expiry of unused uploads).
             for document in reserved:
-                service.discard_upload(document.upload)
+                service.discard_upload(self.storage, self.db, document.upload)
             raise
         self.jobs.extend(AcceptedJob(job.id, job.input_filename, job.status) for job in jobs)
 
@@ -275,11 +278,11 @@ def _member_stream(archive: zipfile.ZipFile, member: Member) -> Iterator[BinaryI
         yield cast(BinaryIO, stream)
 
 
-def _store(document: _Document) -> bool:
+def _store(storage: Storage, document: _Document) -> bool:
     """Store a reserved document's bytes; False when it turns out damaged as it is read (an archive's entry)."""
     try:
         with document.open() as stream:
-            service.store_reserved(document.upload, stream)
+            service.store_reserved(storage, document.upload, stream)
     except (TooLarge, zipfile.BadZipFile, ValueError, EOFError, NotImplementedError):
         return False
     return True
@@ -291,6 +294,8 @@ def _is_archive_member(archive: zipfile.ZipFile, member: Member) -> bool:
 
 
 def submit_batch(
+    storage: Storage,
+    db: Database,
     dispatcher: Dispatcher,
     completion: BatchCompletion,
     workflow: str,
@@ -311,7 +316,7 @@ def submit_batch(
     scoped_key = f"{owner_id or '-'}:{idempotency_key}" if idempotency_key else None
     fingerprint = _fingerprint(workflow, callback_url, parts, limits) if scoped_key else None
     if scoped_key is not None:
-        existing = _existing(scoped_key, fingerprint)
+        existing = _existing(db, scoped_key, fingerprint)
         if existing is not None:
             return existing
     batch = Batch(
@@ -322,15 +327,15 @@ def submit_batch(
         request_fingerprint=fingerprint,
     )
     try:
-        with session_scope() as session:
+        with db.session() as session:
             session.add(batch)
     except IntegrityError:
         # A concurrent request with the same key won: answer with its batch as it stands.
-        found = _existing(scoped_key, fingerprint) if scoped_key else None
+        found = _existing(db, scoped_key, fingerprint) if scoped_key else None
         if found is None:
             raise
         return found
-    admission = _Admission(dispatcher, batch, limits, language)
+    admission = _Admission(db, storage, dispatcher, batch, limits, language)
     try:
         for part in parts:
             if is_archive(part.stream):
@@ -342,29 +347,29 @@ def submit_batch(
         # Storage or the database failed partway: the jobs admitted so far run as any job does, so
         # their batch is sealed (or it would read "running" forever and never complete); a batch
         # that admitted nothing is not kept. The caller answers with the failure.
-        _seal(batch, admission, completion)
+        _seal(db, batch, admission, completion)
         raise
-    if not _seal(batch, admission, completion):
+    if not _seal(db, batch, admission, completion):
         raise NothingAccepted(admission.rejected)
     return BatchSubmitted(batch, admission.jobs, admission.rejected, created=True)
 
 
-def _seal(batch: Batch, admission: _Admission, completion: BatchCompletion) -> bool:
+def _seal(db: Database, batch: Batch, admission: _Admission, completion: BatchCompletion) -> bool:
     """Close the batch to new documents with what it admitted; False (and the batch deleted) when that is nothing."""
     if not admission.jobs:
-        with session_scope() as session:
+        with db.session() as session:
             session.execute(delete(Batch).where(col(Batch.id) == batch.id))
         return False
     rejected = [{"filename": r.filename, "reason": r.reason} for r in admission.rejected]
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(update(Batch).where(col(Batch.id) == batch.id).values(rejected=rejected, sealed_at=utcnow()))
     batch.rejected, batch.sealed_at = rejected, utcnow()
     completion.check(batch.id)  # every job may have finished while the others were admitted
     return True
 
 
-def _existing(scoped_key: str, fingerprint: str | None) -> BatchSubmitted | None:
-    with session_scope() as session:
+def _existing(db: Database, scoped_key: str, fingerprint: str | None) -> BatchSubmitted | None:
+    with db.session() as session:
         batch = session.exec(select(Batch).where(Batch.idempotency_key == scoped_key)).first()
         if batch is None:
             return None
@@ -441,9 +446,9 @@ def _batch_status(batch: Batch, active: int) -> str:
     return "completed" if batch.sealed_at is not None and active == 0 else "running"
 
 
-def owner_batches(owner_id: str, limit: int = 50) -> list[BatchSummary]:
+def owner_batches(db: Database, owner_id: str, limit: int = 50) -> list[BatchSummary]:
     """The owner's latest batches, newest first, each counted from its jobs in one grouped query."""
-    with session_scope() as session:
+    with db.session() as session:
         found = session.exec(
             select(Batch).where(Batch.owner_id == owner_id).order_by(col(Batch.created_at).desc()).limit(limit)
         ).all()
@@ -475,14 +480,14 @@ def owner_batches(owner_id: str, limit: int = 50) -> list[BatchSummary]:
     return summaries
 
 
-def get_batch(batch_id: str) -> Batch | None:
-    with session_scope() as session:
+def get_batch(db: Database, batch_id: str) -> Batch | None:
+    with db.session() as session:
         return session.get(Batch, batch_id)
 
 
-def owned_batch(batch_id: str, owner_id: str, is_admin: bool = False) -> Batch | None:
+def owned_batch(db: Database, batch_id: str, owner_id: str, is_admin: bool = False) -> Batch | None:
     """The batch if the viewer may see it (its owner, or an admin); None as if it did not exist."""
-    batch = get_batch(batch_id)
+    batch = get_batch(db, batch_id)
     if batch is None or not (is_admin or batch.owner_id == owner_id):
         return None
     return batch
@@ -497,8 +502,10 @@ def needs_attention(row: InvoiceRow) -> bool:
     return row.status == JobStatus.DEAD_LETTER or (row.status == JobStatus.COMPLETED and bool(row.needs_review))
 
 
-def batch_view(batch: Batch, cache: ResultCache, iso: Callable[[datetime | None], str | None]) -> BatchView:
-    with session_scope() as session:
+def batch_view(
+    db: Database, batch: Batch, cache: ResultCache, iso: Callable[[datetime | None], str | None]
+) -> BatchView:
+    with db.session() as session:
         jobs = batch_jobs(session, batch.id)
         rows = invoice_rows(session, jobs, cache)
     counts: dict[str, int] = dict.fromkeys(JobStatus, 0)
@@ -538,34 +545,34 @@ def batch_view(batch: Batch, cache: ResultCache, iso: Callable[[datetime | None]
     )
 
 
-def rows_of(batch_id: str, cache: ResultCache) -> list[InvoiceRow]:
-    with session_scope() as session:
+def rows_of(db: Database, batch_id: str, cache: ResultCache) -> list[InvoiceRow]:
+    with db.session() as session:
         return invoice_rows(session, batch_jobs(session, batch_id), cache)
 
 
-def jobs_in(batch_id: str, statuses: Iterable[JobStatus]) -> list[str]:
-    with session_scope() as session:
+def jobs_in(db: Database, batch_id: str, statuses: Iterable[JobStatus]) -> list[str]:
+    with db.session() as session:
         return list(
             session.exec(select(Job.id).where(Job.batch_id == batch_id, col(Job.status).in_(list(statuses)))).all()
         )
 
 
-def retry_failed(dispatcher: Dispatcher, batch_id: str) -> int:
+def retry_failed(db: Database, dispatcher: Dispatcher, batch_id: str) -> int:
     """Replay every dead-lettered job of the batch (the single-job replay, one by one); how many moved."""
     moved = 0
-    for job_id in jobs_in(batch_id, [JobStatus.DEAD_LETTER]):
+    for job_id in jobs_in(db, batch_id, [JobStatus.DEAD_LETTER]):
         with contextlib.suppress(service.NotAllowed):
-            service.replay(dispatcher, job_id)
+            service.replay(db, dispatcher, job_id)
             moved += 1
     return moved
 
 
-def cancel_rest(dispatcher: Dispatcher, batch_id: str) -> int:
+def cancel_rest(db: Database, dispatcher: Dispatcher, batch_id: str) -> int:
     """Cancel every queued or running job of the batch; how many moved."""
     moved = 0
-    for job_id in jobs_in(batch_id, ACTIVE):
+    for job_id in jobs_in(db, batch_id, ACTIVE):
         with contextlib.suppress(service.NotAllowed):
-            service.cancel(dispatcher, job_id)
+            service.cancel(db, dispatcher, job_id)
             moved += 1
     return moved
 
@@ -588,6 +595,7 @@ class BatchCompletion:
     job already finished are checked by `seal`'s caller through `check`.
     """
 
+    db: Database
     listeners: list[BatchListener] = field(default_factory=list)
 
     def on_completed(self, listener: BatchListener) -> None:
@@ -605,7 +613,7 @@ class BatchCompletion:
             self.check(moved.batch_id)
         elif moved.status == JobStatus.QUEUED:
             reopen = update(Batch).where(col(Batch.id) == moved.batch_id, col(Batch.completed_at).is_not(None))
-            with session_scope() as session:
+            with self.db.session() as session:
                 session.execute(reopen.values(completed_at=None))
 
     def many(self, moves: Sequence[tuple[str, object]]) -> None:
@@ -614,7 +622,7 @@ class BatchCompletion:
         ended = {m.batch_id for _, m in moves if isinstance(m, Job) and m.batch_id and m.status in TERMINAL}
         if queued:
             reopen = update(Batch).where(col(Batch.id).in_(sorted(queued)), col(Batch.completed_at).is_not(None))
-            with session_scope() as session:
+            with self.db.session() as session:
                 session.execute(reopen.values(completed_at=None))
         for batch_id in sorted(ended):
             self.check(batch_id)
@@ -625,7 +633,7 @@ class BatchCompletion:
         `finish_unmarked` tries again: a batch's end is never marked without what it must record."""
         still_active = exists().where(and_(col(Job.batch_id) == batch_id, col(Job.status).in_(ACTIVE)))
         try:
-            with session_scope() as session:
+            with self.db.session() as session:
                 result: Any = session.execute(
                     update(Batch)
                     .where(
@@ -659,7 +667,7 @@ class BatchCompletion:
         are not marked completed: the process that finished the last job died before its check, or
         a listener failed. Returns how many it marked."""
         active = exists().where(and_(col(Job.batch_id) == Batch.id, col(Job.status).in_(ACTIVE)))
-        with session_scope() as session:
+        with self.db.session() as session:
             unmarked = session.exec(
                 select(Batch.id)
                 .where(col(Batch.sealed_at).is_not(None), col(Batch.completed_at).is_(None), ~active)

@@ -18,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 
 from sqlmodel import col, select
 
-from quire.db import session_scope
+from quire.db import Database
 from quire.jobs.models import Job, JobStatus
 from quire.jobs.paging import NEWEST_FIRST
 from quire.jobs.results import INVOICE_FIELDS, InvoiceRow, ResultCache, invoice_rows
@@ -98,6 +98,7 @@ def to_xlsx(rows: Sequence[InvoiceRow], link: Link) -> bytes:
 
 
 def owner_rows(
+    db: Database,
     owner_id: str,
     cache: ResultCache,
     *,
@@ -113,6 +114,6 @@ def owner_rows(
         stmt = stmt.where(col(Job.created_at) >= since)
     if until is not None:
         stmt = stmt.where(col(Job.created_at) < until)
-    with session_scope() as session:
+    with db.session() as session:
         jobs = list(session.exec(stmt.order_by(*NEWEST_FIRST).limit(EXPORT_LIMIT)))
         return invoice_rows(session, jobs, cache)

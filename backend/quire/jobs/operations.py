@@ -12,8 +12,8 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from quire.accounts.models import User
-from quire.db import session_scope
-from quire.documents.storage import StorageUnavailable, get_storage
+from quire.db import Database
+from quire.documents.storage import Storage, StorageUnavailable
 from quire.jobs import service, store
 from quire.jobs.models import (
     Artifact,
@@ -70,10 +70,10 @@ class Overview(View, frozen=True):
     workers: list[WorkerView]
 
 
-def overview(heartbeat_window_s: float) -> Overview:
+def overview(db: Database, heartbeat_window_s: float) -> Overview:
     """Counts by state and workflow, the queue, throughput, and the workers alive."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
         by_workflow = [
             WorkflowCount(workflow=w, status=str(s), count=int(n))
@@ -146,9 +146,9 @@ class DeadLetterGroup(View, frozen=True):
     newest: str | None
 
 
-def dead_letter_groups() -> list[DeadLetterGroup]:
+def dead_letter_groups(db: Database) -> list[DeadLetterGroup]:
     """Dead-lettered jobs grouped by fingerprint (error code x workflow version), newest first."""
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.execute(
             sa_select(
                 col(Job.error_code),
@@ -196,7 +196,9 @@ class SearchItem(View, frozen=True):
     lease_until: str | None
 
 
-def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[list[SearchItem], str | None]:
+def search(
+    db: Database, flt: JobFilter, limit: int = 50, cursor: str | None = None
+) -> tuple[list[SearchItem], str | None]:
     """Every job matching the filter, newest first, keyset-paginated on (created_at, id); InvalidCursor
     for a cursor Quire did not make."""
     stmt = select(Job, User.email).join(User, col(User.id) == col(Job.owner_id), isouter=True)
@@ -217,7 +219,7 @@ def search(flt: JobFilter, limit: int = 50, cursor: str | None = None) -> tuple[
     if cursor:
         stmt = stmt.where(older_than(cursor))
     stmt = stmt.order_by(*NEWEST_FIRST).limit(limit + 1)
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.exec(stmt).all()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -251,9 +253,9 @@ class HistoryEvent(View, frozen=True):
     operator_detail: str | None
 
 
-def history(job_id: str) -> list[HistoryEvent]:
+def history(db: Database, job_id: str) -> list[HistoryEvent]:
     """Every event of a job with the operator-only detail."""
-    with session_scope() as session:
+    with db.session() as session:
         events = session.exec(select(JobEvent).where(JobEvent.job_id == job_id).order_by(col(JobEvent.id))).all()
     return [
         HistoryEvent(
@@ -271,22 +273,21 @@ def history(job_id: str) -> list[HistoryEvent]:
 # Purge and retention ------------------------------------------------------------------------------
 
 
-def purge_older_than(dispatcher: Dispatcher, age: timedelta) -> int:
+def purge_older_than(storage: Storage, db: Database, dispatcher: Dispatcher, age: timedelta) -> int:
     """Delete finished jobs (records and files) last changed before now - age."""
     cutoff = utcnow() - age
-    with session_scope() as session:
+    with db.session() as session:
         ids = list(session.exec(select(Job.id).where(col(Job.status).in_(TERMINAL), Job.updated_at < cutoff)).all())
-    return sum(1 for job_id in ids if service.delete(dispatcher, job_id))
+    return sum(1 for job_id in ids if service.delete(storage, db, dispatcher, job_id))
 
 
-def apply_retention(days: float, batch: int = 200) -> int:
+def apply_retention(storage: Storage, db: Database, days: float, batch: int = 200) -> int:
     """Delete the input and artifact files of jobs finished more than `days` ago, keeping a
     tombstone in the record (sha256, size, deleted_at). Safe to run in several workers at once."""
     if days <= 0:
         return 0
     cutoff = utcnow() - timedelta(days=days)
-    storage = get_storage()
-    with session_scope() as session:
+    with db.session() as session:
         jobs = session.exec(
             select(Job)
             .where(col(Job.status).in_(TERMINAL), Job.updated_at < cutoff, col(Job.files_deleted_at).is_(None))
@@ -294,7 +295,7 @@ def apply_retention(days: float, batch: int = 200) -> int:
         ).all()
     done = 0
     for job in jobs:
-        with session_scope() as session:
+        with db.session() as session:
             still_needed = _input_still_needed(session, job.input_ref, cutoff, job.id)
         # The files go before the record says so: while storage cannot be reached the job stays
         # selected, and the next pass tries again. Deleting twice (two workers) is harmless.
@@ -306,7 +307,7 @@ def apply_retention(days: float, batch: int = 200) -> int:
             log.warning("retention: storage unreachable (%s); job %s is tried again on the next pass", exc, job.id)
             continue
         now = utcnow()
-        with session_scope() as session:
+        with db.session() as session:
             claimed = session.execute(
                 update(Job)
                 .where(col(Job.id) == job.id, col(Job.files_deleted_at).is_(None), col(Job.status).in_(TERMINAL))
@@ -323,24 +324,24 @@ def apply_retention(days: float, batch: int = 200) -> int:
             )
         if not still_needed:
             # The upload's row goes too, so it stops counting against its owner's storage quota.
-            store.delete_upload(job.input_ref.removeprefix("uploads/"))
+            store.delete_upload(db, job.input_ref.removeprefix("uploads/"))
         done += 1
     if done:
         log.info("retention: deleted the files of %d jobs finished before %s", done, iso(cutoff))
     return done
 
 
-def expire_unused_uploads(hours: float, batch: int = 500) -> int:
+def expire_unused_uploads(storage: Storage, db: Database, hours: float, batch: int = 500) -> int:
     """Delete uploads no job has used, older than `hours`: an upload that is never submitted must
     not keep its disk space (or its owner's quota) forever. Safe to run in several workers."""
     if hours <= 0:
         return 0
     cutoff = utcnow() - timedelta(hours=hours)
-    with session_scope() as session:
+    with db.session() as session:
         ids = list(
             session.exec(select(Upload.id).where(Upload.created_at < cutoff, ~store.used_by_a_job()).limit(batch)).all()
         )
-    expired = sum(1 for upload_id in ids if service.remove_unused_upload(upload_id))
+    expired = sum(1 for upload_id in ids if service.remove_unused_upload(storage, db, upload_id))
     if expired:
         log.info("retention: deleted %d uploads unused since %s", expired, iso(cutoff))
     return expired
@@ -371,13 +372,13 @@ class Stats(View, frozen=True):
     dead_letter_groups: list[GroupCount]
 
 
-def stats() -> Stats:
-    with session_scope() as session:
+def stats(db: Database) -> Stats:
+    with db.session() as session:
         by_state = {str(s): int(n) for s, n in session.exec(select(Job.status, func.count()).group_by(Job.status))}
         uploads = int(session.exec(select(func.count()).select_from(Upload)).one())
     return Stats(
         jobs=by_state,
         total=sum(by_state.values()),
         uploads=uploads,
-        dead_letter_groups=[GroupCount(fingerprint=g.fingerprint.key, count=g.count) for g in dead_letter_groups()],
+        dead_letter_groups=[GroupCount(fingerprint=g.fingerprint.key, count=g.count) for g in dead_letter_groups(db)],
     )

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, Table, Update, func, or_, tuple_, update
 from sqlmodel import col, select
 
-from quire.db import session_scope
+from quire.db import Database
 from quire.jobs import states
 from quire.jobs.models import GroupReplay, Job, JobStatus, ReplayState, utcnow
 from quire.jobs.store import iso
@@ -51,14 +51,15 @@ def _group(
     return where
 
 
-def group_size(error: str, workflow: str | None, workflow_version: str | None) -> int:
+def group_size(db: Database, error: str, workflow: str | None, workflow_version: str | None) -> int:
     """How many dead letters a replay of the group started now would replay."""
-    with session_scope() as session:
+    with db.session() as session:
         where = _group(error, workflow, workflow_version, utcnow())
         return int(session.exec(select(func.count()).select_from(Job).where(*where)).one())
 
 
 def start(
+    db: Database,
     error: str,
     workflow: str | None,
     workflow_version: str | None,
@@ -70,7 +71,7 @@ def start(
     """Record a replay of the group as it is now. With `owner`, the caller takes it on at once (the
     CLI carries it out itself); without, a worker takes it on."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         where = _group(error, workflow, workflow_version, now)
         total = session.exec(select(func.count()).select_from(Job).where(*where)).one()
         replay = GroupReplay(
@@ -93,10 +94,10 @@ def start(
     return replay
 
 
-def take_on(owner: str, lease_s: float) -> GroupReplay | None:
+def take_on(db: Database, owner: str, lease_s: float) -> GroupReplay | None:
     """Take on a running replay nobody holds (never taken, or its holder's lease ran out)."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         free = session.exec(
             select(GroupReplay.id)
             .where(
@@ -121,12 +122,12 @@ def take_on(owner: str, lease_s: float) -> GroupReplay | None:
     return GroupReplay.model_validate(dict(taken._mapping)) if taken is not None else None
 
 
-def next_job(replay: GroupReplay) -> tuple[str, datetime] | None:
+def next_job(db: Database, replay: GroupReplay) -> tuple[str, datetime] | None:
     """The next job of the group after the cursor, as (id, updated_at), or None when none is left."""
     where = _group(replay.error, replay.workflow, replay.workflow_version, replay.cutoff_at)
     if replay.cursor_at is not None and replay.cursor_id is not None:
         where.append(tuple_(col(Job.updated_at), col(Job.id)) > tuple_(replay.cursor_at, replay.cursor_id))
-    with session_scope() as session:
+    with db.session() as session:
         row = session.exec(
             select(Job.id, Job.updated_at).where(*where).order_by(col(Job.updated_at), col(Job.id)).limit(1)
         ).first()
@@ -138,7 +139,7 @@ class Lost(Exception):
 
 
 def replay_next(
-    replay: GroupReplay, job_id: str, job_updated_at: datetime, message_id: str, lease_s: float
+    db: Database, replay: GroupReplay, job_id: str, job_updated_at: datetime, message_id: str, lease_s: float
 ) -> Job | None:
     """Replay one job of the group and move the cursor past it, in one transaction, so that a worker
     killed between the two can neither count a job it did not replay nor replay a job twice.
@@ -147,7 +148,7 @@ def replay_next(
     meanwhile); raises `Lost` (and changes nothing) when `replay.owner` no longer holds the replay.
     """
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         # The fence first: a worker that lost the replay touches no job.
         held = session.execute(
             _held(replay).values(
@@ -168,24 +169,24 @@ def replay_next(
     return job
 
 
-def renew(replay: GroupReplay, lease_s: float) -> bool:
+def renew(db: Database, replay: GroupReplay, lease_s: float) -> bool:
     """Keep holding the replay while waiting for the next job's turn; False when it was lost."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         renewed = session.execute(_held(replay).values(lease_until=now + timedelta(seconds=lease_s)))
     return getattr(renewed, "rowcount", 0) == 1
 
 
-def finish(replay: GroupReplay, state: ReplayState = ReplayState.DONE) -> None:
+def finish(db: Database, replay: GroupReplay, state: ReplayState = ReplayState.DONE) -> None:
     """The group has no job left (done), or an operator stopped the replay (stopped)."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(_held(replay).values(state=state, owner=None, lease_until=None, updated_at=now))
 
 
-def let_go(replay: GroupReplay) -> None:
+def let_go(db: Database, replay: GroupReplay) -> None:
     """Give the replay up at shutdown so that another worker takes it on at once."""
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(_held(replay).values(owner=None, lease_until=None))
 
 
@@ -195,9 +196,9 @@ def _held(replay: GroupReplay) -> Update:
     )
 
 
-def stop(replay_id: str) -> bool:
+def stop(db: Database, replay_id: str) -> bool:
     """An operator stops a running replay; whoever holds it sees that at its next step."""
-    with session_scope() as session:
+    with db.session() as session:
         stopped = session.execute(
             update(REPLAY)
             .where(REPLAY.c.id == replay_id, REPLAY.c.state == ReplayState.RUNNING)
@@ -206,9 +207,9 @@ def stop(replay_id: str) -> bool:
     return getattr(stopped, "rowcount", 0) == 1
 
 
-def recent(limit: int = 10) -> list[ReplayView]:
+def recent(db: Database, limit: int = 10) -> list[ReplayView]:
     """The latest replays, newest first, for the admin page."""
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.exec(select(GroupReplay).order_by(col(GroupReplay.created_at).desc()).limit(limit)).all()
     return [
         ReplayView(

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from quire.documents.storage import StorageUnavailable, get_storage
+from quire.documents.storage import Storage, StorageUnavailable
 from quire.jobs.models import Artifact, Job, JobStatus
 
 # The workflow whose results have fields to review.
@@ -40,7 +40,8 @@ NO_RESULT = MachineResult({}, ())
 class ResultCache:
     """Machine results read lately, by (storage key, sha256): artifacts are immutable once published."""
 
-    def __init__(self, size: int = 20_000) -> None:
+    def __init__(self, storage: Storage, size: int = 20_000) -> None:
+        self.storage = storage
         self._results: OrderedDict[tuple[str, str], MachineResult] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
@@ -52,7 +53,7 @@ class ResultCache:
             if found is not None:
                 self._results.move_to_end(key)
                 return found
-        found = _read(artifact)
+        found = _read(self.storage, artifact)
         if found is None:
             return NO_RESULT  # storage could not be read now: said as no result, and tried again next time
         with self._lock:
@@ -66,12 +67,12 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _read(artifact: Artifact) -> MachineResult | None:
+def _read(storage: Storage, artifact: Artifact) -> MachineResult | None:
     """The artifact's invoice values; None when storage could not be read just now."""
     if artifact.deleted_at is not None or not artifact.name.endswith(".json"):
         return NO_RESULT
     try:
-        document = json.loads(get_storage().read_bytes(artifact.storage_key))
+        document = json.loads(storage.read_bytes(artifact.storage_key))
     except ValueError:
         return NO_RESULT
     except (OSError, StorageUnavailable):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import update
 from sqlmodel import col
 
-from quire.db import session_scope
+from quire.db import Database
 from quire.jobs.models import Job, JobStatus, utcnow
 from quire.jobs.results import INVOICE, reviewed_fields
 
@@ -43,13 +43,13 @@ class NotReviewable(Exception):
     """Only a completed invoice job can be reviewed."""
 
 
-def save_review(job_id: str, fields: ReviewedFields, by: str) -> Job:
+def save_review(db: Database, job_id: str, fields: ReviewedFields, by: str) -> Job:
     """Record the fields the person set (the ones given; blank means "no value"), merged with earlier ones.
 
     `updated_at` moves too, so every cached view of the job is rebuilt.
     """
     given = fields.model_dump(mode="json", exclude_unset=True)
-    with session_scope() as session:
+    with db.session() as session:
         job = session.get(Job, job_id, with_for_update=True)
         if job is None or job.status != JobStatus.COMPLETED or job.workflow not in REVIEWABLE_WORKFLOWS:
             raise NotReviewable("Only a completed invoice can be reviewed.")

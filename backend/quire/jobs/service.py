@@ -21,9 +21,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from quire.accounts.service import default_webhook_url
+from quire.db import Database
 from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
-from quire.documents.storage import PendingObject, StorageUnavailable, TooLarge, file_chunks, get_storage
+from quire.documents.storage import PendingObject, Storage, StorageUnavailable, TooLarge, file_chunks
 from quire.jobs import review, states, store
 from quire.jobs.models import Job, JobRemoved, JobReviewed, JobStatus, Upload, artifacts_prefix, new_id, utcnow
 from quire.metrics import get_metrics
@@ -99,6 +100,7 @@ class Admission:
     known without a query; the age is read again at least once a second, and always before a refusal.
     """
 
+    db: Database
     last_age: tuple[float, float] | None = None  # (monotonic time read, oldest queued age then)
 
     def admit(self) -> None:
@@ -109,7 +111,7 @@ class Admission:
             elapsed = now - read_at
             if elapsed < ADMISSION_RECHECK_S and age + elapsed <= limit:
                 return
-        age = store.oldest_queued_age_s()
+        age = store.oldest_queued_age_s(self.db)
         self.last_age = (now, age)
         if age > limit:
             raise Overloaded(retry_after_s=max(1, min(300, int(age - limit) + 5)))
@@ -149,6 +151,7 @@ def fingerprint(
 
 
 def submit(
+    db: Database,
     dispatcher: Dispatcher,
     workflow_name: str,
     upload: Upload,
@@ -170,23 +173,23 @@ def submit(
     scoped_key = f"{owner_id or '-'}:{idempotency_key}" if idempotency_key else None
     request_fingerprint = fingerprint(workflow_name, upload, limits, language, callback_url)
     if scoped_key is not None:
-        existing = _existing(scoped_key, request_fingerprint)
+        existing = _existing(db, scoped_key, request_fingerprint)
         if existing is not None:
             return Submitted(existing, created=False)
     if callback_url is None and owner_id is not None:
-        callback_url = default_webhook_url(owner_id)
+        callback_url = default_webhook_url(db, owner_id)
     job = Job(
         **_job_values(workflow_name, upload, limits, owner_id, language, batch_id, callback_url),
         idempotency_key=scoped_key,
         request_fingerprint=request_fingerprint if scoped_key else None,
     )
     try:
-        dispatcher.move(job.id, lambda message_id: states.accept(job, message_id))
+        dispatcher.move(job.id, lambda message_id: states.accept(db, job, message_id))
     except IntegrityError:
         # A concurrent request with the same Idempotency-Key won the insert.
         if scoped_key is None:
             raise
-        existing = _existing(scoped_key, request_fingerprint)
+        existing = _existing(db, scoped_key, request_fingerprint)
         if existing is None:
             raise
         return Submitted(existing, created=False)
@@ -231,6 +234,7 @@ def _job_values(
 
 
 def submit_many(
+    db: Database,
     dispatcher: Dispatcher,
     workflow_name: str,
     uploads: Sequence[Upload],
@@ -248,24 +252,26 @@ def submit_many(
     """
     if not uploads:
         return []
-    callback_url = default_webhook_url(owner_id) if owner_id is not None else None
+    callback_url = default_webhook_url(db, owner_id) if owner_id is not None else None
     jobs = [_job_values(workflow_name, u, limits, owner_id, language, batch_id, callback_url) for u in uploads]
 
     def finish(session: Session) -> None:
         store.finish_uploads(session, uploads)
 
-    accepted = dispatcher.move_many(len(jobs), lambda message_ids: states.accept_many(jobs, message_ids, finish))
+    accepted = dispatcher.move_many(len(jobs), lambda message_ids: states.accept_many(db, jobs, message_ids, finish))
     return accepted.moved or []
 
 
-def _existing(scoped_key: str, request_fingerprint: str) -> Job | None:
-    existing = store.find_by_idempotency_key(scoped_key)
+def _existing(db: Database, scoped_key: str, request_fingerprint: str) -> Job | None:
+    existing = store.find_by_idempotency_key(db, scoped_key)
     if existing is not None and existing.request_fingerprint != request_fingerprint:
         raise IdempotencyConflict
     return existing
 
 
 def submit_document(
+    storage: Storage,
+    db: Database,
     dispatcher: Dispatcher,
     workflow: str,
     filename: str | None,
@@ -277,8 +283,10 @@ def submit_document(
     callback_url: str | None = None,
 ) -> Submitted:
     """Store an uploaded document and submit a job on it: a form post with the file attached."""
-    upload = store_upload(filename, stream, owner_id)
-    return submit(dispatcher, workflow, upload, limits, owner_id, idempotency_key, language, callback_url=callback_url)
+    upload = store_upload(storage, db, filename, stream, owner_id)
+    return submit(
+        db, dispatcher, workflow, upload, limits, owner_id, idempotency_key, language, callback_url=callback_url
+    )
 
 
 class UploadRejected(Exception):
@@ -325,16 +333,16 @@ def _room(recent: store.UploadActivity, stored: int, size: int | None, now: date
     return room
 
 
-def refuse_early(owner_id: str, at_least_bytes: int) -> None:
+def refuse_early(db: Database, owner_id: str, at_least_bytes: int) -> None:
     """Before a body is read: refuse when this person is already past a per-minute limit, or a
     file of `at_least_bytes` cannot fit in their quota. (Not a reservation: `store_upload` checks
     again, atomically, once the file is here.)"""
     now = utcnow()
-    recent, stored = store.upload_usage(owner_id, now - timedelta(minutes=1))
+    recent, stored = store.upload_usage(db, owner_id, now - timedelta(minutes=1))
     _room(recent, stored, at_least_bytes, now)
 
 
-def _reserve(upload: Upload, size: int | None, at_most: int | None) -> int:
+def _reserve(db: Database, upload: Upload, size: int | None, at_most: int | None) -> int:
     """Record the upload before its bytes are stored, so that parallel uploads count against each
     other. Returns the most bytes the file may take: its room under the limits, and never more
     than `at_most` (the request body's declared length, which the file cannot exceed)."""
@@ -350,7 +358,7 @@ def _reserve(upload: Upload, size: int | None, at_most: int | None) -> int:
         # least that is sure to cover it, so that small parallel uploads do not shut each other out.
         upload.size = size if size is not None else room
 
-    store.reserve_upload(upload, now - timedelta(minutes=1), check)
+    store.reserve_upload(db, upload, now - timedelta(minutes=1), check)
     return room
 
 
@@ -369,7 +377,7 @@ def check_head(filename: str | None, head: bytes, size: int | None) -> Upload:
     return Upload(filename=name, size=size or 0, sha256="", content_type=content_type)
 
 
-def reserve_uploads(uploads: Sequence[Upload], owner_id: str | None) -> list[UploadRejected | None]:
+def reserve_uploads(db: Database, uploads: Sequence[Upload], owner_id: str | None) -> list[UploadRejected | None]:
     """Record many uploads of one person at once, before their bytes are stored, each `size` being
     its file's exact length: what `begin_upload` checks file by file (the per-minute count and
     bytes, the storage quota), in order, in one transaction. For each upload: None when it was
@@ -377,7 +385,7 @@ def reserve_uploads(uploads: Sequence[Upload], owner_id: str | None) -> list[Upl
     for upload in uploads:
         upload.owner_id = owner_id
     if owner_id is None:
-        store.reserve_uploads(uploads, utcnow(), lambda _recent, _stored: [True] * len(uploads))
+        store.reserve_uploads(db, uploads, utcnow(), lambda _recent, _stored: [True] * len(uploads))
         return [None] * len(uploads)
     now = utcnow()
     refusals: list[UploadRejected | None] = []
@@ -395,18 +403,18 @@ def reserve_uploads(uploads: Sequence[Upload], owner_id: str | None) -> list[Upl
             stored += upload.size
         return [refusal is None for refusal in refusals]
 
-    store.reserve_uploads(uploads, now - timedelta(minutes=1), choose)
+    store.reserve_uploads(db, uploads, now - timedelta(minutes=1), choose)
     return refusals
 
 
-def store_reserved(upload: Upload, stream: BinaryIO) -> None:
+def store_reserved(storage: Storage, upload: Upload, stream: BinaryIO) -> None:
     """Write a reserved upload's bytes to storage; it may take no more than its recorded size.
 
     Sets the upload's stored size and digest (`submit_many` records them with its job). Raises
     `TooLarge` past the size, `StorageUnavailable` when storage cannot be reached, and whatever
     reading the stream raises; nothing is stored then.
     """
-    stored = get_storage().put_stream(upload.input_ref, file_chunks(stream), max_bytes=upload.size)
+    stored = storage.put_stream(upload.input_ref, file_chunks(stream), max_bytes=upload.size)
     upload.size, upload.sha256 = stored.size, stored.sha256
     get_metrics().upload_bytes.inc(stored.size)
 
@@ -429,7 +437,8 @@ class UploadInProgress:
     checked, its bytes written to storage as they come. `finish` publishes it; `abort` leaves no
     row and no object behind."""
 
-    def __init__(self, upload: Upload, pending: PendingObject, room: int) -> None:
+    def __init__(self, db: Database, upload: Upload, pending: PendingObject, room: int) -> None:
+        self.db = db
         self.upload = upload
         self.pending = pending
         self.room = room
@@ -450,8 +459,8 @@ class UploadInProgress:
         upload.size, upload.sha256 = stored.size, stored.sha256
         get_metrics().upload_bytes.inc(stored.size)
         if upload.owner_id is None:
-            return store.save_upload(upload)
-        store.finish_upload(upload)
+            return store.save_upload(self.db, upload)
+        store.finish_upload(self.db, upload)
         return upload
 
     def abort(self) -> None:
@@ -460,7 +469,7 @@ class UploadInProgress:
 
     def _forget(self) -> None:
         if self.upload.owner_id is not None:
-            store.delete_upload(self.upload.id)
+            store.delete_upload(self.db, self.upload.id)
 
 
 def _too_large(room: int) -> UploadRejected:
@@ -471,7 +480,13 @@ def _too_large(room: int) -> UploadRejected:
 
 
 def begin_upload(
-    filename: str | None, head: bytes, owner_id: str | None, size: int | None = None, at_most: int | None = None
+    storage: Storage,
+    db: Database,
+    filename: str | None,
+    head: bytes,
+    owner_id: str | None,
+    size: int | None = None,
+    at_most: int | None = None,
 ) -> UploadInProgress:
     """Start storing an upload from its first bytes (`HEAD_BYTES` of them, or all of a smaller file):
     refuse it when empty (422), of a type we do not read (415, decided by content), too large for
@@ -480,12 +495,12 @@ def begin_upload(
     settings = get_settings()
     upload = check_head(filename, head, size)
     upload.owner_id, upload.size = owner_id, 0
-    room = _reserve(upload, size, at_most) if owner_id is not None else settings.max_upload_bytes
+    room = _reserve(db, upload, size, at_most) if owner_id is not None else settings.max_upload_bytes
     try:
-        progress = UploadInProgress(upload, get_storage().begin(upload.input_ref, max_bytes=room), room)
+        progress = UploadInProgress(db, upload, storage.begin(upload.input_ref, max_bytes=room), room)
     except BaseException:
         if owner_id is not None:
-            store.delete_upload(upload.id)
+            store.delete_upload(db, upload.id)
         raise
     try:
         progress.write(head)
@@ -495,10 +510,12 @@ def begin_upload(
     return progress
 
 
-def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = None) -> Upload:
+def store_upload(
+    storage: Storage, db: Database, filename: str | None, stream: BinaryIO, owner_id: str | None = None
+) -> Upload:
     """Store an uploaded file under a generated key, checking its size and its type by content."""
     head = stream.read(HEAD_BYTES)  # an e-invoice's root element may follow a long licence comment
-    progress = begin_upload(filename, head, owner_id, stream_size(stream))
+    progress = begin_upload(storage, db, filename, head, owner_id, stream_size(stream))
     try:
         for chunk in file_chunks(stream):
             progress.write(chunk)
@@ -508,35 +525,35 @@ def store_upload(filename: str | None, stream: BinaryIO, owner_id: str | None = 
     return progress.finish()
 
 
-def discard_upload(upload: Upload) -> None:
+def discard_upload(storage: Storage, db: Database, upload: Upload) -> None:
     """Remove an upload no job uses (a form whose other fields were refused after its file was stored)."""
-    remove_unused_upload(upload.id)
+    remove_unused_upload(storage, db, upload.id)
 
 
-def cancel(dispatcher: Dispatcher, job_id: str) -> Job:
-    job = dispatcher.record(job_id, partial(states.cancel, job_id))
+def cancel(db: Database, dispatcher: Dispatcher, job_id: str) -> Job:
+    job = dispatcher.record(job_id, partial(states.cancel, db, job_id))
     if job is None:
         raise NotAllowed("Only a queued or running job can be cancelled.")
     return job
 
 
-def replay(dispatcher: Dispatcher, job_id: str) -> Job:
-    job = dispatcher.move(job_id, lambda message_id: states.replay(job_id, message_id)).moved
+def replay(db: Database, dispatcher: Dispatcher, job_id: str) -> Job:
+    job = dispatcher.move(job_id, lambda message_id: states.replay(db, job_id, message_id)).moved
     if job is None:
         raise NotAllowed("Only a dead-lettered or cancelled job can be replayed.")
     return job
 
 
-def save_review(dispatcher: Dispatcher, job_id: str, fields: review.ReviewedFields, by: str) -> Job:
+def save_review(db: Database, dispatcher: Dispatcher, job_id: str, fields: review.ReviewedFields, by: str) -> Job:
     """Save a person's review of a completed invoice (`review.save_review`), then tell the after-commit
     hooks, so that the pages and streams open on the job, its owner's list and its batch show it at once.
     `review.NotReviewable` when the job is no completed invoice."""
-    job = review.save_review(job_id, fields, by)
+    job = review.save_review(db, job_id, fields, by)
     dispatcher.committed(job_id, JobReviewed(job.owner_id))
     return job
 
 
-def delete(dispatcher: Dispatcher, job_id: str) -> bool:
+def delete(storage: Storage, db: Database, dispatcher: Dispatcher, job_id: str) -> bool:
     """Stop the job if it is active, then remove its artifacts, its record and (if unshared) its input.
 
     The files go first: when storage cannot be reached `StorageUnavailable` is raised and the
@@ -544,27 +561,26 @@ def delete(dispatcher: Dispatcher, job_id: str) -> bool:
     upload row, and the expiry of unused uploads removes both later. Once the record is gone the
     after-commit hooks hear `JobRemoved`, so the job's open streams say so and end.
     """
-    states.cancel(job_id, detail="Deleted on request.")  # the hooks hear of the removal instead
-    job = store.get_job(job_id)
+    states.cancel(db, job_id, detail="Deleted on request.")  # the hooks hear of the removal instead
+    job = store.get_job(db, job_id)
     if job is None:
         return False
-    storage = get_storage()
     storage.delete_tree(artifacts_prefix(job_id))
-    if store.delete_job(job_id) is None:
+    if store.delete_job(db, job_id) is None:
         return False
     dispatcher.committed(job_id, JobRemoved(job.owner_id, job.batch_id))
-    remove_unused_upload(job.input_ref.removeprefix("uploads/"))
+    remove_unused_upload(storage, db, job.input_ref.removeprefix("uploads/"))
     return True
 
 
-def remove_unused_upload(upload_id: str) -> bool:
+def remove_unused_upload(storage: Storage, db: Database, upload_id: str) -> bool:
     """Remove an upload no job uses: its object, then its row (which keeps it on record for a later
     try while storage cannot be reached). True when both went."""
-    if store.upload_in_use(upload_id):
+    if store.upload_in_use(db, upload_id):
         return False
     try:
-        get_storage().delete_tree(f"uploads/{upload_id}")
+        storage.delete_tree(f"uploads/{upload_id}")
     except StorageUnavailable:
         log.warning("storage unreachable: upload %s is kept on record for a later try", upload_id)
         return False
-    return store.delete_upload(upload_id, unused_only=True)
+    return store.delete_upload(db, upload_id, unused_only=True)

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import BindParameter, ColumnElement, Connection, Executable, Table, bindparam, case, insert, update
 from sqlmodel import Session, SQLModel, col, select
 
-from quire.db import connection_scope, session_scope
+from quire.db import Database
 from quire.errors import ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, utcnow
 from quire.jobs.policy import DeadlinePolicy
@@ -230,14 +230,14 @@ _COMPLETE_STMT = _complete_statement(with_progress=False)
 _COMPLETE_WITH_PROGRESS_STMT = _complete_statement(with_progress=True)
 
 
-def accept(job: Job, message_id: str | None) -> Job:
+def accept(db: Database, job: Job, message_id: str | None) -> Job:
     """Record a new job as queued, with its first event."""
     now = utcnow()
     job.status = S.QUEUED
     job.attempt = 0
     job.message_id = message_id
     job.created_at = job.updated_at = job.available_at = now
-    with session_scope() as session:
+    with db.session() as session:
         _insert(session, [job])
         session.connection().execute(
             _INSERT_EVENT, {"job_id": job.id, "type": EventType.QUEUED, "at": now, "attempt": 0}
@@ -247,7 +247,10 @@ def accept(job: Job, message_id: str | None) -> Job:
 
 
 def accept_many(
-    jobs: Sequence[Mapping[str, Any]], message_ids: Sequence[str], before: Callable[[Session], None] | None = None
+    db: Database,
+    jobs: Sequence[Mapping[str, Any]],
+    message_ids: Sequence[str],
+    before: Callable[[Session], None] | None = None,
 ) -> list[Job]:
     """`accept` for many new jobs, given as their fields, in one transaction: each queued with its
     message id and its first event.
@@ -277,7 +280,7 @@ def accept_many(
         )
     if not accepted:
         return []
-    with session_scope() as session:
+    with db.session() as session:
         if before is not None:
             before(session)
         _insert(session, accepted)
@@ -289,7 +292,7 @@ def accept_many(
     return accepted
 
 
-def claim(job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool = False) -> Job | None:
+def claim(db: Database, job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool = False) -> Job | None:
     """Start the next attempt: queued -> running under a lease held by `worker_id`.
 
     The lease ends at the job's deadline at the latest, unless `lease_past_deadline` (policy finish).
@@ -297,11 +300,12 @@ def claim(job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool
     now = utcnow()
     params = {"p_job": job_id, "p_now": now, "p_worker": worker_id, "p_lease": now + timedelta(seconds=lease_s)}
     stmt = _CLAIM_STMTS[not lease_past_deadline]
-    with connection_scope() as connection:
+    with db.connection() as connection:
         return _apply(connection, stmt, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
 
 
 def complete(
+    db: Database,
     ref: AttemptRef,
     artifacts: Sequence[Artifact],
     provenance: dict[str, str],
@@ -319,7 +323,7 @@ def complete(
         "p_model": provenance.get("model_name"),
         "p_prompt": provenance.get("prompt_version"),
     }
-    with connection_scope() as connection:
+    with db.connection() as connection:
         stmt = _COMPLETE_STMT
         if progress is not None:
             stmt, params["p_progress"] = _COMPLETE_WITH_PROGRESS_STMT, dict(progress)
@@ -336,6 +340,7 @@ def _publish(session: Session | Connection, job: Job | None, artifacts: Sequence
 
 
 def retry(
+    db: Database,
     ref: AttemptRef,
     code: ErrorCode,
     delay_s: float,
@@ -347,7 +352,7 @@ def retry(
     """Put a failed attempt's job back in the queue, available again after `delay_s`, publishing
     the `evidence` the attempt staged (operator-only files)."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         job = _move(
             session,
             ref.job_id,
@@ -370,6 +375,7 @@ def retry(
 
 
 def dead_letter(
+    db: Database,
     ref: AttemptRef,
     code: ErrorCode,
     detail: str,
@@ -378,7 +384,7 @@ def dead_letter(
 ) -> Job | None:
     """End a running attempt's job with no further automatic retry, publishing the `evidence`
     the attempt staged (operator-only files)."""
-    with session_scope() as session:
+    with db.session() as session:
         job = _move(
             session,
             ref.job_id,
@@ -395,10 +401,10 @@ def dead_letter(
         return job
 
 
-def expire_deadline(job_id: str) -> Job | None:
+def expire_deadline(db: Database, job_id: str) -> Job | None:
     """Dead-letter a queued job whose deadline has passed before an attempt could start."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         return _move(
             session,
             job_id,
@@ -413,7 +419,7 @@ def expire_deadline(job_id: str) -> Job | None:
         )
 
 
-def pass_deadline(job_id: str, policy: DeadlinePolicy, ref: AttemptRef | None = None) -> Job | None:
+def pass_deadline(db: Database, job_id: str, policy: DeadlinePolicy, ref: AttemptRef | None = None) -> Job | None:
     """The job's deadline passed while it was running: record the moment and the policy applied.
 
     With `ref`, the attempt's own worker reports it: under `stop` the job is dead-lettered with
@@ -431,7 +437,7 @@ def pass_deadline(job_id: str, policy: DeadlinePolicy, ref: AttemptRef | None = 
         detail = f"The deadline passed while attempt {ref.attempt} was running (policy: stop): the attempt is stopped."
     else:
         detail = f"The deadline passed while attempt {ref.attempt} was running (policy: finish): it may finish."
-    with session_scope() as session:
+    with db.session() as session:
         stmt = (
             update(JOB)
             .where(JOB.c.id == job_id, JOB.c.status == S.RUNNING, JOB.c.deadline_at <= now, *guard)
@@ -454,7 +460,9 @@ def pass_deadline(job_id: str, policy: DeadlinePolicy, ref: AttemptRef | None = 
         )
 
 
-def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refund: bool = False) -> Job | None:
+def release_expired_lease(
+    db: Database, job_id: str, message_id: str, budget_left: bool, refund: bool = False
+) -> Job | None:
     """Recover a running job whose worker stopped renewing its lease.
 
     The lost attempt counts against the budget as `worker_lost`: the job is requeued when budget
@@ -465,7 +473,7 @@ def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refun
     now = utcnow()
     expired = [JOB.c.lease_until < now]
     detail = "The worker stopped before finishing the attempt."
-    with session_scope() as session:
+    with db.session() as session:
         if refund or budget_left:
             values: dict[str, Any] = {"lease_until": None, "available_at": now, "message_id": message_id}
             if refund:
@@ -497,10 +505,10 @@ def release_expired_lease(job_id: str, message_id: str, budget_left: bool, refun
         )
 
 
-def release(ref: AttemptRef, message_id: str) -> Job | None:
+def release(db: Database, ref: AttemptRef, message_id: str) -> Job | None:
     """Hand a running attempt back to the queue at once because its worker is shutting down."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         return _move(
             session,
             ref.job_id,
@@ -514,9 +522,9 @@ def release(ref: AttemptRef, message_id: str) -> Job | None:
         )
 
 
-def cancel(job_id: str, detail: str = "Cancelled on request.") -> Job | None:
+def cancel(db: Database, job_id: str, detail: str = "Cancelled on request.") -> Job | None:
     """Stop a queued or running job; a running attempt's later writes are fenced out."""
-    with session_scope() as session:
+    with db.session() as session:
         return _move(
             session,
             job_id,
@@ -529,9 +537,9 @@ def cancel(job_id: str, detail: str = "Cancelled on request.") -> Job | None:
         )
 
 
-def replay(job_id: str, message_id: str) -> Job | None:
+def replay(db: Database, job_id: str, message_id: str) -> Job | None:
     """Queue a dead-lettered or cancelled job again with a fresh attempt budget and deadline."""
-    with session_scope() as session:
+    with db.session() as session:
         return replay_in(session, job_id, message_id)
 
 
@@ -560,14 +568,16 @@ def replay_in(session: Session, job_id: str, message_id: str) -> Job | None:
     )
 
 
-def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float, past_deadline: bool = False) -> int:
+def extend_leases(
+    db: Database, worker_id: str, job_ids: Sequence[str], lease_s: float, past_deadline: bool = False
+) -> int:
     """Heartbeat: push out the lease of every job this worker holds. Not a transition.
 
     A lease never runs past the job's deadline unless `past_deadline` (policy finish) allows it.
     """
     if not job_ids:
         return 0
-    with session_scope() as session:
+    with db.session() as session:
         result = session.execute(
             update(JOB)
             .where(
@@ -582,14 +592,14 @@ def extend_leases(worker_id: str, job_ids: Sequence[str], lease_s: float, past_d
         return int(getattr(result, "rowcount", 0))
 
 
-def report_progress(ref: AttemptRef, progress: Mapping[str, object], lease_s: float) -> bool:
+def report_progress(db: Database, ref: AttemptRef, progress: Mapping[str, object], lease_s: float) -> bool:
     """Record how far an attempt has read, renewing its lease in the same write. Not a transition.
 
     Fenced by attempt like every worker write: a late or abandoned attempt changes nothing. The
     row's `updated_at` moves, so a cached job view is rebuilt with the new progress.
     """
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         stmt = (
             update(JOB)
             .where(JOB.c.id == ref.job_id, JOB.c.status == S.RUNNING, *_fence(ref))
@@ -599,9 +609,9 @@ def report_progress(ref: AttemptRef, progress: Mapping[str, object], lease_s: fl
         return int(getattr(session.execute(stmt), "rowcount", 0)) == 1
 
 
-def republish(job_id: str, old_message_id: str | None, message_id: str) -> bool:
+def republish(db: Database, job_id: str, old_message_id: str | None, message_id: str) -> bool:
     """Record a new message for a queued job whose message was lost. Not a transition."""
-    with session_scope() as session:
+    with db.session() as session:
         stmt = (
             update(JOB)
             .where(

@@ -19,7 +19,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from quire.accounts.service import Principal
-from quire.db import session_scope
+from quire.db import Database
 from quire.documents.extract import ProgressView
 from quire.errors import ERROR_MESSAGES, ErrorCode
 from quire.jobs.line import QueuePlace, RecentBasis, place_in_line
@@ -37,39 +37,39 @@ def iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
-def get_job(job_id: str, session: Session | None = None) -> Job | None:
+def get_job(db: Database, job_id: str, session: Session | None = None) -> Job | None:
     if session is not None:
         return session.get(Job, job_id)
-    with session_scope() as own:
+    with db.session() as own:
         return own.get(Job, job_id)
 
 
-def get_upload(upload_id: str) -> Upload | None:
-    with session_scope() as session:
+def get_upload(db: Database, upload_id: str) -> Upload | None:
+    with db.session() as session:
         return session.get(Upload, upload_id)
 
 
-def save_upload(upload: Upload) -> Upload:
-    with session_scope() as session:
+def save_upload(db: Database, upload: Upload) -> Upload:
+    with db.session() as session:
         session.add(upload)
     return upload
 
 
-def find_by_idempotency_key(scoped_key: str) -> Job | None:
-    with session_scope() as session:
+def find_by_idempotency_key(db: Database, scoped_key: str) -> Job | None:
+    with db.session() as session:
         return session.exec(select(Job).where(Job.idempotency_key == scoped_key)).first()
 
 
-def get_artifact(job_id: str, name: str, operator: bool = False) -> Artifact | None:
+def get_artifact(db: Database, job_id: str, name: str, operator: bool = False) -> Artifact | None:
     """A job's file by name: a result file, or with `operator` an operator-only one (evidence)."""
-    with session_scope() as session:
+    with db.session() as session:
         artifact = session.get(Artifact, (job_id, name))
     return artifact if artifact is not None and artifact.operator_only == operator else None
 
 
-def evidence_of(job_id: str) -> list[ArtifactView]:
+def evidence_of(db: Database, job_id: str) -> list[ArtifactView]:
     """A job's operator-only files (the raw answers of its malformed attempts), oldest first."""
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.exec(
             select(Artifact)
             .where(Artifact.job_id == job_id, col(Artifact.operator_only))
@@ -158,6 +158,7 @@ class Page:
 
 
 def list_jobs(
+    db: Database,
     owner_id: str | None,
     *,
     every_owner: bool = False,
@@ -178,7 +179,7 @@ def list_jobs(
     if cursor:
         stmt = stmt.where(older_than(cursor))
     stmt = stmt.order_by(*NEWEST_FIRST).limit(limit + 1)
-    with session_scope() as session:
+    with db.session() as session:
         jobs = list(session.exec(stmt).all())
         more = len(jobs) > limit
         jobs = jobs[:limit]
@@ -187,7 +188,7 @@ def list_jobs(
     return Page(views, encode_cursor(jobs[-1]) if more and jobs else None)
 
 
-def unfinished_jobs(owner_id: str, limit: int) -> list[JobView]:
+def unfinished_jobs(db: Database, owner_id: str, limit: int) -> list[JobView]:
     """The owner's queued and running jobs, newest first (what a list stream starts with)."""
     stmt = (
         select(Job)
@@ -195,7 +196,7 @@ def unfinished_jobs(owner_id: str, limit: int) -> list[JobView]:
         .order_by(*NEWEST_FIRST)
         .limit(limit)
     )
-    with session_scope() as session:
+    with db.session() as session:
         basis = RecentBasis(max_age_s=math.inf)
         return [job_view(session, job, basis) for job in session.exec(stmt).all()]
 
@@ -310,14 +311,18 @@ class RecentViews:
 
 
 def view_of(
-    job_id: str, viewer: Principal | None = None, recent: RecentViews | None = None, session: Session | None = None
+    db: Database,
+    job_id: str,
+    viewer: Principal | None = None,
+    recent: RecentViews | None = None,
+    session: Session | None = None,
 ) -> JobView | None:
     """The job's public view; None when it does not exist or, given a viewer, when that viewer
     may not see it. With `recent` (one per web process, from the bootstrap), an unchanged job's
     view is reused. Read in `session` when given."""
     if session is None:
-        with session_scope() as own:
-            return view_of(job_id, viewer, recent, own)
+        with db.session() as own:
+            return view_of(db, job_id, viewer, recent, own)
     head = session.connection().execute(_view_head(), {"job_id": job_id}).first()
     if head is None or (viewer is not None and not _may_see(head.owner_id, viewer)):
         return None
@@ -352,9 +357,9 @@ def _view_head() -> SaSelect[str | None, datetime, datetime | None, JobStatus, s
     ).where(col(Job.id) == bindparam("job_id", type_=String()))
 
 
-def delete_job(job_id: str) -> Job | None:
+def delete_job(db: Database, job_id: str) -> Job | None:
     """Remove the record, its events, artifact rows and webhook deliveries; the caller removes the files."""
-    with session_scope() as session:
+    with db.session() as session:
         job = session.get(Job, job_id)
         if job is None:
             return None
@@ -375,7 +380,7 @@ class UploadActivity:
     first_at: datetime | None
 
 
-def reserve_upload(upload: Upload, since: datetime, check: Callable[[UploadActivity, int], None]) -> None:
+def reserve_upload(db: Database, upload: Upload, since: datetime, check: Callable[[UploadActivity, int], None]) -> None:
     """Insert an upload's row (its `size` the most it may take) unless `check` refuses it.
 
     `check` sees the owner's other uploads since `since` and all their stored bytes, and raises
@@ -385,7 +390,7 @@ def reserve_upload(upload: Upload, since: datetime, check: Callable[[UploadActiv
     end of the transaction.
     """
     owner = upload.owner_id
-    with session_scope() as session:
+    with db.session() as session:
         if session.get_bind().dialect.name == "postgresql":
             session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"upload:{owner}"})
         session.add(upload)
@@ -394,7 +399,7 @@ def reserve_upload(upload: Upload, since: datetime, check: Callable[[UploadActiv
 
 
 def reserve_uploads(
-    uploads: Sequence[Upload], since: datetime, choose: Callable[[UploadActivity, int], Sequence[bool]]
+    db: Database, uploads: Sequence[Upload], since: datetime, choose: Callable[[UploadActivity, int], Sequence[bool]]
 ) -> None:
     """`reserve_upload` for many uploads of one owner in one transaction.
 
@@ -406,7 +411,7 @@ def reserve_uploads(
     owner = uploads[0].owner_id
     table = Upload.__table__  # type: ignore[attr-defined]
     ids = [upload.id for upload in uploads]
-    with session_scope() as session:
+    with db.session() as session:
         if session.get_bind().dialect.name == "postgresql":
             session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"upload:{owner}"})
         session.connection().execute(
@@ -431,9 +436,9 @@ def finish_uploads(session: Session, uploads: Sequence[Upload]) -> None:
         )
 
 
-def upload_usage(owner_id: str, since: datetime) -> tuple[UploadActivity, int]:
+def upload_usage(db: Database, owner_id: str, since: datetime) -> tuple[UploadActivity, int]:
     """One person's uploads since `since`, and the bytes of all their stored uploads."""
-    with session_scope() as session:
+    with db.session() as session:
         return _usage(session, owner_id, since)
 
 
@@ -451,9 +456,9 @@ def _usage(
     return UploadActivity(int(count), int(size), first_at), int(stored)
 
 
-def finish_upload(upload: Upload) -> None:
+def finish_upload(db: Database, upload: Upload) -> None:
     """Record a reserved upload's real size and digest once its file is stored."""
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(
             update(Upload).where(col(Upload.id) == upload.id).values(size=upload.size, sha256=upload.sha256)
         )
@@ -474,9 +479,9 @@ class ExpiredLease:
     past_deadline: bool
 
 
-def expired_leases(now: datetime, limit: int = 500) -> list[ExpiredLease]:
+def expired_leases(db: Database, now: datetime, limit: int = 500) -> list[ExpiredLease]:
     """Running jobs whose worker stopped renewing the lease; each is re-checked by a conditional update."""
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.execute(
             sa_select(
                 col(Job.id),
@@ -497,9 +502,9 @@ def expired_leases(now: datetime, limit: int = 500) -> list[ExpiredLease]:
     ]
 
 
-def overdue_queued(now: datetime, limit: int = 500) -> list[str]:
+def overdue_queued(db: Database, now: datetime, limit: int = 500) -> list[str]:
     """Ids of queued jobs whose deadline passed before an attempt could start."""
-    with session_scope() as session:
+    with db.session() as session:
         return list(
             session.exec(
                 select(Job.id).where(Job.status == JobStatus.QUEUED, col(Job.deadline_at) <= now).limit(limit)
@@ -507,9 +512,11 @@ def overdue_queued(now: datetime, limit: int = 500) -> list[str]:
         )
 
 
-def waiting_messages(now: datetime, grace_before: datetime, limit: int = 500) -> list[tuple[str, str | None]]:
+def waiting_messages(
+    db: Database, now: datetime, grace_before: datetime, limit: int = 500
+) -> list[tuple[str, str | None]]:
     """(job id, message id) of queued jobs waiting since before `grace_before`, oldest first."""
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.exec(
             select(Job.id, Job.message_id)
             .where(Job.status == JobStatus.QUEUED, col(Job.updated_at) < grace_before, col(Job.deadline_at) > now)
@@ -519,25 +526,25 @@ def waiting_messages(now: datetime, grace_before: datetime, limit: int = 500) ->
     return [(job_id, message_id) for job_id, message_id in rows]
 
 
-def upload_in_use(upload_id: str) -> bool:
+def upload_in_use(db: Database, upload_id: str) -> bool:
     """Whether some job names the upload as its input."""
-    with session_scope() as session:
+    with db.session() as session:
         return session.exec(select(Job.id).where(Job.input_ref == f"uploads/{upload_id}").limit(1)).first() is not None
 
 
-def delete_upload(upload_id: str, unused_only: bool = False) -> bool:
+def delete_upload(db: Database, upload_id: str, unused_only: bool = False) -> bool:
     """Delete an upload's row; with `unused_only`, only while no job names it (checked in the same
     statement, so a job submitted meanwhile keeps its input). True when the row went."""
     statement = delete(Upload).where(col(Upload.id) == upload_id)
     if unused_only:
         statement = statement.where(~used_by_a_job())
-    with session_scope() as session:
+    with db.session() as session:
         return bool(getattr(session.execute(statement), "rowcount", 0))
 
 
-def visible_job(job_id: str, viewer: Principal) -> Job | None:
+def visible_job(db: Database, job_id: str, viewer: Principal) -> Job | None:
     """The job if `viewer` may see it (its owner, or an admin); None otherwise, as if it did not exist."""
-    job = get_job(job_id)
+    job = get_job(db, job_id)
     return job if job is not None and _may_see(job.owner_id, viewer) else None
 
 
@@ -545,18 +552,18 @@ def _may_see(owner_id: str | None, viewer: Principal) -> bool:
     return viewer.is_admin or owner_id == viewer.user_id
 
 
-def owned_upload(input_ref: str, viewer: Principal) -> Upload | None:
+def owned_upload(db: Database, input_ref: str, viewer: Principal) -> Upload | None:
     """The caller's own upload named by `input_ref` (`uploads/<id>`), or None."""
-    upload = get_upload(input_ref.removeprefix("uploads/"))
+    upload = get_upload(db, input_ref.removeprefix("uploads/"))
     if upload is None or upload.input_ref != input_ref or upload.owner_id != viewer.user_id:
         return None
     return upload
 
 
-def oldest_queued_age_s() -> float:
+def oldest_queued_age_s(db: Database) -> float:
     """How long the oldest job ready to run has waited (0 when none waits)."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         oldest = session.exec(
             select(func.min(Job.available_at)).where(Job.status == JobStatus.QUEUED, Job.available_at <= now)
         ).one()

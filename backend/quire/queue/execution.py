@@ -27,6 +27,7 @@ from typing import TypeVar
 
 import structlog
 
+from quire.db import Database
 from quire.documents.extract import Progress
 from quire.jobs import states
 from quire.jobs.models import utcnow
@@ -56,6 +57,7 @@ class AttemptLimits:
     """How long the worker waits for one attempt: its timeout (plus the time its OCR pages are
     allowed, which grows as the reader finds them), and the job's deadline by policy."""
 
+    db: Database
     ref: AttemptRef
     timeout_s: float
     deadline_at: datetime
@@ -90,7 +92,7 @@ class AttemptLimits:
             if not self.deadline_recorded:
                 to_deadline = (self.deadline_at - utcnow()).total_seconds()
                 if to_deadline <= 0:
-                    passed = partial(states.pass_deadline, self.ref.job_id, self.policy, self.ref)
+                    passed = partial(states.pass_deadline, self.db, self.ref.job_id, self.policy, self.ref)
                     if self.dispatcher is not None:
                         self.dispatcher.record(self.ref.job_id, passed)
                     else:
@@ -206,11 +208,13 @@ class AttemptProgress:
 
     def __init__(
         self,
+        db: Database,
         ref: AttemptRef,
         on_ocr_pages: Callable[[int], None] | None = None,
         on_written: Callable[[str, object], None] | None = None,
         hold_first_s: float = 0.0,
     ) -> None:
+        self.db = db
         self.ref = ref
         self.ocr_pages = 0
         self._on_ocr_pages = on_ocr_pages
@@ -235,7 +239,10 @@ class AttemptProgress:
         self._written_at = now
         self.unwritten = None
         view = progress.as_record()
-        if states.report_progress(self.ref, view, get_settings().lease_seconds) and self._on_written is not None:
+        if (
+            states.report_progress(self.db, self.ref, view, get_settings().lease_seconds)
+            and self._on_written is not None
+        ):
             self._on_written(self.ref.job_id, view)
 
 

@@ -9,6 +9,7 @@ from functools import partial
 
 import structlog
 
+from quire.db import Database
 from quire.errors import ERROR_MESSAGES, ErrorCode, JobFailure, MalformedOutput, Problem, RateLimited
 from quire.jobs import policy, states
 from quire.jobs.models import Artifact, Job, utcnow
@@ -69,7 +70,7 @@ def _problem(problem: Problem) -> str:
     return f"{problem['path'] or '(answer)'}: {problem['message']}"
 
 
-def record_failure(dispatcher: Dispatcher, job: Job, ref: AttemptRef, failure: AttemptFailure) -> bool:
+def record_failure(db: Database, dispatcher: Dispatcher, job: Job, ref: AttemptRef, failure: AttemptFailure) -> bool:
     """Retry the job after its backoff, or dead-letter it, as the policy decides. False when the
     attempt no longer holds the job (fenced out): nothing was recorded, its evidence included."""
     settings = get_settings()
@@ -89,7 +90,7 @@ def record_failure(dispatcher: Dispatcher, job: Job, ref: AttemptRef, failure: A
         retried = dispatcher.move(
             job.id,
             lambda message_id: states.retry(
-                ref, failure.code, decision.delay_s, message_id, detail, failure.operator_detail, failure.evidence
+                db, ref, failure.code, decision.delay_s, message_id, detail, failure.operator_detail, failure.evidence
             ),
             delay_s=decision.delay_s,
         )
@@ -100,5 +101,5 @@ def record_failure(dispatcher: Dispatcher, job: Job, ref: AttemptRef, failure: A
         message = (
             f"{ERROR_MESSAGES[decision.code]} A retry after this failure ({failure.code.value}) would start too late."
         )
-    dead = partial(states.dead_letter, ref, decision.code, message, failure.operator_detail, failure.evidence)
+    dead = partial(states.dead_letter, db, ref, decision.code, message, failure.operator_detail, failure.evidence)
     return dispatcher.record(job.id, dead) is not None

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from quire.db import open_database
+from quire.documents.storage import configured_storage
 from quire.errors import WorkerLost
 from quire.jobs.models import Job
 from quire.jobs.states import AttemptRef
@@ -54,7 +56,11 @@ class Failed:
 
 
 def _attempt_process(
-    fields: dict[str, Any], worker_id: str, environ: dict[str, str], conn: Connection, lifeline: Connection
+    fields: dict[str, Any],
+    worker_id: str,
+    environ: dict[str, str],
+    conn: Connection,
+    lifeline: Connection,
 ) -> None:
     """The child process: run one attempt and send back its outcome or its failure.
 
@@ -65,11 +71,13 @@ def _attempt_process(
     os.environ.clear()
     os.environ.update(environ)
     get_settings.cache_clear()
+    settings = get_settings()
+    db, storage = open_database(settings), configured_storage(settings)
     threading.Thread(target=_exit_when_orphaned, args=(lifeline,), name="orphan-watch", daemon=True).start()
     job = Job(**fields)
-    progress = AttemptProgress(AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(OcrPages(n)))
+    progress = AttemptProgress(db, AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(OcrPages(n)))
     try:
-        conn.send(Finished(execute(job, worker_id, progress)))
+        conn.send(Finished(execute(storage, job, worker_id, progress)))
     except BaseException as exc:
         conn.send(Failed(classify(exc)))
     finally:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import msgspec
 import redis
 
+from quire.db import Database
 from quire.jobs.models import Job, JobRemoved, JobReviewed
 from quire.jobs.store import get_job
 
@@ -75,7 +76,8 @@ class ChangePublisher:
 
     MAX_BATCH = 256
 
-    def __init__(self, client: redis.Redis[bytes], owners_kept: int = 256) -> None:
+    def __init__(self, db: Database, client: redis.Redis[bytes], owners_kept: int = 256) -> None:
+        self.db = db
         self._client = client
         self._owners: OrderedDict[str, str | None] = OrderedDict()
         self._owners_kept = owners_kept
@@ -149,5 +151,5 @@ class ChangePublisher:
     def _owner(self, job_id: str) -> str | None:
         if job_id in self._owners:
             return self._owners[job_id]
-        job = get_job(job_id)
+        job = get_job(self.db, job_id)
         return self._remember(job_id, job.owner_id) if job is not None else None

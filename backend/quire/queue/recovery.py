@@ -19,6 +19,8 @@ from functools import partial
 
 import redis
 
+from quire.db import Database
+from quire.documents.storage import Storage
 from quire.jobs import states
 from quire.jobs.alerts import check_dead_letter_alerts
 from quire.jobs.models import JobStatus, utcnow
@@ -39,19 +41,19 @@ class RecoveryReport:
     republished: int = 0
 
 
-def requeue_expired_leases(dispatcher: Dispatcher, report: RecoveryReport) -> None:
+def requeue_expired_leases(db: Database, dispatcher: Dispatcher, report: RecoveryReport) -> None:
     """Running jobs whose worker stopped renewing the lease go back to the queue (or dead letter).
 
     One whose deadline has passed too ends at once: no attempt could start any more.
     """
-    for lease in expired_leases(utcnow()):
+    for lease in expired_leases(db, utcnow()):
         if lease.past_deadline:
-            passed = partial(states.pass_deadline, lease.job_id, get_settings().deadline_policy)
+            passed = partial(states.pass_deadline, db, lease.job_id, get_settings().deadline_policy)
             if dispatcher.record(lease.job_id, passed) is not None:
                 report.dead_lettered += 1
             continue
         release = partial(
-            states.release_expired_lease, lease.job_id, budget_left=lease.budget_left, refund=lease.isolated
+            states.release_expired_lease, db, lease.job_id, budget_left=lease.budget_left, refund=lease.isolated
         )
         # Out of attempts, the job is dead-lettered instead and no message goes out.
         moved = dispatcher.move(lease.job_id, release, sends=lambda job: job.status == JobStatus.QUEUED).moved
@@ -64,27 +66,27 @@ def requeue_expired_leases(dispatcher: Dispatcher, report: RecoveryReport) -> No
             report.dead_lettered += 1
 
 
-def _republish(job_id: str, old_message_id: str | None, message_id: str) -> bool | None:
-    return states.republish(job_id, old_message_id, message_id) or None
+def _republish(db: Database, job_id: str, old_message_id: str | None, message_id: str) -> bool | None:
+    return states.republish(db, job_id, old_message_id, message_id) or None
 
 
-def recover_once(dispatcher: Dispatcher, reclaim: bool = True) -> RecoveryReport:
+def recover_once(db: Database, dispatcher: Dispatcher, reclaim: bool = True) -> RecoveryReport:
     """One pass: expired leases, deadlines passed in the queue, messages Redis lost; with `reclaim`,
     messages that dead workers took, given back."""
     settings = get_settings()
     report = RecoveryReport()
-    requeue_expired_leases(dispatcher, report)
+    requeue_expired_leases(db, dispatcher, report)
     now = utcnow()
-    for job_id in overdue_queued(now):
-        if dispatcher.record(job_id, partial(states.expire_deadline, job_id)) is not None:
+    for job_id in overdue_queued(db, now):
+        if dispatcher.record(job_id, partial(states.expire_deadline, db, job_id)) is not None:
             report.dead_lettered += 1
-    waiting = waiting_messages(now, now - timedelta(seconds=settings.republish_after_seconds))
+    waiting = waiting_messages(db, now, now - timedelta(seconds=settings.republish_after_seconds))
     if waiting:
         present = dispatcher.held([message_id or "" for _, message_id in waiting])
         for (job_id, message_id), is_present in zip(waiting, present, strict=True):
             if is_present:
                 continue
-            republished = dispatcher.move(job_id, partial(_republish, job_id, message_id))
+            republished = dispatcher.move(job_id, partial(_republish, db, job_id, message_id))
             if republished.sent:
                 report.republished += 1
         if reclaim and any(present):
@@ -95,12 +97,12 @@ def recover_once(dispatcher: Dispatcher, reclaim: bool = True) -> RecoveryReport
     return report
 
 
-def housekeeping() -> None:
+def housekeeping(storage: Storage, db: Database) -> None:
     """Retention, upload expiry and the dead-letter alert: slower duties that ride on the recovery loop."""
     settings = get_settings()
-    apply_retention(settings.retention_days)
-    expire_unused_uploads(settings.upload_expiry_hours)
-    check_dead_letter_alerts(settings)
+    apply_retention(storage, db, settings.retention_days)
+    expire_unused_uploads(storage, db, settings.upload_expiry_hours)
+    check_dead_letter_alerts(db, settings)
 
 
 TURN_KEY = "quire:recovery:turn"
@@ -140,6 +142,8 @@ class Outage:
 
 
 def run_recovery_loop(
+    db: Database,
+    storage: Storage,
     stop: threading.Event,
     dispatcher: Dispatcher,
     webhooks: WebhookOutbox | None = None,
@@ -157,8 +161,8 @@ def run_recovery_loop(
             continue
         reclaim = outage.over()
         duties: list[tuple[str, Callable[[], object]]] = [
-            ("recover_once", partial(recover_once, dispatcher, reclaim)),
-            ("housekeeping", housekeeping),
+            ("recover_once", partial(recover_once, db, dispatcher, reclaim)),
+            ("housekeeping", partial(housekeeping, storage, db)),
         ]
         if webhooks is not None:
             # Webhook deliveries recorded but never published (the process died after the commit),

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from quire.db import Database
 from quire.jobs import replays
 from quire.jobs.models import GroupReplay
 from quire.queue.dispatch import Dispatcher
@@ -29,6 +30,7 @@ def lease_for(rate: float) -> float:
 
 
 def carry_out(
+    db: Database,
     replay: GroupReplay,
     dispatcher: Dispatcher,
     stop: threading.Event,
@@ -40,21 +42,21 @@ def carry_out(
     interval = 1.0 / replay.rate
     next_at = time.monotonic()
     while not stop.is_set():
-        found = replays.next_job(replay)
+        found = replays.next_job(db, replay)
         if found is None:
-            replays.finish(replay)
+            replays.finish(db, replay)
             log.info("group replay %s done", replay.id)
             return True
         job_id, updated_at = found
         while (wait := next_at - time.monotonic()) > 0 and not stop.is_set():
             stop.wait(min(wait, lease_s / 3))
-            if not replays.renew(replay, lease_s):
+            if not replays.renew(db, replay, lease_s):
                 return False
         if stop.is_set():
             break
         try:
             replayed = dispatcher.move(
-                job_id, partial(replays.replay_next, replay, job_id, updated_at, lease_s=lease_s)
+                job_id, partial(replays.replay_next, db, replay, job_id, updated_at, lease_s=lease_s)
             ).moved
         except replays.Lost:
             log.info("group replay %s was stopped or taken on by another worker", replay.id)
@@ -63,20 +65,20 @@ def carry_out(
             next_at = time.monotonic() + interval
             if on_replayed is not None:
                 on_replayed(job_id)
-    replays.let_go(replay)
+    replays.let_go(db, replay)
     return False
 
 
-def run_group_replays(stop: threading.Event, dispatcher: Dispatcher, owner: str) -> None:
+def run_group_replays(db: Database, stop: threading.Event, dispatcher: Dispatcher, owner: str) -> None:
     """Take on and carry out recorded replays until `stop` is set. Survives database outages."""
     interval = get_settings().recovery_interval_seconds
     while not stop.is_set():
         taken = None
         try:
-            taken = replays.take_on(owner, get_settings().lease_seconds)
+            taken = replays.take_on(db, owner, get_settings().lease_seconds)
             if taken is not None:
                 log.info("carrying out group replay %s at %g/s", taken.id, taken.rate)
-                carry_out(taken, dispatcher, stop)
+                carry_out(db, taken, dispatcher, stop)
         except Exception:
             log.exception("group replay failed; will try again")
         if taken is None:

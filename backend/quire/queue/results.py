@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 
 from quire.documents.extract import Document, Limits, ProgressCallback, extract
-from quire.documents.storage import StorageUnavailable, get_storage
+from quire.documents.storage import Storage, StorageUnavailable
 from quire.errors import MalformedOutput
 from quire.jobs.models import Artifact, Job, attempt_prefix
 from quire.jobs.states import AttemptRef
@@ -44,7 +44,7 @@ class File:
     operator_only: bool = False
 
 
-def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) -> Outcome:
+def execute(storage: Storage, job: Job, worker_id: str, progress: ProgressCallback | None = None) -> Outcome:
     """Read the input, run the workflow, and stage its artifacts under this attempt's own keys.
 
     A malformed answer is staged as evidence and raised as a `FailedAttempt` that carries it.
@@ -52,7 +52,7 @@ def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) 
     settings = get_settings()
     workflow = get_workflow(job.workflow)
     model = get_provider(settings.model_provider, job.timeout_s)
-    data = get_storage().read_bytes(job.input_ref)
+    data = storage.read_bytes(job.input_ref)
     if hashlib.sha256(data).hexdigest() != job.input_sha256:
         # Downloads are checked against the recorded digest; so is what a worker reads. A short or
         # damaged read is worth another try; a stored copy that stays wrong ends in dead_letter.
@@ -64,7 +64,7 @@ def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) 
         result = workflow.run(document, model)
     except MalformedOutput as malformed:
         raw = [raw_answer_file(job.attempt, malformed.raw_answer)] if malformed.raw_answer is not None else []
-        evidence = stage(job, worker_id, raw)
+        evidence = stage(storage, job, worker_id, raw)
         raise FailedAttempt(classify(malformed, evidence)) from malformed
     provenance: dict[str, Any] = {
         "workflow": workflow.name,
@@ -88,7 +88,7 @@ def execute(job: Job, worker_id: str, progress: ProgressCallback | None = None) 
     if document.searchable_pdf is not None:
         files.append(File(f"{workflow.name}-searchable.pdf", document.searchable_pdf, "application/pdf"))
     return Outcome(
-        stage(job, worker_id, files),
+        stage(storage, job, worker_id, files),
         {"provider": model.name, "model_name": model.model_name, "prompt_version": workflow.prompt_version},
     )
 
@@ -102,9 +102,8 @@ def raw_answer_file(attempt: int, raw: str) -> File:
     return File(f"raw-answer-attempt-{attempt}.json", raw.encode(), "application/json", operator_only=True)
 
 
-def stage(job: Job, worker_id: str, files: list[File]) -> list[Artifact]:
+def stage(storage: Storage, job: Job, worker_id: str, files: list[File]) -> list[Artifact]:
     """Store files under this attempt's own keys; the records to publish with the attempt's end."""
-    storage = get_storage()
     prefix = attempt_prefix(job.id, job.attempt, worker_id)
     artifacts = []
     for file in files:
@@ -124,10 +123,10 @@ def stage(job: Job, worker_id: str, files: list[File]) -> list[Artifact]:
     return artifacts
 
 
-def discard_staged(ref: AttemptRef) -> None:
+def discard_staged(storage: Storage, ref: AttemptRef) -> None:
     """Files of an attempt that failed or was fenced out are never published: remove them (best
     effort; deleting the job, or retention, removes whatever is left under its prefix)."""
     try:
-        get_storage().delete_tree(attempt_prefix(ref.job_id, ref.attempt, ref.worker_id))
+        storage.delete_tree(attempt_prefix(ref.job_id, ref.attempt, ref.worker_id))
     except (OSError, StorageUnavailable) as exc:
         log.warning("could not remove a discarded attempt's files", error=str(exc))

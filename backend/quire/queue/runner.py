@@ -14,6 +14,8 @@ from functools import partial
 
 import structlog
 
+from quire.db import Database
+from quire.documents.storage import Storage
 from quire.errors import ErrorCode
 from quire.jobs import states
 from quire.jobs.models import Job, JobStatus, utcnow
@@ -42,6 +44,8 @@ log = structlog.stdlib.get_logger(__name__)
 class Runner:
     """Runs the attempts this worker process is given; built once per process by the bootstrap."""
 
+    db: Database
+    storage: Storage
     dispatcher: Dispatcher
     control: ExecutionControl = field(default_factory=ExecutionControl)
 
@@ -52,6 +56,7 @@ class Runner:
             job_id,
             partial(
                 states.claim,
+                self.db,
                 job_id,
                 self.control.worker_id,
                 settings.lease_seconds,
@@ -76,22 +81,22 @@ class Runner:
         started = time.monotonic()
         outcome_label = "failed"
         limits = AttemptLimits(
-            ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy, dispatcher=self.dispatcher
+            self.db, ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy, dispatcher=self.dispatcher
         )
         # Set when the worker stops waiting for the attempt's thread, which runs on unwatched: what
         # it stages from then on is never published, so it removes it itself when it ends.
         abandoned = threading.Event()
         progress = AttemptProgress(
-            ref, limits.allow_ocr_pages, self.dispatcher.committed, AttemptProgress.MIN_INTERVAL_S
+            self.db, ref, limits.allow_ocr_pages, self.dispatcher.committed, AttemptProgress.MIN_INTERVAL_S
         )
         threaded = False
 
         def attempt() -> Outcome:
             try:
-                return execute(job, ref.worker_id, progress)
+                return execute(self.storage, job, ref.worker_id, progress)
             finally:
                 if abandoned.is_set():
-                    discard_staged(ref)
+                    discard_staged(self.storage, ref)
                     log.info("abandoned attempt ended; its files discarded")
 
         try:
@@ -104,29 +109,31 @@ class Runner:
         except DeadlinePassed:
             log.info("attempt stopped at the job's deadline")
             abandoned.set()
-            discard_staged(ref)
+            discard_staged(self.storage, ref)
         except AttemptTimedOut as timed_out:
             abandoned.set()
             message = f"The attempt did not finish within {round(timed_out.seconds, 1):g} s."
-            record_failure(self.dispatcher, job, ref, AttemptFailure(ErrorCode.TIMEOUT, message, "AttemptTimedOut"))
-            discard_staged(ref)
+            record_failure(
+                self.db, self.dispatcher, job, ref, AttemptFailure(ErrorCode.TIMEOUT, message, "AttemptTimedOut")
+            )
+            discard_staged(self.storage, ref)
         except Exception as exc:
             failure = classify(exc)
             if failure.code is ErrorCode.INTERNAL_ERROR and not isinstance(exc, FailedAttempt):
                 log.exception("attempt raised an unexpected exception")
-            recorded = record_failure(self.dispatcher, job, ref, failure)
+            recorded = record_failure(self.db, self.dispatcher, job, ref, failure)
             # What it wrote before failing (some artifacts, say) is never published; its evidence is
             # kept with the failure it explains, unless the attempt was fenced out and recorded nothing.
             if not failure.evidence or not recorded:
-                discard_staged(ref)
+                discard_staged(self.storage, ref)
                 if not recorded:
                     log.info("attempt failed after losing the job; its files discarded")
         else:
             unwritten = progress.unwritten if threaded else None
-            completed = partial(states.complete, ref, outcome.artifacts, outcome.provenance, unwritten)
+            completed = partial(states.complete, self.db, ref, outcome.artifacts, outcome.provenance, unwritten)
             if self.dispatcher.record(job.id, completed) is None:
                 # Logged once the files are gone, so the line means they are.
-                discard_staged(ref)
+                discard_staged(self.storage, ref)
                 log.info("attempt finished after losing the job; result discarded")
             else:
                 outcome_label = "completed"
@@ -138,17 +145,17 @@ class Runner:
         """At shutdown: give every attempt this process still holds back to the queue at once."""
         released = 0
         for ref in self.control.held_attempts():
-            if self.dispatcher.move(ref.job_id, partial(states.release, ref)).moved:
+            if self.dispatcher.move(ref.job_id, partial(states.release, self.db, ref)).moved:
                 released += 1
             self.control.release(ref.job_id)
         return released
 
     def _unclaimable(self, job_id: str) -> None:
         """A message that could not claim its job: a duplicate, an early retry, or a deadline passed."""
-        job = get_job(job_id)
+        job = get_job(self.db, job_id)
         if job is None:
             log.info("message for unknown job %s dropped", job_id)
         elif job.status == JobStatus.QUEUED and job.deadline_at <= utcnow():
-            self.dispatcher.record(job_id, partial(states.expire_deadline, job_id))
+            self.dispatcher.record(job_id, partial(states.expire_deadline, self.db, job_id))
         else:
             log.info("duplicate message for job %s (status %s) did nothing", job_id, job.status)

@@ -13,7 +13,7 @@ from functools import partial
 import dramatiq
 
 from quire.bootstrap import Quire, batch_body, bootstrap
-from quire.db import configure_pool, session_scope
+from quire.db import Database
 from quire.jobs.models import WorkerProcess, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import extend_leases
@@ -36,10 +36,10 @@ log = logging.getLogger(__name__)
 SUPPORT_CONNECTIONS = 3
 
 
-def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
+def _record_worker(db: Database, worker_id: str, threads: int, stopped: bool = False) -> None:
     """Upsert this process's row in worker_process: alive, with its last heartbeat."""
     now = utcnow()
-    with session_scope() as session:
+    with db.session() as session:
         row = session.get(WorkerProcess, worker_id) or WorkerProcess(
             id=worker_id, hostname=socket.gethostname(), pid=os.getpid(), threads=threads, started_at=now
         )
@@ -48,27 +48,27 @@ def _record_worker(worker_id: str, threads: int, stopped: bool = False) -> None:
         session.add(row)
 
 
-def _heartbeat_loop(stop: threading.Event, threads: int, control: ExecutionControl) -> None:
+def _heartbeat_loop(db: Database, stop: threading.Event, threads: int, control: ExecutionControl) -> None:
     settings = get_settings()
     # Only the `finish` policy lets a lease outlive the job's deadline.
     past_deadline = settings.deadline_policy is DeadlinePolicy.FINISH
     while not stop.wait(settings.lease_seconds / 3):
         try:
-            extend_leases(control.worker_id, control.held_jobs(), settings.lease_seconds, past_deadline)
-            _record_worker(control.worker_id, threads)
+            extend_leases(db, control.worker_id, control.held_jobs(), settings.lease_seconds, past_deadline)
+            _record_worker(db, control.worker_id, threads)
         except Exception:
             log.exception("lease heartbeat failed; will try again")
 
 
-def _job_with_links(job_id: str) -> JobOut | None:
+def _job_with_links(db: Database, job_id: str) -> JobOut | None:
     """A webhook's body: the job's view as `GET /ai-jobs/{id}` answers it."""
-    view = view_of(job_id)
+    view = view_of(db, job_id)
     return with_links(view) if view is not None else None
 
 
 def worker_runner(quire: Quire) -> Runner:
     """The runner for a worker process, with `process_job` declared on the broker to call it."""
-    runner = Runner(quire.dispatcher)
+    runner = Runner(quire.db, quire.storage, quire.dispatcher)
     declare_process_job(quire.broker, runner.run_attempt)
     return runner
 
@@ -79,7 +79,7 @@ def webhook_sender(quire: Quire, render_job: RenderJob) -> WebhookSender:
     `render_job` gives a job's view with its links: the web layer's shape, which the sender does
     not know.
     """
-    sender = WebhookSender(quire.webhooks, render_job, partial(batch_body, quire.results))
+    sender = WebhookSender(quire.db, quire.webhooks, render_job, partial(batch_body, quire.db, quire.results))
     declare_send_webhook(quire.broker, sender.send)
     return sender
 
@@ -90,10 +90,9 @@ def run_worker_process(threads: int) -> int:
     # The concurrency limit: each Dramatiq thread holds at most one connection, and the pool has
     # exactly enough for them and the support threads, so nothing waits on or overflows it.
     # Webhook threads hold a connection too, but only between their HTTP calls, never during one.
-    configure_pool(threads + settings.webhook_threads + SUPPORT_CONNECTIONS)
-    quire = bootstrap(settings)
+    quire = bootstrap(settings, pool_size=threads + settings.webhook_threads + SUPPORT_CONNECTIONS)
     runner = worker_runner(quire)
-    webhook_sender(quire, _job_with_links)
+    webhook_sender(quire, partial(_job_with_links, quire.db))
     control = runner.control
 
     signals = StopRequest()
@@ -120,23 +119,34 @@ def run_worker_process(threads: int) -> int:
         worker_timeout=max(settings.worker_idle_poll_ms, 100),
     )
     heartbeat = threading.Thread(
-        target=_heartbeat_loop, args=(handed_back, threads, control), name="lease-heartbeat", daemon=True
+        target=_heartbeat_loop, args=(quire.db, handed_back, threads, control), name="lease-heartbeat", daemon=True
     )
     replaying = threading.Thread(
-        target=run_group_replays, args=(stop, quire.dispatcher, control.worker_id), name="group-replays", daemon=True
+        target=run_group_replays,
+        args=(quire.db, stop, quire.dispatcher, control.worker_id),
+        name="group-replays",
+        daemon=True,
     )
     support = [
         heartbeat,
         threading.Thread(
             target=run_recovery_loop,
-            args=(stop, quire.dispatcher, quire.webhooks, quire.broker.client, quire.batches.finish_unmarked),
+            args=(
+                quire.db,
+                quire.storage,
+                stop,
+                quire.dispatcher,
+                quire.webhooks,
+                quire.broker.client,
+                quire.batches.finish_unmarked,
+            ),
             name="recovery",
             daemon=True,
         ),
         replaying,
     ]
     # Recorded before the heartbeat thread starts: the two would otherwise race to insert the row.
-    _record_worker(control.worker_id, threads)
+    _record_worker(quire.db, control.worker_id, threads)
     for thread in support:
         thread.start()
     worker.start()
@@ -169,5 +179,5 @@ def run_worker_process(threads: int) -> int:
         thread.join(timeout=5)
     if released:
         log.warning("worker %s released %d unfinished attempts to other workers", control.worker_id, released)
-    _record_worker(control.worker_id, threads, stopped=True)
+    _record_worker(quire.db, control.worker_id, threads, stopped=True)
     return 0

@@ -15,8 +15,10 @@ from redis.exceptions import RedisError
 
 from quire.accounts import service as accounts
 from quire.accounts.service import Principal
+from quire.db import Database
 from quire.settings import get_settings
 from quire.web.auth import FLASH_KEY, SESSION_CSRF_KEY, browser_session_only, require_session_store, start_session
+from quire.web.deps import DbDep
 from quire.web.limits import AccountThrottled, LoginThrottle, login_rate_limit
 from quire.webhooks.targets import TargetRefused, check_url
 
@@ -55,7 +57,7 @@ class AccountController(Controller):
         return Template("pages/login.html", context=context)
 
     @post("/login", status_code=303, middleware=[login_rate_limit().middleware])
-    async def login(self, request: AnyRequest) -> Redirect | Template:
+    async def login(self, db: DbDep, request: AnyRequest) -> Redirect | Template:
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
         target = safe_next(str(form.get("next") or "/"))
@@ -72,14 +74,14 @@ class AccountController(Controller):
             return page(UNAVAILABLE, 503, {"Retry-After": "30"})
         except AccountThrottled as exc:
             return page(str(exc), 429, {"Retry-After": str(exc.retry_after_s)})
-        principal = await to_thread.run_sync(accounts.authenticate, email, password)
+        principal = await to_thread.run_sync(accounts.authenticate, db, email, password)
         if principal is None:
             return page("That email and password do not match an account.", 401)
         try:
             await throttle.succeeded(email)
         except RedisError:
             return page(UNAVAILABLE, 503, {"Retry-After": "30"})
-        stamp = await to_thread.run_sync(accounts.stamp_for, principal.user_id)
+        stamp = await to_thread.run_sync(accounts.stamp_for, db, principal.user_id)
         start_session(request, principal.user_id, stamp)
         return Redirect(target, status_code=303)
 
@@ -94,12 +96,12 @@ class AccountController(Controller):
         return Template("pages/signup.html", context={"error": None, "email": ""})
 
     @post("/signup", status_code=303, middleware=[login_rate_limit().middleware])
-    async def signup(self, request: AnyRequest) -> Redirect | Template:
+    async def signup(self, db: DbDep, request: AnyRequest) -> Redirect | Template:
         _require_signup()
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
         try:
-            await to_thread.run_sync(accounts.create_user, email, password)
+            await to_thread.run_sync(accounts.create_user, db, email, password)
         except accounts.EmailTaken:
             # Answered exactly as a new account is: sign-up must not tell who has an account here.
             pass
@@ -111,9 +113,9 @@ class AccountController(Controller):
         return Redirect("/login?signed_up=true", status_code=303)
 
     @get("/settings", sync_to_thread=True, guards=[browser_session_only])
-    def settings_page(self, request: UserRequest) -> Template:
+    def settings_page(self, db: DbDep, request: UserRequest) -> Template:
         new_token = request.session.pop(NEW_TOKEN_KEY, None)
-        return _settings(request.user, new_token=new_token, notice=request.session.pop(FLASH_KEY, None))
+        return _settings(db, request.user, new_token=new_token, notice=request.session.pop(FLASH_KEY, None))
 
     @get(
         ["/settings/password", "/settings/tokens", "/settings/webhooks", "/settings/webhooks/secret"],
@@ -125,7 +127,7 @@ class AccountController(Controller):
         return Redirect("/settings", status_code=303)
 
     @post("/settings/password", guards=[browser_session_only])
-    async def change_password(self, request: UserRequest) -> Template | Redirect:
+    async def change_password(self, db: DbDep, request: UserRequest) -> Template | Redirect:
         form = await request.form()
         user_id, email = request.user.user_id, request.user.email
         # The current password is checked here too, so it shares the sign-in budget: a stolen
@@ -134,13 +136,16 @@ class AccountController(Controller):
         try:
             await throttle.attempt(email)
         except RedisError:
-            return await to_thread.run_sync(lambda: _settings(request.user, error=UNAVAILABLE, status=503))
+            return await to_thread.run_sync(lambda: _settings(db, request.user, error=UNAVAILABLE, status=503))
         except AccountThrottled as exc:
             refused, retry = str(exc), {"Retry-After": str(exc.retry_after_s)}
-            return await to_thread.run_sync(lambda: _settings(request.user, error=refused, status=429, headers=retry))
+            return await to_thread.run_sync(
+                lambda: _settings(db, request.user, error=refused, status=429, headers=retry)
+            )
         try:
             stamp = await to_thread.run_sync(
                 accounts.change_password,
+                db,
                 user_id,
                 str(form.get("current_password") or ""),
                 str(form.get("new_password") or ""),
@@ -149,11 +154,11 @@ class AccountController(Controller):
             if not isinstance(exc, accounts.WrongPassword):
                 await throttle.succeeded(email)
             message = str(exc)
-            return await to_thread.run_sync(lambda: _settings(request.user, error=message, status=422))
+            return await to_thread.run_sync(lambda: _settings(db, request.user, error=message, status=422))
         await throttle.succeeded(email)
         notice = "Your password was changed and every other session was signed out."
         if form.get("revoke_tokens"):
-            revoked = await to_thread.run_sync(accounts.revoke_all_tokens, user_id)
+            revoked = await to_thread.run_sync(accounts.revoke_all_tokens, db, user_id)
             notice += f" {revoked} API token{'s' if revoked != 1 else ''} revoked."
         # This browser stays signed in under a new session id and the new stamp; its CSRF key is
         # kept, so the forms of pages it already shows still post.
@@ -161,37 +166,39 @@ class AccountController(Controller):
         return _done(request, notice)
 
     @post("/settings/tokens", status_code=303, guards=[browser_session_only])
-    async def create_token(self, request: UserRequest) -> Redirect:
+    async def create_token(self, db: DbDep, request: UserRequest) -> Redirect:
         """Create, then redirect (POST/redirect/GET): reloading the page must not create a second token.
         The secret rides in the server-side session for exactly one page view."""
         form = await request.form()
-        _, secret = await to_thread.run_sync(accounts.create_token, request.user.user_id, str(form.get("name") or ""))
+        _, secret = await to_thread.run_sync(
+            accounts.create_token, db, request.user.user_id, str(form.get("name") or "")
+        )
         request.session[NEW_TOKEN_KEY] = secret
         return Redirect("/settings", status_code=303)
 
     @post("/settings/webhooks", sync_to_thread=True, guards=[browser_session_only])
     def save_webhook_url(
-        self, request: UserRequest, data: Annotated[WebhookForm, Body(media_type=FORM)]
+        self, db: DbDep, request: UserRequest, data: Annotated[WebhookForm, Body(media_type=FORM)]
     ) -> Template | Redirect:
         """The default URL of this account's jobs' webhooks (empty: none)."""
         try:
             url = check_url(data.webhook_url) if data.webhook_url.strip() else None
         except TargetRefused as exc:
             # The page keeps what was typed, so it can be corrected rather than typed again.
-            return _settings(request.user, error=str(exc), status=422, webhook_url=data.webhook_url)
-        accounts.set_default_webhook_url(request.user.user_id, url)
+            return _settings(db, request.user, error=str(exc), status=422, webhook_url=data.webhook_url)
+        accounts.set_default_webhook_url(db, request.user.user_id, url)
         return _done(
             request, "Webhooks of jobs submitted from now on go to this URL." if url else "No default webhook URL."
         )
 
     @post("/settings/webhooks/secret", status_code=303, sync_to_thread=True, guards=[browser_session_only])
-    def rotate_webhook_secret(self, request: UserRequest) -> Redirect:
-        accounts.rotate_webhook_secret(request.user.user_id)
+    def rotate_webhook_secret(self, db: DbDep, request: UserRequest) -> Redirect:
+        accounts.rotate_webhook_secret(db, request.user.user_id)
         return _done(request, "A new signing secret is in force: webhooks sent from now on are signed with it alone.")
 
     @post("/settings/tokens/{token_id:str}/revoke", status_code=303, sync_to_thread=True, guards=[browser_session_only])
-    def revoke_token(self, request: UserRequest, token_id: FromPath[str]) -> Redirect:
-        if accounts.revoke_token(request.user.user_id, token_id):
+    def revoke_token(self, db: DbDep, request: UserRequest, token_id: FromPath[str]) -> Redirect:
+        if accounts.revoke_token(db, request.user.user_id, token_id):
             return _done(request, "The token was revoked: programs using it are refused from now on.")
         return _done(request, "That token was already revoked, or is not one of yours.")
 
@@ -208,6 +215,7 @@ def _require_signup() -> None:
 
 
 def _settings(
+    db: Database,
     user: Principal,
     *,
     error: str | None = None,
@@ -219,9 +227,9 @@ def _settings(
 ) -> Template:
     context = {
         "user": user,
-        "tokens": accounts.list_tokens(user.user_id),
-        "webhook_url": webhook_url if webhook_url is not None else accounts.default_webhook_url(user.user_id),
-        "webhook_secret": accounts.webhook_secret(user.user_id),
+        "tokens": accounts.list_tokens(db, user.user_id),
+        "webhook_url": webhook_url if webhook_url is not None else accounts.default_webhook_url(db, user.user_id),
+        "webhook_secret": accounts.webhook_secret(db, user.user_id),
         "error": error,
         "notice": notice,
         "new_token": new_token,

@@ -24,7 +24,7 @@ from quire.jobs.models import JobStatus
 from quire.jobs.paging import InvalidCursor
 from quire.settings import get_settings
 from quire.web.api import artifact_file
-from quire.web.deps import QuireDep
+from quire.web.deps import DbDep, QuireDep, StorageDep
 from quire.web.links import OperatorJobOut, operator_out
 from quire.web.presenters import ERROR_LABELS, EVENT_LABELS, STATUS_LABELS
 from quire.workflows.registry import WORKFLOWS
@@ -58,23 +58,23 @@ class AdminController(Controller):
     include_in_schema = False
 
     @get("/", sync_to_thread=True)
-    def overview(self) -> Template:
+    def overview(self, db: DbDep) -> Template:
         settings = get_settings()
-        figures = operations.overview(heartbeat_window_s=settings.lease_seconds)
+        figures = operations.overview(db, heartbeat_window_s=settings.lease_seconds)
         return Template("admin/overview.html", context={"o": figures, "status_labels": STATUS_LABELS})
 
     @get("/dead-letters", sync_to_thread=True)
-    def dead_letters(self) -> Template:
+    def dead_letters(self, db: DbDep) -> Template:
         """System failures (a replay can finish them once the cause is fixed) apart from rejected
         documents (`invalid_input`: the file itself is the problem, so no replay is offered)."""
-        groups = operations.dead_letter_groups()
+        groups = operations.dead_letter_groups(db)
         failures = [g for g in groups if g.fingerprint.error not in REJECTED_ERRORS]
         rejected = [g for g in groups if g.fingerprint.error in REJECTED_ERRORS]
-        context = {"failures": failures, "rejected": rejected, "replays": replays.recent()}
+        context = {"failures": failures, "rejected": rejected, "replays": replays.recent(db)}
         return Template("admin/dead_letters.html", context=context)
 
     @post("/dead-letters/replay", status_code=200)
-    async def replay_group(self, request: AdminRequest) -> Template | Redirect:
+    async def replay_group(self, db: DbDep, request: AdminRequest) -> Template | Redirect:
         form = await _form(request)
         error, workflow, version = form.get("error", ""), form.get("workflow", ""), form.get("workflow_version", "")
         try:
@@ -84,23 +84,24 @@ class AdminController(Controller):
         if error in REJECTED_ERRORS:
             raise NotFoundException("Rejected documents cannot be replayed.")
         if form.get("confirm") != "yes":
-            count = await to_thread.run_sync(replays.group_size, error, workflow or None, version or None)
+            count = await to_thread.run_sync(replays.group_size, db, error, workflow or None, version or None)
             context = {"count": count, "error": error, "workflow": workflow, "version": version, "rate": rate}
             return Template("admin/confirm_replay.html", context=context)
         # Recorded, not run here: workers carry it out, and it survives restarts of this process.
         replay = await to_thread.run_sync(
-            replays.start, error, workflow or None, version or None, rate, request.user.email
+            replays.start, db, error, workflow or None, version or None, rate, request.user.email
         )
         return Redirect(f"/admin/dead-letters#replay-{replay.id}", status_code=303)
 
     @post("/replays/{replay_id:str}/stop", sync_to_thread=True, status_code=303)
-    def stop_replay(self, replay_id: FromPath[str]) -> Redirect:
-        replays.stop(replay_id)
+    def stop_replay(self, db: DbDep, replay_id: FromPath[str]) -> Redirect:
+        replays.stop(db, replay_id)
         return Redirect(f"/admin/dead-letters#replay-{replay_id}", status_code=303)
 
     @get("/jobs", sync_to_thread=True)
     def jobs(
         self,
+        db: DbDep,
         job_id: Text = None,
         email: Text = None,
         workflow: Text = None,
@@ -120,7 +121,7 @@ class AdminController(Controller):
             created_to=_date(created_to),
         )
         try:
-            items, next_cursor = operations.search(flt, cursor=cursor)
+            items, next_cursor = operations.search(db, flt, cursor=cursor)
         except InvalidCursor as exc:
             raise ClientException(str(exc)) from exc
         query = {k: v for k, v in {
@@ -140,11 +141,13 @@ class AdminController(Controller):
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
     def job(self, job_id: FromPath[str], quire: QuireDep) -> Template:
-        view = store.view_of(job_id, recent=quire.recent_views)
+        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")
         context = {
-            **msgspec.structs.asdict(operator_out(view, operations.history(job_id), store.evidence_of(job_id))),
+            **msgspec.structs.asdict(
+                operator_out(view, operations.history(quire.db, job_id), store.evidence_of(quire.db, job_id))
+            ),
             "event_labels": EVENT_LABELS,
             "status_labels": STATUS_LABELS,
         }
@@ -155,33 +158,35 @@ class AdminController(Controller):
         """The operator's view of a job as JSON: the owner's view, the history with the operator
         detail, and the evidence files. The one JSON route under /admin, so the one in /schema
         (admins only: for anyone else it is a 404 like the rest of /admin)."""
-        view = store.view_of(job_id, recent=quire.recent_views)
+        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")
-        return operator_out(view, operations.history(job_id), store.evidence_of(job_id))
+        return operator_out(view, operations.history(quire.db, job_id), store.evidence_of(quire.db, job_id))
 
     @get("/jobs/{job_id:str}/evidence/{name:str}", sync_to_thread=True)
-    def evidence(self, job_id: FromPath[str], name: Annotated[str, Parameter(max_length=128)]) -> Stream | Redirect:
+    def evidence(
+        self, storage: StorageDep, db: DbDep, job_id: FromPath[str], name: Annotated[str, Parameter(max_length=128)]
+    ) -> Stream | Redirect:
         """An operator-only file of a job: the raw answer of a malformed attempt."""
-        return artifact_file(store.get_artifact(job_id, name, operator=True))
+        return artifact_file(storage, store.get_artifact(db, job_id, name, operator=True))
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)
     def replay(self, job_id: FromPath[str], quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):  # the page shows where the job is
-            service.replay(quire.dispatcher, job_id)
+            service.replay(quire.db, quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=303)
     def cancel(self, job_id: FromPath[str], quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):
-            service.cancel(quire.dispatcher, job_id)
+            service.cancel(quire.db, quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/purge", status_code=200)
     async def purge(self, request: AdminRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         if (await _form(request)).get("confirm") != "yes":
             return Template("admin/confirm_purge.html", context={"job_id": job_id})
-        await to_thread.run_sync(service.delete, quire.dispatcher, job_id)
+        await to_thread.run_sync(service.delete, quire.storage, quire.db, quire.dispatcher, job_id)
         return Redirect("/admin/jobs", status_code=303)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import structlog
 from litestar.params import HeaderParameter
@@ -24,6 +24,7 @@ from quire.workflows.registry import WORKFLOWS
 
 log = structlog.stdlib.get_logger(__name__)
 T = TypeVar("T")
+P = ParamSpec("P")
 IdempotencyKey = Annotated[str | None, HeaderParameter(name="Idempotency-Key", required=False, max_length=255)]
 # The form fields that set a job's limits.
 LIMIT_FIELDS = ("timeout_s", "max_attempts", "deadline_s")
@@ -94,7 +95,7 @@ def admit(admission: service.Admission) -> None:
         raise problem(429, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
 
 
-def answer_errors(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def answer_errors(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Store or submit, turning a refused upload, a reused Idempotency-Key or unreachable storage
     into its problem answer."""
     try:

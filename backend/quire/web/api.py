@@ -6,7 +6,7 @@ import base64
 import hashlib
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import structlog
 from anyio import to_thread
@@ -16,8 +16,8 @@ from litestar.response import Redirect, Stream
 from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
-from quire.db import session_scope
-from quire.documents.storage import StorageUnavailable, get_storage
+from quire.db import Database
+from quire.documents.storage import Storage, StorageUnavailable
 from quire.jobs import review, service, store
 from quire.jobs.models import Artifact, JobStatus
 from quire.jobs.paging import InvalidCursor
@@ -35,7 +35,7 @@ from quire.web.admission import (
 )
 from quire.web.admission import callback_url as checked_callback_url
 from quire.web.auth import AUTHENTICATES_ITSELF, authenticate_here
-from quire.web.deps import LiveDep, QuireDep
+from quire.web.deps import DbDep, LiveDep, QuireDep, StorageDep
 from quire.web.limits import submission_rate_limit
 from quire.web.links import (
     Accepted,
@@ -57,6 +57,7 @@ from quire.workflows.registry import WORKFLOWS
 
 log = structlog.stdlib.get_logger(__name__)
 T = TypeVar("T")
+P = ParamSpec("P")
 JobId = Annotated[str, Parameter(max_length=64)]
 # RFC 7240: `Prefer: wait=N` holds the answer until the job is finished or N (at most 60) seconds pass.
 Prefer = Annotated[str | None, HeaderParameter(name="Prefer", required=False, max_length=200)]
@@ -74,7 +75,7 @@ class JobRequest(BaseModel):
     callback_url: str | None = None
 
 
-def artifact_file(artifact: Artifact | None) -> Stream | Redirect:
+def artifact_file(storage: Storage, artifact: Artifact | None) -> Stream | Redirect:
     """A job's file as a download (404 when there is none, 410 once retention deleted it): streamed
     through the app with its checksum checked, or a presigned URL when the setting asks for one."""
     if artifact is None:
@@ -83,7 +84,6 @@ def artifact_file(artifact: Artifact | None) -> Stream | Redirect:
         raise problem(410, "artifact_deleted", "This file was deleted under the retention policy.")
     digest = base64.b64encode(bytes.fromhex(artifact.sha256)).decode()
     headers = {"ETag": f'"{artifact.sha256}"', "Repr-Digest": f"sha-256=:{digest}:"}
-    storage = get_storage()
     if get_settings().s3_presigned_downloads:
         url = _storage_call(storage.download_url, artifact.storage_key, artifact.name, artifact.content_type)
         if url is not None:
@@ -101,11 +101,15 @@ def artifact_file(artifact: Artifact | None) -> Stream | Redirect:
     )
 
 
-async def read_upload(request: AuthedRequest) -> StreamedForm:
+async def read_upload(storage: Storage, db: Database, request: AuthedRequest) -> StreamedForm:
     """Read a multipart request, storing its file part as it arrives (refused uploads and storage
     failures answered as problems)."""
     owner = request.user.user_id
-    return await answer_errors_async(read_form(request, partial(answer_errors, service.begin_upload, owner_id=owner)))
+
+    def begin(filename: str | None, head: bytes, *, at_most: int | None) -> service.UploadInProgress:
+        return answer_errors(service.begin_upload, storage, db, filename, head, owner, at_most=at_most)
+
+    return await answer_errors_async(read_form(storage, db, request, begin))
 
 
 class ReviewRequest(BaseModel):
@@ -127,7 +131,8 @@ async def _refuse_early(request: AuthedRequest) -> None:
     if not length.isdigit() or not request.content_type[0].startswith("multipart/"):
         return
     declared_file = max(0, int(length) - FORM_OVERHEAD_BYTES)
-    await to_thread.run_sync(answer_errors, service.refuse_early, request.user.user_id, declared_file)
+    db: Database = request.app.state.quire.db
+    await to_thread.run_sync(answer_errors, service.refuse_early, db, request.user.user_id, declared_file)
 
 
 def _accepted(submitted: service.Submitted) -> Response[Accepted]:
@@ -142,15 +147,17 @@ class JobsController(Controller):
     @post(
         "/uploads", status_code=201, summary="Upload a document (multipart field `file`)", before_request=_refuse_early
     )
-    async def create_upload(self, request: AuthedRequest) -> UploadOut:
-        form = await read_upload(request)
+    async def create_upload(self, storage: StorageDep, db: DbDep, request: AuthedRequest) -> UploadOut:
+        form = await read_upload(storage, db, request)
         if form.upload is None:
             raise problem(422, "invalid_request", "Attach the document as the multipart field 'file'.")
         return upload_out(form.upload)
 
     @get("/uploads/{upload_id:str}", sync_to_thread=True, summary="An upload's metadata")
-    def get_upload(self, request: AuthedRequest, upload_id: Annotated[str, Parameter(max_length=64)]) -> UploadOut:
-        upload = store.owned_upload(f"uploads/{upload_id}", request.user)
+    def get_upload(
+        self, db: DbDep, request: AuthedRequest, upload_id: Annotated[str, Parameter(max_length=64)]
+    ) -> UploadOut:
+        upload = store.owned_upload(db, f"uploads/{upload_id}", request.user)
         if upload is None:
             raise problem(404, "not_found", "No such upload.")
         return upload_out(upload)
@@ -170,7 +177,7 @@ class JobsController(Controller):
         if content_type.startswith("multipart/form-data"):
             # Refuse before reading what may be a large body.
             await to_thread.run_sync(admit, quire.admission)
-            form = await read_upload(request)
+            form = await read_upload(quire.storage, quire.db, request)
             upload = form.upload
             if upload is None:
                 raise problem(422, "invalid_request", "Attach the document as the multipart field 'file'.")
@@ -178,13 +185,14 @@ class JobsController(Controller):
                 fields = submit_fields(form.fields)
             except BaseException:
                 # The form was refused after its file was stored: the file goes too.
-                await to_thread.run_sync(service.discard_upload, upload)
+                await to_thread.run_sync(service.discard_upload, quire.storage, quire.db, upload)
                 raise
 
             def submit_stored() -> service.Submitted:
                 try:
                     submitted = answer_errors(
                         service.submit,
+                        quire.db,
                         quire.dispatcher,
                         fields.workflow,
                         upload,
@@ -195,12 +203,12 @@ class JobsController(Controller):
                         callback_url=fields.callback_url,
                     )
                 except BaseException:
-                    service.discard_upload(upload)  # only while no job uses it
+                    service.discard_upload(quire.storage, quire.db, upload)  # only while no job uses it
                     raise
                 if not submitted.created:
                     # A repeat is answered with the job the first request made: this copy of the
                     # file would only count against the person's quota until it expired.
-                    service.discard_upload(upload)
+                    service.discard_upload(quire.storage, quire.db, upload)
                 return submitted
 
             submitted = await to_thread.run_sync(submit_stored)
@@ -216,11 +224,12 @@ class JobsController(Controller):
 
             def admit_and_submit() -> service.Submitted:
                 admit(quire.admission)
-                upload = store.owned_upload(payload.input_ref, user)
+                upload = store.owned_upload(quire.db, payload.input_ref, user)
                 if upload is None:
                     raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
                 return answer_errors(
                     service.submit,
+                    quire.db,
                     quire.dispatcher,
                     payload.workflow,
                     upload,
@@ -252,6 +261,7 @@ class JobsController(Controller):
     @get("/ai-jobs", sync_to_thread=True, summary="List jobs, newest first")
     def list_jobs(
         self,
+        db: DbDep,
         request: AuthedRequest,
         status: Annotated[JobStatus | None, Parameter(required=False)] = None,
         workflow: Annotated[str | None, Parameter(required=False, max_length=64)] = None,
@@ -259,7 +269,9 @@ class JobsController(Controller):
         cursor: Annotated[str | None, Parameter(required=False, max_length=200)] = None,
     ) -> JobList:
         try:
-            page = store.list_jobs(request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor)
+            page = store.list_jobs(
+                db, request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor
+            )
         except InvalidCursor as exc:
             raise problem(400, "invalid_cursor", str(exc)) from exc
         return JobList(items=[with_links(view) for view in page.items], next_cursor=page.next_cursor)
@@ -282,51 +294,56 @@ class JobsController(Controller):
 
     @get("/ai-jobs/{job_id:str}/artifacts/{name:str}", sync_to_thread=True, summary="Download an artifact")
     def download_artifact(
-        self, request: AuthedRequest, job_id: JobId, name: Annotated[str, Parameter(max_length=128)]
+        self,
+        storage: StorageDep,
+        db: DbDep,
+        request: AuthedRequest,
+        job_id: JobId,
+        name: Annotated[str, Parameter(max_length=128)],
     ) -> Stream | Redirect:
-        _require(job_id, request.user)
-        return artifact_file(store.get_artifact(job_id, name))
+        _require(db, job_id, request.user)
+        return artifact_file(storage, store.get_artifact(db, job_id, name))
 
     @post("/ai-jobs/{job_id:str}/review", status_code=200, sync_to_thread=True, summary="Review an invoice's fields")
     def review_job(
         self, request: AuthedRequest, job_id: JobId, data: JSONBody[ReviewRequest], quire: QuireDep
     ) -> JobOut:
         """Correct or confirm invoice values; the machine's artifact is not changed (docs/api.md, "Review")."""
-        _require(job_id, request.user)
+        _require(quire.db, job_id, request.user)
         try:
-            service.save_review(quire.dispatcher, job_id, data.fields, request.user.email)
+            service.save_review(quire.db, quire.dispatcher, job_id, data.fields, request.user.email)
         except review.NotReviewable as exc:
             raise problem(409, "not_reviewable", str(exc)) from exc
-        view = store.view_of(job_id, recent=quire.recent_views)
+        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
         if view is None:
             raise _not_found()
         return with_links(view)
 
     @post("/ai-jobs/{job_id:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel a job")
     def cancel_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> JobOut:
-        _require(job_id, request.user)
+        _require(quire.db, job_id, request.user)
         try:
-            service.cancel(quire.dispatcher, job_id)
+            service.cancel(quire.db, quire.dispatcher, job_id)
         except service.NotAllowed as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
-        view = store.view_of(job_id, recent=quire.recent_views)
+        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
         if view is None:  # deleted in the meantime
             raise _not_found()
         return with_links(view)
 
     @post("/ai-jobs/{job_id:str}/replay", status_code=202, sync_to_thread=True, summary="Replay a job")
     def replay_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> Response[Accepted]:
-        _require(job_id, request.user)
+        _require(quire.db, job_id, request.user)
         try:
-            job = service.replay(quire.dispatcher, job_id)
+            job = service.replay(quire.db, quire.dispatcher, job_id)
         except service.NotAllowed as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
         return _accepted(service.Submitted(job, created=False))
 
     @get("/ai-jobs/{job_id:str}/webhooks", sync_to_thread=True, summary="A job's webhook deliveries")
-    def job_webhooks(self, request: AuthedRequest, job_id: JobId) -> WebhookList:
-        _require(job_id, request.user)
-        return WebhookList(items=deliveries.deliveries_of(job_id))
+    def job_webhooks(self, db: DbDep, request: AuthedRequest, job_id: JobId) -> WebhookList:
+        _require(db, job_id, request.user)
+        return WebhookList(items=deliveries.deliveries_of(db, job_id))
 
     @post(
         "/webhook-deliveries/{delivery_id:str}/replay",
@@ -337,7 +354,7 @@ class JobsController(Controller):
     def replay_webhook(
         self, request: AuthedRequest, delivery_id: Annotated[str, Parameter(max_length=64)], quire: QuireDep
     ) -> DeliveryView:
-        delivery = deliveries.get_delivery(delivery_id)
+        delivery = deliveries.get_delivery(quire.db, delivery_id)
         if delivery is None or not (request.user.is_admin or delivery.owner_id == request.user.user_id):
             raise problem(404, "not_found", "No such webhook delivery.")
         try:
@@ -350,14 +367,14 @@ class JobsController(Controller):
 
     @delete("/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files")
     def delete_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> None:
-        _require(job_id, request.user)
-        service.delete(quire.dispatcher, job_id)
+        _require(quire.db, job_id, request.user)
+        service.delete(quire.storage, quire.db, quire.dispatcher, job_id)
 
 
-def _storage_call(call: Callable[..., T], *args: Any) -> T:
+def _storage_call(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Call the storage, answering 503 with Retry-After while it cannot be reached."""
     try:
-        return call(*args)
+        return call(*args, **kwargs)
     except StorageUnavailable as exc:
         raise storage_unavailable() from exc
     except FileNotFoundError as exc:
@@ -388,13 +405,15 @@ class StorageCorrupt(Exception):
 
 
 def _view(job_id: str, viewer: Principal, quire: QuireDep) -> JobOut | None:
-    view = store.view_of(job_id, viewer, quire.recent_views)
+    view = store.view_of(quire.db, job_id, viewer, quire.recent_views)
     return with_links(view) if view is not None else None
 
 
 def _authenticated_view(request: AuthedRequest, job_id: str, quire: QuireDep) -> JobOut | None:
-    with session_scope() as session:
-        view = store.view_of(job_id, authenticate_here(request, session), quire.recent_views, session)
+    with quire.db.session() as session:
+        view = store.view_of(
+            quire.db, job_id, authenticate_here(quire.db, request, session), quire.recent_views, session
+        )
     return with_links(view) if view is not None else None
 
 
@@ -402,9 +421,9 @@ def _not_found() -> Exception:
     return problem(404, "not_found", "No such job.")
 
 
-def _require(job_id: str, viewer: Principal) -> None:
+def _require(db: Database, job_id: str, viewer: Principal) -> None:
     """404 unless the caller may see the job: another person's job does not exist for them."""
-    if store.visible_job(job_id, viewer) is None:
+    if store.visible_job(db, job_id, viewer) is None:
         raise _not_found()
 
 

@@ -33,6 +33,7 @@ from redis.exceptions import RedisError
 from sqlmodel import Session
 
 from quire.accounts.service import Principal, principal_for_token, session_principal
+from quire.db import Database
 from quire.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -176,14 +177,14 @@ def credentials_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Credential
     raise NotAuthorizedException("Sign in, or send an API token.")
 
 
-def principal_of(credentials: Credentials, session: Session | None = None) -> AuthenticationResult:
+def principal_of(db: Database, credentials: Credentials, session: Session | None = None) -> AuthenticationResult:
     """Who the credentials belong to, read in `session` when given; 401 when nobody."""
     if credentials.token is not None:
-        principal = principal_for_token(credentials.token, session)
+        principal = principal_for_token(db, credentials.token, session)
         if principal is None:
             raise NotAuthorizedException("The API token is not valid.")
         return AuthenticationResult(user=principal, auth="token")
-    principal = session_principal(credentials.user_id, credentials.stamp, session)
+    principal = session_principal(db, credentials.user_id, credentials.stamp, session)
     if principal is None:
         raise NotAuthorizedException("Sign in, or send an API token.")
     return AuthenticationResult(user=principal, auth="session")
@@ -193,7 +194,8 @@ class QuireAuthentication(AbstractAuthenticationMiddleware):
     """A bearer token, else the session's user; anything else is 401 (pages turn it into a login)."""
 
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
-        return await to_thread.run_sync(principal_of, credentials_of(connection))
+        db: Database = connection.app.state["quire"].db
+        return await to_thread.run_sync(principal_of, db, credentials_of(connection))
 
 
 # A route whose handler reads the database anyway, and is asked for often (the polled job views),
@@ -203,10 +205,10 @@ class QuireAuthentication(AbstractAuthenticationMiddleware):
 AUTHENTICATES_ITSELF = {"exclude_from_auth": True}
 
 
-def authenticate_here(connection: ASGIConnection[Any, Any, Any, Any], session: Session) -> Principal:
+def authenticate_here(db: Database, connection: ASGIConnection[Any, Any, Any, Any], session: Session) -> Principal:
     """What the middleware would decide, in the caller's thread and session; sets `request.user`
     and `request.auth` as the middleware does."""
-    result = principal_of(credentials_of(connection), session)
+    result = principal_of(db, credentials_of(connection), session)
     connection.scope["user"] = result.user
     connection.scope["auth"] = result.auth
     return cast(Principal, result.user)

@@ -21,7 +21,7 @@ from litestar.response import Redirect, Template
 
 from quire.accounts.service import Principal
 from quire.bootstrap import Quire
-from quire.db import moment
+from quire.db import Database, moment
 from quire.jobs import batches, export, service, store
 from quire.jobs.batches import Part
 from quire.jobs.models import Batch, JobStatus
@@ -29,7 +29,7 @@ from quire.jobs.results import InvoiceRow
 from quire.jobs.states import TERMINAL
 from quire.settings import get_settings
 from quire.web.admission import IdempotencyKey, admit, answer_errors, submit_fields
-from quire.web.deps import QuireDep
+from quire.web.deps import DbDep, QuireDep
 from quire.web.limits import submission_rate_limit
 from quire.web.links import (
     BatchAccepted,
@@ -60,8 +60,8 @@ PAGE_ROWS = 200
 FORM_FIELDS = 16
 
 
-def _require(batch_id: str, viewer: Principal) -> Batch:
-    batch = batches.owned_batch(batch_id, viewer.user_id, viewer.is_admin)
+def _require(db: Database, batch_id: str, viewer: Principal) -> Batch:
+    batch = batches.owned_batch(db, batch_id, viewer.user_id, viewer.is_admin)
     if batch is None:
         raise problem(404, "not_found", "No such batch.")
     return batch
@@ -71,7 +71,8 @@ async def _refuse_early(request: AuthedRequest) -> None:
     """Before the body is read: refuse at once when the person is past a per-minute upload limit
     or their storage quota is full (each file is checked again as it is stored)."""
     if request.content_type[0].startswith("multipart/"):
-        await to_thread.run_sync(answer_errors, service.refuse_early, request.user.user_id, 0)
+        db: Database = request.app.state.quire.db
+        await to_thread.run_sync(answer_errors, service.refuse_early, db, request.user.user_id, 0)
 
 
 def form_parts(form: Any) -> list[Part]:
@@ -113,6 +114,8 @@ def admit_batch(
     try:
         return answer_errors(
             batches.submit_batch,
+            quire.storage,
+            quire.db,
             quire.dispatcher,
             quire.batches,
             fields.workflow,
@@ -129,7 +132,7 @@ def admit_batch(
 
 
 def _view(batch: Batch, quire: Quire) -> BatchOut:
-    return batch_out(batches.batch_view(batch, quire.results, store.iso))
+    return batch_out(batches.batch_view(quire.db, batch, quire.results, store.iso))
 
 
 def page_context(batch: Batch, quire: Quire, since: int | None, poll: Poll | None = None) -> dict[str, Any]:
@@ -167,7 +170,8 @@ async def _list_page_if_html(request: AuthedRequest) -> Template | None:
     """A browser asking for HTML gets the page of its batches at the address of their JSON list."""
     if not _wants_page(request):
         return None
-    found = await to_thread.run_sync(batches.owner_batches, request.user.user_id, BATCH_LIST_LIMIT)
+    db: Database = request.app.state.quire.db
+    found = await to_thread.run_sync(batches.owner_batches, db, request.user.user_id, BATCH_LIST_LIMIT)
     context = {**page_basics(), "batches": found, "limit": BATCH_LIST_LIMIT}
     return Template("pages/batches.html", context=context, media_type=MediaType.HTML, headers=_BY_ACCEPT)
 
@@ -181,7 +185,9 @@ async def _page_if_html(request: AuthedRequest) -> Template | None:
         return None
     quire: Quire = request.app.state.quire
     batch_id = request.path_params["batch_id"]
-    batch = await to_thread.run_sync(batches.owned_batch, batch_id, request.user.user_id, request.user.is_admin)
+    batch = await to_thread.run_sync(
+        batches.owned_batch, quire.db, batch_id, request.user.user_id, request.user.is_admin
+    )
     if batch is None:
         raise NotFoundException("No such batch.")
     context = await to_thread.run_sync(page_context, batch, quire, None)
@@ -247,15 +253,15 @@ class BatchesController(Controller):
         before_request=_list_page_if_html,
         response_headers=_BY_ACCEPT,
     )
-    def list_batches(self, request: AuthedRequest) -> BatchList:
+    def list_batches(self, db: DbDep, request: AuthedRequest) -> BatchList:
         """The caller's latest 50 batches, newest first, each counted from its jobs; a browser asking for
         HTML gets the page that lists them, so a batch can be found again once its page is closed."""
-        return batch_list(batches.owner_batches(request.user.user_id, BATCH_LIST_LIMIT))
+        return batch_list(batches.owner_batches(db, request.user.user_id, BATCH_LIST_LIMIT))
 
     @get("/{batch_id:str}/webhooks", sync_to_thread=True, summary="A batch's webhook deliveries (batch.completed)")
-    def batch_webhooks(self, request: AuthedRequest, batch_id: BatchId) -> WebhookList:
-        _require(batch_id, request.user)
-        return WebhookList(items=deliveries.deliveries_of(batch_id))
+    def batch_webhooks(self, db: DbDep, request: AuthedRequest, batch_id: BatchId) -> WebhookList:
+        _require(db, batch_id, request.user)
+        return WebhookList(items=deliveries.deliveries_of(db, batch_id))
 
     @get(
         "/{batch_id:str}",
@@ -265,18 +271,18 @@ class BatchesController(Controller):
         response_headers=_BY_ACCEPT,
     )
     def get_batch(self, request: AuthedRequest, batch_id: BatchId, quire: QuireDep) -> BatchOut:
-        return _view(_require(batch_id, request.user), quire)
+        return _view(_require(quire.db, batch_id, request.user), quire)
 
     @post("/{batch_id:str}/retry", status_code=200, sync_to_thread=True, summary="Replay the batch's failed jobs")
     def retry_batch(self, request: AuthedRequest, batch_id: BatchId, quire: QuireDep) -> BatchOut:
-        batch = _require(batch_id, request.user)
-        batches.retry_failed(quire.dispatcher, batch.id)
+        batch = _require(quire.db, batch_id, request.user)
+        batches.retry_failed(quire.db, quire.dispatcher, batch.id)
         return _view(batch, quire)
 
     @post("/{batch_id:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel the batch's unfinished jobs")
     def cancel_batch(self, request: AuthedRequest, batch_id: BatchId, quire: QuireDep) -> BatchOut:
-        batch = _require(batch_id, request.user)
-        batches.cancel_rest(quire.dispatcher, batch.id)
+        batch = _require(quire.db, batch_id, request.user)
+        batches.cancel_rest(quire.db, quire.dispatcher, batch.id)
         return _view(batch, quire)
 
     @get(["/{batch_id:str}/export.csv", "/{batch_id:str}/export.xlsx"], summary="The batch as a spreadsheet")
@@ -284,7 +290,7 @@ class BatchesController(Controller):
         # async, with the work in a thread: Litestar 2.25 returns an unawaited coroutine for a
         # sync_to_thread handler registered on several paths.
         def rows() -> list[InvoiceRow]:
-            return batches.rows_of(_require(batch_id, request.user).id, quire.results)
+            return batches.rows_of(quire.db, _require(quire.db, batch_id, request.user).id, quire.results)
 
         return _spreadsheet(await to_thread.run_sync(rows), f"batch-{batch_id}", request)
 
@@ -312,7 +318,9 @@ class JobExportController(Controller):
         wanted = JobStatus(status) if status else None
 
         def rows() -> list[InvoiceRow]:
-            return export.owner_rows(request.user.user_id, quire.results, status=wanted, since=start, until=end)
+            return export.owner_rows(
+                quire.db, request.user.user_id, quire.results, status=wanted, since=start, until=end
+            )
 
         return _spreadsheet(await to_thread.run_sync(rows), "jobs", request)
 
@@ -333,23 +341,23 @@ class BatchPagesController(Controller):
 
     @get("/{batch_id:str}/card", sync_to_thread=True)
     def card(self, request: HTMXRequest, batch_id: FromPath[str], since: Since, quire: QuireDep) -> Template:
-        return _card(require_page(batch_id, request.user), quire, since)
+        return _card(require_page(quire.db, batch_id, request.user), quire, since)
 
     @post("/{batch_id:str}/retry-failed", sync_to_thread=True, status_code=200)
     def retry_failed(self, request: HTMXRequest, batch_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
-        batch = require_page(batch_id, request.user)
-        batches.retry_failed(quire.dispatcher, batch.id)
+        batch = require_page(quire.db, batch_id, request.user)
+        batches.retry_failed(quire.db, quire.dispatcher, batch.id)
         return _card(batch, quire, None) if request.htmx else Redirect(batch_url(batch.id), status_code=303)
 
     @post("/{batch_id:str}/cancel-rest", sync_to_thread=True, status_code=200)
     def cancel_rest(self, request: HTMXRequest, batch_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
-        batch = require_page(batch_id, request.user)
-        batches.cancel_rest(quire.dispatcher, batch.id)
+        batch = require_page(quire.db, batch_id, request.user)
+        batches.cancel_rest(quire.db, quire.dispatcher, batch.id)
         return _card(batch, quire, None) if request.htmx else Redirect(batch_url(batch.id), status_code=303)
 
 
-def require_page(batch_id: str, viewer: Principal) -> Batch:
-    batch = batches.owned_batch(batch_id, viewer.user_id, viewer.is_admin)
+def require_page(db: Database, batch_id: str, viewer: Principal) -> Batch:
+    batch = batches.owned_batch(db, batch_id, viewer.user_id, viewer.is_admin)
     if batch is None:
         raise NotFoundException("No such batch.")
     return batch

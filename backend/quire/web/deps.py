@@ -1,10 +1,13 @@
-"""What handlers are given by Litestar's dependency injection: the process's `Quire` application object."""
+"""What handlers are given by Litestar's dependency injection: the process's `Quire` application object,
+and its database and storage on their own."""
 
 from __future__ import annotations
 
 from litestar.di import NamedDependency
 
 from quire.bootstrap import Quire
+from quire.db import Database
+from quire.documents.storage import Storage
 from quire.web.live import LiveHub
 
 # `quire: QuireDep` in a handler's signature: the dispatcher, admission control, recent views,
@@ -12,3 +15,6 @@ from quire.web.live import LiveHub
 QuireDep = NamedDependency[Quire]
 # `live: LiveDep`: this web process's subscription to job changes (streams, `Prefer: wait`).
 LiveDep = NamedDependency[LiveHub]
+# `db: DbDep` and `storage: StorageDep`: the database and the file store (`quire.db`, `quire.storage`).
+DbDep = NamedDependency[Database]
+StorageDep = NamedDependency[Storage]

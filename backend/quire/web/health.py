@@ -9,8 +9,7 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotAuthorizedException, NotFoundException
 from sqlalchemy import text
 
-from quire.db import session_scope
-from quire.documents.storage import get_storage
+from quire.db import Database
 from quire.jobs.operations import overview
 from quire.metrics import CONTENT_TYPE, JobRecordCollector
 from quire.queue.broker import RedisBroker
@@ -19,9 +18,9 @@ from quire.views import View
 from quire.web.deps import QuireDep
 
 
-def _database_ok() -> bool:
+def _database_ok(db: Database) -> bool:
     try:
-        with session_scope() as session:
+        with db.session() as session:
             session.execute(text("SELECT 1"))
     except Exception:
         return False
@@ -54,7 +53,11 @@ def healthz() -> Health:
 
 @get("/readyz", sync_to_thread=True, tags=["health"])
 def readyz(quire: QuireDep) -> Response[Readiness]:
-    checks = {"database": _database_ok(), "redis": _redis_ok(quire.broker), "storage": get_storage().reachable()}
+    checks = {
+        "database": _database_ok(quire.db),
+        "redis": _redis_ok(quire.broker),
+        "storage": quire.storage.reachable(),
+    }
     ready = all(checks.values())
     return Response(
         Readiness(status="ready" if ready else "unavailable", checks=checks), status_code=200 if ready else 503
@@ -83,6 +86,8 @@ def metrics_endpoint(request: Request[Any, Any, Any], quire: QuireDep) -> Respon
     """Prometheus exposition of every Quire process sharing this metrics directory."""
     _require_metrics_token(request)
     return Response(
-        quire.metrics.render([JobRecordCollector(lambda: overview(heartbeat_window_s=get_settings().lease_seconds))]),
+        quire.metrics.render(
+            [JobRecordCollector(lambda: overview(quire.db, heartbeat_window_s=get_settings().lease_seconds))]
+        ),
         media_type=CONTENT_TYPE,
     )

@@ -35,7 +35,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from quire.db import session_scope
+from quire.db import Database
 from quire.jobs.line import QueuePlace, places_in_line
 from quire.jobs.models import JobStatus
 from quire.queue.live import CHANNEL, Change
@@ -128,11 +128,11 @@ class LiveHub:
         self,
         redis_url: str,
         max_watchers: int,
-        read_line: Callable[[frozenset[str]], dict[str, QueuePlace]] | None = None,
+        read_line: Callable[[frozenset[str]], dict[str, QueuePlace]],
     ) -> None:
         self.redis_url = redis_url
         self.max_watchers = max_watchers
-        self._read_line = read_line or read_places
+        self._read_line = read_line  # `read_places` on the app's database
         self.subscribed = False
         self.stopping = False
         self._watches: set[Watch] = set()
@@ -349,9 +349,9 @@ class LiveHub:
         self._lose_all()
 
 
-def read_places(job_ids: frozenset[str]) -> dict[str, QueuePlace]:
+def read_places(db: Database, job_ids: frozenset[str]) -> dict[str, QueuePlace]:
     """The places in line of those of `job_ids` still queued (one read of the whole line)."""
-    with session_scope() as session:
+    with db.session() as session:
         return places_in_line(session, job_ids)
 
 

@@ -18,7 +18,8 @@ from litestar.params import FromPath
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from quire.bootstrap import Quire
-from quire.db import session_scope
+from quire.db import Database
+from quire.documents.storage import Storage
 from quire.jobs import batches as batch_records
 from quire.jobs.results import ResultCache, open_reviews
 from quire.web import batches, pages
@@ -38,8 +39,12 @@ class TableFeed(ThreadedFeed):
 
     MIN_INTERVAL_S = 1.0
 
-    def __init__(self, request: PageRequest, status: str | None, cursor: str | None, results: ResultCache) -> None:
-        super().__init__(lambda view: pages.render(request, "partials/job_row.html", _row_context(view, results)))
+    def __init__(
+        self, db: Database, request: PageRequest, status: str | None, cursor: str | None, results: ResultCache
+    ) -> None:
+        super().__init__(
+            db, lambda view: pages.render(request, "partials/job_row.html", _row_context(db, view, results))
+        )
         self.request = request
         self.results = results
         self.status = status
@@ -53,7 +58,7 @@ class TableFeed(ThreadedFeed):
     def snapshot(self) -> list[ServerSentEventMessage]:
         self._table_at = time.monotonic()
         context = {
-            **pages.list_context(self.request.user, self.status, self.cursor, None, 20, self.results),
+            **pages.list_context(self.db, self.request.user, self.status, self.cursor, None, 20, self.results),
             "poll": pages.streaming(),
         }
         self._shown = {item.job_id for item in context["items"]}
@@ -75,7 +80,7 @@ class TableFeed(ThreadedFeed):
         return await to_thread.run_sync(self.snapshot)
 
     def changes(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
-        views = {job_id: read_view(job_id, self.request.user) for job_id in sorted(job_ids)}
+        views = {job_id: read_view(self.db, job_id, self.request.user) for job_id in sorted(job_ids)}
         if any(view is None for view in views.values()):
             self._gone = True
             return []
@@ -91,7 +96,7 @@ class BatchCardFeed(Feed):
     MIN_INTERVAL_S = 1.0
 
     def __init__(self, request: PageRequest, batch_id: str, quire: Quire) -> None:
-        super().__init__(lambda view: "")
+        super().__init__(quire.db, lambda view: "")
         self.request = request
         self.batch_id = batch_id
         self.quire = quire
@@ -115,7 +120,7 @@ class BatchCardFeed(Feed):
         return events
 
     def _card(self) -> list[ServerSentEventMessage]:
-        batch = batch_records.get_batch(self.batch_id)
+        batch = batch_records.get_batch(self.quire.db, self.batch_id)
         if batch is None:  # deleted meanwhile: the page keeps what it shows
             self.ended = True
             return [ServerSentEventMessage(data='{"reason": "deleted"}', event="end")]
@@ -130,14 +135,16 @@ class BatchCardFeed(Feed):
         return events
 
 
-def _row_context(view: JobOut, results: ResultCache) -> dict[str, Any]:
-    with session_scope() as session:
+def _row_context(db: Database, view: JobOut, results: ResultCache) -> dict[str, Any]:
+    with db.session() as session:
         reviews = open_reviews(session, [view.job_id], results) if view.status == "completed" else {}
     return {"item": view, "status_labels": STATUS_LABELS, "reviews": reviews}
 
 
-def _card(request: PageRequest, view: JobOut) -> str:
-    return pages.render(request, "partials/job_card.html", pages.job_context(view, None, pages.streaming()))
+def _card(storage: Storage, db: Database, request: PageRequest, view: JobOut) -> str:
+    return pages.render(
+        request, "partials/job_card.html", pages.job_context(storage, db, view, None, pages.streaming())
+    )
 
 
 def _deleted_card(request: PageRequest, job_id: str) -> str:
@@ -154,14 +161,14 @@ class PageStreamsController(Controller):
     async def jobs_table_stream(
         self, request: PageRequest, status: StatusFilter, cursor: Cursor, live: LiveDep, quire: QuireDep
     ) -> ServerSentEvent:
-        feed = TableFeed(request, status, cursor, quire.results)
+        feed = TableFeed(quire.db, request, status, cursor, quire.results)
         return await start_stream(open_watch(live, owner_id=request.user.user_id), feed)
 
     @get("/batches/{batch_id:str}/stream")
     async def batch_card_stream(
         self, request: PageRequest, batch_id: FromPath[str], quire: QuireDep, live: LiveDep
     ) -> ServerSentEvent:
-        batch = await to_thread.run_sync(batches.require_page, batch_id, request.user)
+        batch = await to_thread.run_sync(batches.require_page, quire.db, batch_id, request.user)
         watch = open_watch(live, owner_id=batch.owner_id)
         return await start_stream(watch, BatchCardFeed(request, batch.id, quire))
 
@@ -170,11 +177,12 @@ class PageStreamsController(Controller):
         self, request: PageRequest, job_id: JobId, quire: QuireDep, live: LiveDep
     ) -> ServerSentEvent:
         return await job_stream_of(
+            quire.db,
             live,
             job_id,
             request.user,
             quire.recent_views,
-            lambda view: _card(request, view),
+            lambda view: _card(quire.storage, quire.db, request, view),
             offload=True,
             render_gone=lambda gone: _deleted_card(request, gone),
         )

@@ -19,9 +19,9 @@ from pydantic import ValidationError
 from sqlmodel import Session
 
 from quire.accounts.service import Principal
-from quire.db import session_scope
+from quire.db import Database
 from quire.documents.archive import is_archive
-from quire.documents.storage import StorageUnavailable
+from quire.documents.storage import Storage, StorageUnavailable
 from quire.jobs import review, service, store
 from quire.jobs.models import Job, JobStatus, Upload
 from quire.jobs.paging import InvalidCursor
@@ -31,7 +31,7 @@ from quire.settings import get_settings
 from quire.web.auth import AUTHENTICATES_ITSELF, FLASH_KEY, authenticate_here
 from quire.web.batches import admit_batch, form_parts
 from quire.web.csrf import CSRF_HEADER
-from quire.web.deps import QuireDep
+from quire.web.deps import DbDep, QuireDep, StorageDep
 from quire.web.limits import submission_rate_limit
 from quire.web.links import JobOut, batch_url, with_links
 from quire.web.polling import Poll, next_poll
@@ -61,30 +61,38 @@ def streaming() -> Poll:
     return Poll(since=0, delay_s=None, gave_up=False)
 
 
-def job_context(view: JobOut, since: int | None, poll: Poll | None = None) -> dict[str, Any]:
+def job_context(
+    storage: Storage, db: Database, view: JobOut, since: int | None, poll: Poll | None = None
+) -> dict[str, Any]:
     terminal = view.status in TERMINAL
-    result = result_preview(view)
-    job = store.get_job(view.job_id) if result is not None else None
+    result = result_preview(storage, db, view)
+    job = store.get_job(db, view.job_id) if result is not None else None
     return {
         **page_basics(),
         "job": view,
         "poll": poll or next_poll(get_settings(), since, terminal),
         "banner": banner(view),
         "result": result,
-        "preview": preview_of(preview_source(job), view.input.filename, result) if job else None,
+        "preview": preview_of(storage, preview_source(db, job), view.input.filename, result) if job else None,
     }
 
 
 def list_context(
-    viewer: Principal, status_text: str | None, cursor: str | None, since: int | None, limit: int, results: ResultCache
+    db: Database,
+    viewer: Principal,
+    status_text: str | None,
+    cursor: str | None,
+    since: int | None,
+    limit: int,
+    results: ResultCache,
 ) -> dict[str, Any]:
     status = JobStatus(status_text) if status_text in set(JobStatus) else None
     try:
-        page = store.list_jobs(viewer.user_id, status=status, limit=limit, cursor=cursor)
+        page = store.list_jobs(db, viewer.user_id, status=status, limit=limit, cursor=cursor)
     except InvalidCursor as exc:
         raise ClientException(str(exc)) from exc
     active = any(item.status not in TERMINAL for item in page.items)
-    with session_scope() as session:
+    with db.session() as session:
         reviews = open_reviews(session, [item.job_id for item in page.items], results)
     return {
         **page_basics(),
@@ -110,11 +118,13 @@ def _fragment(name: str, context: dict[str, Any]) -> Template:
     return Template(template_name=name, context=context, status_code=status)
 
 
-async def _read_upload_form(request: PageRequest, owner: str) -> tuple[dict[str, str], Upload | None]:
+async def _read_upload_form(
+    storage: Storage, db: Database, request: PageRequest, owner: str
+) -> tuple[dict[str, str], Upload | None]:
     """The upload form's fields and its stored file (None when no file was chosen)."""
     if request.headers.get(CSRF_HEADER):
         # The token came in a header, so the body is still unread: stream it to storage.
-        form = await read_form(request, partial(service.begin_upload, owner_id=owner))
+        form = await read_form(storage, db, request, partial(service.begin_upload, storage, db, owner_id=owner))
         return form.fields, form.upload
     # The form carried its CSRF token in the body: the CSRF check has read it already (Litestar
     # spools its file part to a temporary file), and the file is stored from there.
@@ -123,7 +133,9 @@ async def _read_upload_form(request: PageRequest, owner: str) -> tuple[dict[str,
     file = parsed.get("file")
     if not isinstance(file, UploadFile) or not file.filename:
         return fields, None
-    return fields, await to_thread.run_sync(service.store_upload, file.filename, cast(BinaryIO, file.file), owner)
+    return fields, await to_thread.run_sync(
+        service.store_upload, storage, db, file.filename, cast(BinaryIO, file.file), owner
+    )
 
 
 async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | Template:
@@ -134,7 +146,7 @@ async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | 
     try:
         # Refuse before reading what may be a large body.
         await to_thread.run_sync(quire.admission.admit)
-        fields, upload = await _read_upload_form(request, owner)
+        fields, upload = await _read_upload_form(quire.storage, quire.db, request, owner)
         workflow = fields.get("workflow", "")
         if workflow in WORKFLOWS:
             # The next upload starts with the same workflow (the page with JavaScript keeps it too).
@@ -147,13 +159,21 @@ async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | 
             try:
                 language = service.ocr_language(fields.get("language"))
                 submitted = await to_thread.run_sync(
-                    service.submit, quire.dispatcher, workflow, upload, service.Limits(), owner, None, language
+                    service.submit,
+                    quire.db,
+                    quire.dispatcher,
+                    workflow,
+                    upload,
+                    service.Limits(),
+                    owner,
+                    None,
+                    language,
                 )
                 return Redirect(f"/jobs/{submitted.job.id}", status_code=303)
             except service.UnknownLanguage as exc:
                 error = str(exc)
         if upload is not None:
-            await to_thread.run_sync(service.discard_upload, upload)
+            await to_thread.run_sync(service.discard_upload, quire.storage, quire.db, upload)
     except service.UploadRejected as exc:
         error, status = exc.message, exc.status
         if exc.retry_after_s:
@@ -166,7 +186,7 @@ async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | 
             503,
         )
         headers["Retry-After"] = str(STORAGE_RETRY_AFTER_S)
-    context = await to_thread.run_sync(list_context, request.user, None, None, None, 5, quire.results)
+    context = await to_thread.run_sync(list_context, quire.db, request.user, None, None, None, 5, quire.results)
     context = {**context, "error": error, **_chosen(request)}
     return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
@@ -177,7 +197,7 @@ class PagesController(Controller):
 
     @get("/", sync_to_thread=True)
     def index(self, request: PageRequest, quire: QuireDep) -> Template:
-        context = list_context(request.user, None, None, None, 5, quire.results)
+        context = list_context(quire.db, request.user, None, None, None, 5, quire.results)
         return Template("pages/index.html", context={**context, "error": None, **_chosen(request)})
 
     @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
@@ -217,6 +237,8 @@ class PagesController(Controller):
                 def admit_and_submit() -> service.Submitted:
                     quire.admission.admit()
                     return service.submit_document(
+                        quire.storage,
+                        quire.db,
                         quire.dispatcher,
                         workflow,
                         file.filename,
@@ -237,7 +259,7 @@ class PagesController(Controller):
                 error = str(exc)
             except service.Overloaded as exc:
                 error, status = str(exc), 429
-        context = await to_thread.run_sync(list_context, request.user, None, None, None, 5, quire.results)
+        context = await to_thread.run_sync(list_context, quire.db, request.user, None, None, None, 5, quire.results)
         context = {**context, "error": error, **_chosen(request)}
         return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
@@ -245,7 +267,7 @@ class PagesController(Controller):
     def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor, quire: QuireDep) -> Template:
         """The page, or for the filter form (which pushes this URL, so a reload or a shared link
         gives the whole page) just the table. htmx restoring history asks for the whole page."""
-        context = list_context(request.user, status, cursor, None, 20, quire.results)
+        context = list_context(quire.db, request.user, status, cursor, None, 20, quire.results)
         headers = {"Vary": "HX-Request"}  # one URL, two bodies: caches must tell them apart
         if request.htmx and not request.htmx.history_restore_request:
             fragment = _fragment("partials/jobs_table.html", context)
@@ -258,18 +280,20 @@ class PagesController(Controller):
     def jobs_table(
         self, request: PageRequest, status: StatusFilter, cursor: Cursor, since: Since, quire: QuireDep
     ) -> Template:
-        context = list_context(request.user, status, cursor, since, 20, quire.results)
+        context = list_context(quire.db, request.user, status, cursor, since, 20, quire.results)
         return _fragment("partials/jobs_table.html", context)
 
     @get("/jobs/recent", sync_to_thread=True)
     def recent_jobs(self, request: PageRequest, since: Since, quire: QuireDep) -> Template:
-        return _fragment("partials/recent_jobs.html", list_context(request.user, None, None, since, 5, quire.results))
+        return _fragment(
+            "partials/recent_jobs.html", list_context(quire.db, request.user, None, None, since, 5, quire.results)
+        )
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
     def job_page(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template:
-        view = _require(job_id, request.user, quire.recent_views)
-        webhooks = {"webhooks": deliveries.deliveries_of(job_id), "webhooks_base": f"/jobs/{job_id}"}
-        context = {**job_context(view, None), **webhooks}
+        view = _require(quire.db, job_id, request.user, quire.recent_views)
+        webhooks = {"webhooks": deliveries.deliveries_of(quire.db, job_id), "webhooks_base": f"/jobs/{job_id}"}
+        context = {**job_context(quire.storage, quire.db, view, None), **webhooks}
         return Template("pages/job.html", context=context)
 
     @post("/jobs/{job_id:str}/webhooks/{delivery_id:str}/replay", sync_to_thread=True, status_code=303)
@@ -277,8 +301,8 @@ class PagesController(Controller):
         self, request: PageRequest, job_id: FromPath[str], delivery_id: FromPath[str], quire: QuireDep
     ) -> Redirect:
         """Send a delivered or given-up webhook again, then back to the job's deliveries."""
-        _require_visible(job_id, request.user)
-        delivery = deliveries.get_delivery(delivery_id)
+        _require_visible(quire.db, job_id, request.user)
+        delivery = deliveries.get_delivery(quire.db, delivery_id)
         if delivery is None or delivery.subject_id != job_id:
             raise NotFoundException("No such webhook delivery.")
         # One already being sent again is left to finish; the page shows where it is.
@@ -289,24 +313,30 @@ class PagesController(Controller):
     @get("/jobs/{job_id:str}/status", sync_to_thread=True, opt=AUTHENTICATES_ITSELF)
     def job_status(self, request: PageRequest, job_id: FromPath[str], since: Since, quire: QuireDep) -> Template:
         # Polled by every open job card: who asks and what the job says come from one session.
-        with session_scope() as session:
-            view = _require(job_id, authenticate_here(request, session), quire.recent_views, session)
-        return _fragment("partials/job_card.html", job_context(view, since))
+        with quire.db.session() as session:
+            view = _require(
+                quire.db, job_id, authenticate_here(quire.db, request, session), quire.recent_views, session
+            )
+        return _fragment("partials/job_card.html", job_context(quire.storage, quire.db, view, since))
 
     @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
-    def preview_page(self, request: PageRequest, job_id: FromPath[str], page: FromPath[int]) -> Response[bytes]:
+    def preview_page(
+        self, storage: StorageDep, db: DbDep, request: PageRequest, job_id: FromPath[str], page: FromPath[int]
+    ) -> Response[bytes]:
         """A page of the job's PDF, or of the searchable PDF OCR made of a scan, as an image
         (rendered once, then kept with the job's files)."""
-        job = _require_visible(job_id, request.user)
-        png = page_png(job_id, preview_source(job), page)
+        job = _require_visible(db, job_id, request.user)
+        png = page_png(storage, job_id, preview_source(db, job), page)
         if png is None:
             raise NotFoundException("No such page.")
         return Response(png, media_type="image/png", headers=PRIVATE_CACHE)
 
     @get("/jobs/{job_id:str}/preview/image", sync_to_thread=True)
-    def preview_image(self, request: PageRequest, job_id: FromPath[str]) -> Response[bytes]:
+    def preview_image(
+        self, storage: StorageDep, db: DbDep, request: PageRequest, job_id: FromPath[str]
+    ) -> Response[bytes]:
         """The uploaded image itself, shown beside the result."""
-        found = input_image(job_id, _require_visible(job_id, request.user).input_ref)
+        found = input_image(storage, job_id, _require_visible(db, job_id, request.user).input_ref)
         if found is None:
             raise NotFoundException("This document is not an image.")
         data, media_type = found
@@ -320,9 +350,11 @@ class PagesController(Controller):
         viewer = request.user
 
         def save() -> Redirect | Template:
-            _require_visible(job_id, viewer)
+            _require_visible(quire.db, job_id, viewer)
             try:
-                service.save_review(quire.dispatcher, job_id, review.ReviewedFields.model_validate(given), viewer.email)
+                service.save_review(
+                    quire.db, quire.dispatcher, job_id, review.ReviewedFields.model_validate(given), viewer.email
+                )
             except ValidationError as exc:
                 names = ", ".join(FIELD_LABELS.get(str(e["loc"][0]), str(e["loc"][0])) for e in exc.errors())
                 error = f"Nothing was saved: check {names} (amounts like 1234.50, dates like 2026-01-31)."
@@ -330,23 +362,26 @@ class PagesController(Controller):
                 error = str(exc)
             else:
                 return Redirect(f"/jobs/{job_id}", status_code=303)
-            context = {**job_context(_require(job_id, viewer, quire.recent_views), None), "review_error": error}
+            context = {
+                **job_context(quire.storage, quire.db, _require(quire.db, job_id, viewer, quire.recent_views), None),
+                "review_error": error,
+            }
             return Template("pages/job.html", context=context, status_code=422)
 
         return await to_thread.run_sync(save)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
     def cancel(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
-        return _act(request, quire, job_id, lambda job_id: service.cancel(quire.dispatcher, job_id))
+        return _act(request, quire, job_id, lambda job_id: service.cancel(quire.db, quire.dispatcher, job_id))
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
     def replay(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
-        return _act(request, quire, job_id, lambda job_id: service.replay(quire.dispatcher, job_id))
+        return _act(request, quire, job_id, lambda job_id: service.replay(quire.db, quire.dispatcher, job_id))
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
     def delete(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Redirect | ClientRedirect:
-        view = _require(job_id, request.user, quire.recent_views)
-        service.delete(quire.dispatcher, job_id)
+        view = _require(quire.db, job_id, request.user, quire.recent_views)
+        service.delete(quire.storage, quire.db, quire.dispatcher, job_id)
         request.session[FLASH_KEY] = f"Deleted {view.input.filename} and its results."
         if request.htmx:
             return ClientRedirect("/jobs")
@@ -355,13 +390,13 @@ class PagesController(Controller):
 
 def _act(request: PageRequest, quire: QuireDep, job_id: str, action: Callable[[str], object]) -> Template | Redirect:
     """Cancel or replay from the job page, then show the refreshed card (htmx) or the page."""
-    _require_visible(job_id, request.user)
+    _require_visible(quire.db, job_id, request.user)
     # A job no longer in a state that allows the action is left as it is; the card shows where it is.
     with contextlib.suppress(service.NotAllowed):
         action(job_id)
     if request.htmx:
-        view = _require(job_id, request.user, quire.recent_views)
-        return _fragment("partials/job_card.html", job_context(view, None))
+        view = _require(quire.db, job_id, request.user, quire.recent_views)
+        return _fragment("partials/job_card.html", job_context(quire.storage, quire.db, view, None))
     return Redirect(f"/jobs/{job_id}", status_code=303)
 
 
@@ -371,16 +406,18 @@ def _chosen(request: PageRequest) -> dict[str, str | None]:
     return {"chosen_workflow": last if last in WORKFLOWS else None}
 
 
-def _require_visible(job_id: str, viewer: Principal) -> Job:
-    job = store.visible_job(job_id, viewer)
+def _require_visible(db: Database, job_id: str, viewer: Principal) -> Job:
+    job = store.visible_job(db, job_id, viewer)
     if job is None:
         raise NotFoundException("No such job.")
     return job
 
 
-def _require(job_id: str, viewer: Principal, recent: store.RecentViews, session: Session | None = None) -> JobOut:
+def _require(
+    db: Database, job_id: str, viewer: Principal, recent: store.RecentViews, session: Session | None = None
+) -> JobOut:
     """The job's view if the viewer may see it; otherwise 404, exactly as for a job that never existed."""
-    view = store.view_of(job_id, viewer, recent, session)
+    view = store.view_of(db, job_id, viewer, recent, session)
     if view is None:
         raise NotFoundException("No such job.")
     return with_links(view)

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from quire.documents.storage import get_storage
+from quire.db import Database
+from quire.documents.storage import Storage
 from quire.jobs import service, store
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import JobView
@@ -163,15 +164,15 @@ def page_basics() -> dict[str, Any]:
     }
 
 
-def result_preview(view: JobView) -> dict[str, Any] | None:
+def result_preview(storage: Storage, db: Database, view: JobView) -> dict[str, Any] | None:
     """The validated JSON result of a completed job, for rendering on its page."""
     if view.status != "completed" or view.artifact is None:
         return None
-    artifact = store.get_artifact(view.job_id, view.artifact.name)
+    artifact = store.get_artifact(db, view.job_id, view.artifact.name)
     if artifact is None:
         return None
     try:
-        document: dict[str, Any] = json.loads(get_storage().read_bytes(artifact.storage_key))
+        document: dict[str, Any] = json.loads(storage.read_bytes(artifact.storage_key))
     except (OSError, ValueError):
         return None
     result: dict[str, Any] = document.get("result", {})

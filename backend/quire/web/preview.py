@@ -20,8 +20,9 @@ from typing import Any
 import pypdfium2 as pdfium
 from PIL import Image
 
+from quire.db import Database
 from quire.documents.extract import extract
-from quire.documents.storage import get_storage
+from quire.documents.storage import Storage
 from quire.errors import InvalidInput
 from quire.jobs import store
 from quire.jobs.models import Job, preview_key
@@ -85,20 +86,20 @@ def field_boxes(result: dict[str, Any] | None, page: int) -> tuple[FieldBox, ...
     return tuple(found)
 
 
-def preview_source(job: Job) -> str:
+def preview_source(db: Database, job: Job) -> str:
     """The storage key of the document the preview shows: the searchable PDF when OCR made one
     (kept until retention), else the upload."""
-    searchable = store.get_artifact(job.id, f"{job.workflow}-searchable.pdf")
+    searchable = store.get_artifact(db, job.id, f"{job.workflow}-searchable.pdf")
     if searchable is not None and searchable.deleted_at is None:
         return searchable.storage_key
     return job.input_ref
 
 
-def preview_of(source_ref: str, filename: str, result: dict[str, Any] | None) -> Preview | None:
+def preview_of(storage: Storage, source_ref: str, filename: str, result: dict[str, Any] | None) -> Preview | None:
     """What to show of the document stored under `source_ref` (see `preview_source`); None when it
     cannot be read (the result says why)."""
     try:
-        data = get_storage().read_bytes(source_ref)
+        data = storage.read_bytes(source_ref)
     except OSError:
         return None
     if _image_type(data):
@@ -122,12 +123,11 @@ def preview_of(source_ref: str, filename: str, result: dict[str, Any] | None) ->
     return Preview(kind="text", text=text[:TEXT_PREVIEW_CHARS], truncated=len(text) > TEXT_PREVIEW_CHARS)
 
 
-def page_png(job_id: str, source_ref: str, number: int) -> bytes | None:
+def page_png(storage: Storage, job_id: str, source_ref: str, number: int) -> bytes | None:
     """Page `number` (from 1) of the previewed PDF (see `preview_source`) as a PNG, rendered once
     and then read from storage."""
     if not 1 <= number <= PREVIEW_PAGES:
         return None
-    storage = get_storage()
     key = preview_key(job_id, f"page-{number}.png")
     with contextlib.suppress(OSError):
         return storage.read_bytes(key)
@@ -149,10 +149,9 @@ def page_png(job_id: str, source_ref: str, number: int) -> bytes | None:
     return png
 
 
-def input_image(job_id: str, input_ref: str) -> tuple[bytes, str] | None:
+def input_image(storage: Storage, job_id: str, input_ref: str) -> tuple[bytes, str] | None:
     """The uploaded image and its type, shown as it is (a TIFF's first page as a PNG, kept with
     the job's files)."""
-    storage = get_storage()
     try:
         data = storage.read_bytes(input_ref)
     except OSError:

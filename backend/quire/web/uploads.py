@@ -26,7 +26,9 @@ from anyio import to_thread
 from litestar.exceptions import ClientException
 from multipart import MultipartSegment, ParserError, ParserLimitReached, PushMultipartParser
 
+from quire.db import Database
 from quire.documents.einvoice import HEAD_BYTES
+from quire.documents.storage import Storage
 from quire.jobs.batches import Part
 from quire.jobs.models import Upload
 from quire.jobs.service import UploadInProgress, discard_upload
@@ -64,7 +66,9 @@ def _boundary(content_type: tuple[str, dict[str, str]]) -> str:
 class _Reader:
     """Parser state for one request: the text field being read, or the upload being written."""
 
-    def __init__(self, begin: Begin, at_most: int | None) -> None:
+    def __init__(self, db: Database, storage: Storage, begin: Begin, at_most: int | None) -> None:
+        self.db = db
+        self.storage = storage
         self.begin = begin
         self.at_most = at_most
         self.form = StreamedForm()
@@ -134,17 +138,17 @@ class _Reader:
             if progress is not None:
                 await to_thread.run_sync(progress.abort)
             if stored is not None:
-                await to_thread.run_sync(discard_upload, stored)
+                await to_thread.run_sync(discard_upload, self.storage, self.db, stored)
 
 
-async def read_form(request: Any, begin: Begin) -> StreamedForm:
+async def read_form(storage: Storage, db: Database, request: Any, begin: Begin) -> StreamedForm:
     """Read a multipart request, storing its `file` part through `begin` as it arrives.
 
     `begin(filename, head, at_most=...)` starts the upload from its first bytes (it raises `UploadRejected`
     to refuse it); a storage failure surfaces as `StorageUnavailable`.
     """
     length = request.headers.get("content-length", "")
-    reader = _Reader(begin, int(length) if length.isdigit() else None)
+    reader = _Reader(db, storage, begin, int(length) if length.isdigit() else None)
     try:
         with PushMultipartParser(_boundary(request.content_type), max_segment_count=MAX_PARTS) as parser:
             async for chunk in request.stream():

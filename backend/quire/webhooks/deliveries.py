@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, Table, insert, update
 from sqlmodel import col, select
 
-from quire.db import session_scope, utcnow
+from quire.db import Database, utcnow
 from quire.jobs.models import Job, JobStatus
 from quire.jobs.policy import backoff_delay
 from quire.jobs.store import iso
@@ -92,9 +92,9 @@ def record_job_event(connection: Connection, job: Job, now: datetime) -> None:
         record(connection, event=event, subject_id=job.id, owner_id=job.owner_id, url=job.callback_url, now=now)
 
 
-def unsent_of(subject_id: str) -> list[Recorded]:
+def unsent_of(db: Database, subject_id: str) -> list[Recorded]:
     """Pending deliveries about a job or batch that no attempt has started yet."""
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.exec(
             select(WebhookDelivery.id, WebhookDelivery.message_id).where(
                 WebhookDelivery.subject_id == subject_id,
@@ -106,7 +106,7 @@ def unsent_of(subject_id: str) -> list[Recorded]:
     return [Recorded(delivery_id, message_id) for delivery_id, message_id in rows if message_id]
 
 
-def claim(delivery_id: str, lease_s: float) -> WebhookDelivery | None:
+def claim(db: Database, delivery_id: str, lease_s: float) -> WebhookDelivery | None:
     """Start the next attempt of a pending, due delivery; None for a duplicate or early message.
 
     Until the attempt is finished, `next_attempt_at` is the moment it is taken for lost.
@@ -127,14 +127,14 @@ def claim(delivery_id: str, lease_s: float) -> WebhookDelivery | None:
         )
         .returning(*DELIVERY.c)
     )
-    with session_scope() as session:
+    with db.session() as session:
         row = session.connection().execute(stmt).one_or_none()
     return WebhookDelivery.model_construct(**row._mapping) if row is not None else None
 
 
-def fix_body(delivery_id: str, body: str) -> None:
+def fix_body(db: Database, delivery_id: str, body: str) -> None:
     """Keep the body the first attempt sends, so that retries and replays send the same bytes."""
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(
             update(DELIVERY).where(DELIVERY.c.id == delivery_id, DELIVERY.c.body.is_(None)).values(body=body)
         )
@@ -163,7 +163,7 @@ class Retry(Recorded):
     delay_s: float = 0.0
 
 
-def finish(claimed: WebhookDelivery, answer: Answer) -> Retry | None:
+def finish(db: Database, claimed: WebhookDelivery, answer: Answer) -> Retry | None:
     """Record the attempt and what follows: delivered, a retry after a backoff, or given up."""
     settings = get_settings()
     now = utcnow()
@@ -180,7 +180,7 @@ def finish(claimed: WebhookDelivery, answer: Answer) -> Retry | None:
             delay = max(delay, min(answer.retry_after_s, settings.webhook_retry_max_s))
         retry = Recorded(claimed.id, _queue_message_id())
         values.update(next_attempt_at=now + timedelta(seconds=delay), message_id=retry.message_id)
-    with session_scope() as session:
+    with db.session() as session:
         connection = session.connection()
         moved = connection.execute(
             update(DELIVERY)
@@ -212,11 +212,11 @@ def _error_text(answer: Answer) -> str:
     return text[:200]
 
 
-def replay(delivery_id: str) -> Recorded | None:
+def replay(db: Database, delivery_id: str) -> Recorded | None:
     """Send a finished delivery again (same id and body) with a fresh attempt budget; None if unknown."""
     now = utcnow()
     recorded = Recorded(delivery_id, _queue_message_id())
-    with session_scope() as session:
+    with db.session() as session:
         found = session.get(WebhookDelivery, delivery_id)
         if found is None:
             return None
@@ -237,9 +237,9 @@ def replay(delivery_id: str) -> Recorded | None:
     return recorded
 
 
-def overdue(grace_before: datetime, limit: int = 500) -> list[tuple[str, str | None]]:
+def overdue(db: Database, grace_before: datetime, limit: int = 500) -> list[tuple[str, str | None]]:
     """(delivery id, message id) of pending deliveries whose attempt should have started by now."""
-    with session_scope() as session:
+    with db.session() as session:
         rows = session.exec(
             select(WebhookDelivery.id, WebhookDelivery.message_id)
             .where(
@@ -251,11 +251,11 @@ def overdue(grace_before: datetime, limit: int = 500) -> list[tuple[str, str | N
     return [(delivery_id, message_id) for delivery_id, message_id in rows]
 
 
-def renew_message(delivery_id: str, old_message_id: str | None) -> Recorded | None:
+def renew_message(db: Database, delivery_id: str, old_message_id: str | None) -> Recorded | None:
     """Record a new message for a pending delivery whose message was lost. Not an attempt."""
     recorded = Recorded(delivery_id, _queue_message_id())
     old = DELIVERY.c.message_id == old_message_id if old_message_id is not None else DELIVERY.c.message_id.is_(None)
-    with session_scope() as session:
+    with db.session() as session:
         moved = session.execute(
             update(DELIVERY)
             .where(DELIVERY.c.id == delivery_id, DELIVERY.c.status == DeliveryStatus.PENDING, old)
@@ -287,18 +287,18 @@ class DeliveryView(View, frozen=True):
     attempts: tuple[AttemptView, ...]
 
 
-def deliveries_of(subject_id: str) -> list[DeliveryView]:
+def deliveries_of(db: Database, subject_id: str) -> list[DeliveryView]:
     """Every delivery about a job or batch, oldest first, each with its attempts."""
-    return _views(col(WebhookDelivery.subject_id) == subject_id)
+    return _views(db, col(WebhookDelivery.subject_id) == subject_id)
 
 
-def delivery_view(delivery_id: str) -> DeliveryView | None:
-    found = _views(col(WebhookDelivery.id) == delivery_id)
+def delivery_view(db: Database, delivery_id: str) -> DeliveryView | None:
+    found = _views(db, col(WebhookDelivery.id) == delivery_id)
     return found[0] if found else None
 
 
-def _views(condition: Any) -> list[DeliveryView]:
-    with session_scope() as session:
+def _views(db: Database, condition: Any) -> list[DeliveryView]:
+    with db.session() as session:
         found = session.exec(
             select(WebhookDelivery).where(condition).order_by(col(WebhookDelivery.created_at), col(WebhookDelivery.id))
         ).all()
@@ -334,6 +334,6 @@ def _views(condition: Any) -> list[DeliveryView]:
     ]
 
 
-def get_delivery(delivery_id: str) -> WebhookDelivery | None:
-    with session_scope() as session:
+def get_delivery(db: Database, delivery_id: str) -> WebhookDelivery | None:
+    with db.session() as session:
         return session.get(WebhookDelivery, delivery_id)

@@ -18,7 +18,7 @@ from functools import partial
 from sqlmodel import Session
 
 from quire.accounts.service import default_webhook_url
-from quire.db import utcnow
+from quire.db import Database, utcnow
 from quire.jobs.models import Batch, Job
 from quire.queue.dispatch import MessageQueue
 from quire.settings import get_settings
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 class WebhookOutbox:
     """The webhook side of the queue; built once per process by the bootstrap."""
 
+    db: Database
     queue: MessageQueue
 
     def publish(self, recorded: Recorded, delay_s: float = 0.0) -> bool:
@@ -45,7 +46,7 @@ class WebhookOutbox:
         Only a job with a callback URL can have one, so other jobs cost nothing here.
         """
         if isinstance(moved, Job) and moved.callback_url and moved.status in JOB_EVENTS:
-            for recorded in deliveries.unsent_of(job_id):
+            for recorded in deliveries.unsent_of(self.db, job_id):
                 self.publish(recorded)
 
     def record_batch_completed(self, session: Session, batch: Batch) -> Callable[[], object] | None:
@@ -53,7 +54,7 @@ class WebhookOutbox:
         delivery in the transaction that marks the batch completed, and return the publish to make
         after that commits (None when there is no target: neither the batch's `callback_url` nor the
         account's default). Its body, the batch's view, is made at the first attempt, as a job's is."""
-        url = batch.callback_url or (default_webhook_url(batch.owner_id, session) if batch.owner_id else None)
+        url = batch.callback_url or (default_webhook_url(self.db, batch.owner_id, session) if batch.owner_id else None)
         if not url:
             return None
         recorded = deliveries.record(
@@ -69,10 +70,10 @@ class WebhookOutbox:
         """Send a delivered or given-up delivery again: the same id and body, fresh attempts. Answers the delivery
         as the replay left it (pending), read before its message goes out: a worker may deliver it at once, and
         what the caller is told should not depend on that race. None if unknown or its job is gone."""
-        recorded = deliveries.replay(delivery_id)
+        recorded = deliveries.replay(self.db, delivery_id)
         if recorded is None:
             return None
-        view = deliveries.delivery_view(delivery_id)
+        view = deliveries.delivery_view(self.db, delivery_id)
         self.publish(recorded)
         return view
 
@@ -80,7 +81,7 @@ class WebhookOutbox:
         """Recovery: publish again each pending delivery that is due and whose message Redis lost;
         with `reclaim`, have the messages that dead workers took given back."""
         grace = timedelta(seconds=get_settings().republish_after_seconds)
-        waiting = deliveries.overdue(utcnow() - grace)
+        waiting = deliveries.overdue(self.db, utcnow() - grace)
         if not waiting:
             return 0
         held = self.queue.held([message_id or "" for _, message_id in waiting])
@@ -88,7 +89,7 @@ class WebhookOutbox:
         for (delivery_id, message_id), is_held in zip(waiting, held, strict=True):
             if is_held:
                 continue
-            renewed = deliveries.renew_message(delivery_id, message_id)
+            renewed = deliveries.renew_message(self.db, delivery_id, message_id)
             if renewed is not None and self.publish(renewed):
                 sent += 1
         if sent:

@@ -19,7 +19,7 @@ import structlog
 
 from quire import __version__
 from quire.accounts.service import webhook_secret
-from quire.db import utcnow
+from quire.db import Database, utcnow
 from quire.jobs.store import iso
 from quire.metrics import get_metrics
 from quire.settings import get_settings
@@ -45,19 +45,20 @@ RenderBatch = Callable[[str], View | None]
 class WebhookSender:
     """Makes the attempts of deliveries; one per worker process, declared as the actor's body."""
 
+    db: Database
     outbox: WebhookOutbox
     render_job: RenderJob
     render_batch: RenderBatch
 
     def send(self, delivery_id: str) -> None:
         timeout = get_settings().webhook_timeout_s
-        claimed = deliveries.claim(delivery_id, 3 * timeout + LEASE_MARGIN_S)
+        claimed = deliveries.claim(self.db, delivery_id, 3 * timeout + LEASE_MARGIN_S)
         if claimed is None:
             log.info("webhook message for %s did nothing: not due, or not pending", delivery_id)
             return
         with structlog.contextvars.bound_contextvars(delivery_id=delivery_id, attempt=claimed.attempts):
             answer = self.attempt(claimed, timeout)
-            retry = deliveries.finish(claimed, answer)
+            retry = deliveries.finish(self.db, claimed, answer)
             outcome = "delivered" if answer.ok else "retry" if retry is not None else "failed"
             get_metrics().webhook_attempts.labels(outcome).inc()
             log.info("webhook attempt", status_code=answer.status_code, error=answer.error, outcome=outcome)
@@ -72,8 +73,8 @@ class WebhookSender:
             if view is None:
                 return Answer(error=f"The {'batch' if batch else 'job'} no longer exists.", final=True)
             body = event_body(WebhookEvent(claimed.event), iso(claimed.created_at) or "", view)
-            deliveries.fix_body(claimed.id, body)
-        secret = webhook_secret(claimed.owner_id) if claimed.owner_id else None
+            deliveries.fix_body(self.db, claimed.id, body)
+        secret = webhook_secret(self.db, claimed.owner_id) if claimed.owner_id else None
         if secret is None:
             return Answer(error="No account to sign this webhook with.", final=True)
         try:

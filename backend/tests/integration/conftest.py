@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from backend.tests.conftest import Database, make_database, storage_env
+from backend.tests.conftest import ScratchDatabase, make_database, storage_env
 from backend.tests.integration.stack import Stack
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -37,7 +37,7 @@ def running_stack(
     backend: str, redis_server: EmbeddedRedis, root: Path, *, worker: bool = True, **env: str
 ) -> Iterator[Stack]:
     """A web (and a worker) on a fresh database and Redis database, stopped and dropped afterwards."""
-    database: Database = make_database(backend, root)
+    database: ScratchDatabase = make_database(backend, root)
     stack = Stack(root, database, fresh_redis_url(redis_server), **env)
     try:
         if worker:
@@ -62,7 +62,7 @@ def shared_stack(
 
 
 @pytest.fixture
-def stack(database: Database, redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]:
+def stack(database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]:
     """A stack of one's own, for tests that kill or race processes. Processes are started by the test."""
     stack = Stack(tmp_path, database, fresh_redis_url(redis_server))
     try:

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from backend.tests.conftest import Database
+from backend.tests.conftest import ScratchDatabase
 from quire.migrations import upgrade
 from quire.queue.embedded_redis import free_port
 
@@ -79,7 +79,7 @@ def sha256(data: bytes) -> str:
 class Stack:
     """Web and worker processes sharing one database, one Redis database and one data directory."""
 
-    def __init__(self, root: Path, database: Database, redis_url: str, **env: str) -> None:
+    def __init__(self, root: Path, database: ScratchDatabase, redis_url: str, **env: str) -> None:
         self.root = root
         self.database = database
         self.data_dir = root / "var"

@@ -17,11 +17,11 @@ import pytest
 import redis
 from sqlmodel import col, func, select
 
-from backend.tests.conftest import Database
+from backend.tests.conftest import ScratchDatabase
 from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import document
 from quire.bootstrap import Quire, bootstrap
-from quire.db import dispose_engine, session_scope
+from quire.db import Database
 from quire.jobs import batches, service
 from quire.jobs.batches import Part
 from quire.jobs.models import EventType, Job, JobEvent, JobStatus, Upload
@@ -29,7 +29,7 @@ from quire.migrations import upgrade
 from quire.queue.broker import QUEUE
 from quire.queue.embedded_redis import EmbeddedRedis
 from quire.queue.recovery import recover_once
-from quire.settings import get_settings
+from quire.settings import Settings, get_settings
 
 OWNER = "bulk-owner"
 # More than one chunk of the bulk path, so every guarantee is seen across a chunk's edge.
@@ -39,7 +39,7 @@ SMALL_CHUNK = 20
 ACROSS = 3 * SMALL_CHUNK + 5
 
 
-def configure(database: Database, redis_url: str, data_dir: Path, **env: str) -> Quire:
+def configure(database: ScratchDatabase, redis_url: str, data_dir: Path, **env: str) -> Quire:
     """This process's settings, engine and storage pointed at a fresh database, data directory and Redis."""
     values = {
         "QUIRE_DATABASE_URL": database.url,
@@ -54,16 +54,14 @@ def configure(database: Database, redis_url: str, data_dir: Path, **env: str) ->
     }
     os.environ.update(values)
     get_settings.cache_clear()
-    dispose_engine()
     upgrade(database.url)
-    return bootstrap()
+    return bootstrap(Settings())
 
 
 @pytest.fixture
 def restore_env() -> Iterator[None]:
     saved = dict(os.environ)
     yield
-    dispose_engine()
     os.environ.clear()
     os.environ.update(saved)
     get_settings.cache_clear()
@@ -79,11 +77,13 @@ def parts(count: int, size: int = 0) -> list[Part]:
 
 
 def submit(quire: Quire, files: list[Part], key: str | None = None) -> batches.BatchSubmitted:
-    return batches.submit_batch(quire.dispatcher, quire.batches, "document_summary", files, OWNER, idempotency_key=key)
+    return batches.submit_batch(
+        quire.storage, quire.db, quire.dispatcher, quire.batches, "document_summary", files, OWNER, idempotency_key=key
+    )
 
 
-def upload_rows() -> int:
-    with session_scope() as session:
+def upload_rows(db: Database) -> int:
+    with db.session() as session:
         return session.exec(select(func.count()).select_from(Upload).where(Upload.owner_id == OWNER)).one()
 
 
@@ -102,12 +102,12 @@ def stored_objects() -> int:
     ids=["files-per-minute", "bytes-per-minute"],
 )
 def test_the_per_minute_limits_hold_across_a_big_batch(
-    database: Database, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None, limit: dict[str, str]
+    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None, limit: dict[str, str]
 ) -> None:
     # Given a person allowed 230 uploads (or 230,000 bytes) a minute, who has uploaded one file
     # of 1,000 bytes already
     quire = configure(database, fresh_redis_url(redis_server), tmp_path, **limit)
-    service.store_upload("earlier.txt", parts(1, size=1000)[0].stream, OWNER)
+    service.store_upload(quire.storage, quire.db, "earlier.txt", parts(1, size=1000)[0].stream, OWNER)
     # When they send a batch of 240 documents of 1,000 bytes
     submitted = submit(quire, parts(FILES, size=1000))
     # Then 229 become jobs, and the rest are refused as over the per-minute limit, each named
@@ -116,8 +116,8 @@ def test_the_per_minute_limits_hold_across_a_big_batch(
     assert all(r.status == 429 and r.retry_after_s for r in submitted.rejected)
     assert [r.filename for r in submitted.rejected] == [f"doc-{i:04d}.txt" for i in range(229, FILES)]
     # And only the admitted uploads (and the earlier one) are on record, each whole
-    assert upload_rows() == 230
-    with session_scope() as session:
+    assert upload_rows(quire.db) == 230
+    with quire.db.session() as session:
         assert session.exec(select(func.count()).select_from(Upload).where(Upload.sha256 == "")).one() == 0
     # When the same person is then past the limit, a whole batch is refused as rate limited
     with pytest.raises(batches.NothingAccepted) as refused:
@@ -126,7 +126,7 @@ def test_the_per_minute_limits_hold_across_a_big_batch(
 
 
 def test_the_storage_quota_holds_across_a_big_batch(
-    database: Database, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
+    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
 ) -> None:
     # Given a quota of 220,000 bytes and documents of 1,000 bytes each
     quota_mb = str(220_000 / 1_048_576)
@@ -137,12 +137,12 @@ def test_the_storage_quota_holds_across_a_big_batch(
     assert {(r.status, r.reason.startswith("Your stored documents have reached")) for r in submitted.rejected} == {
         (413, True)
     }
-    assert upload_rows() == 220
+    assert upload_rows(quire.db) == 220
     assert stored_objects() == 220
 
 
 def test_a_batch_sent_while_redis_is_down_loses_nothing(
-    database: Database, tmp_path: Path, restore_env: None, monkeypatch: pytest.MonkeyPatch
+    database: ScratchDatabase, tmp_path: Path, restore_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(batches, "CHUNK_DOCUMENTS", SMALL_CHUNK)
     server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
@@ -156,7 +156,7 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
         assert len(submitted.jobs) == ACROSS
         assert not submitted.rejected
         ids = [job.job_id for job in submitted.jobs]
-        with session_scope() as session:
+        with quire.db.session() as session:
             jobs = session.exec(select(Job).where(col(Job.id).in_(ids))).all()
             events = session.exec(select(JobEvent).where(col(JobEvent.job_id).in_(ids))).all()
         assert {job.status for job in jobs} == {JobStatus.QUEUED}
@@ -164,9 +164,9 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
         assert sorted(e.job_id for e in events if e.type == EventType.QUEUED) == sorted(ids)
         # Then once Redis is back (empty), recovery publishes every one of them
         server = EmbeddedRedis(server.directory, port=server.port, persistent=False).start()
-        report = recover_once(quire.dispatcher)
+        report = recover_once(quire.db, quire.dispatcher)
         assert report.republished == ACROSS
-        with session_scope() as session:
+        with quire.db.session() as session:
             message_ids = session.exec(select(Job.message_id).where(col(Job.id).in_(ids))).all()
         assert quire.dispatcher.held([m or "" for m in message_ids]) == [True] * ACROSS
     finally:
@@ -174,13 +174,13 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
 
 
 def test_a_retried_batch_answers_the_same_batch_and_stores_nothing_again(
-    database: Database, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
+    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
 ) -> None:
     redis_url = fresh_redis_url(redis_server)
     quire = configure(database, redis_url, tmp_path)
     files = parts(FILES)
     first = submit(quire, files, key="month-1")
-    uploads, objects = upload_rows(), stored_objects()
+    uploads, objects = upload_rows(quire.db), stored_objects()
     # When the client sends the same request again with the same key
     for part in files:
         part.stream.seek(0)
@@ -189,8 +189,8 @@ def test_a_retried_batch_answers_the_same_batch_and_stores_nothing_again(
     assert (again.batch.id, again.created, first.created) == (first.batch.id, False, True)
     assert [j.job_id for j in again.jobs] == [j.job_id for j in first.jobs]
     assert len(first.jobs) == FILES
-    assert (upload_rows(), stored_objects()) == (uploads, objects) == (FILES, FILES)
-    with session_scope() as session:
+    assert (upload_rows(quire.db), stored_objects()) == (uploads, objects) == (FILES, FILES)
+    with quire.db.session() as session:
         message_ids = session.exec(select(Job.message_id).where(Job.owner_id == OWNER)).all()
     assert len(message_ids) == FILES
     # And each job's message went out once, in the pipelines after each chunk's commit

@@ -11,7 +11,7 @@ import redis
 from dramatiq.common import dq_name
 from dramatiq.message import Message
 
-from backend.tests.conftest import Database
+from backend.tests.conftest import ScratchDatabase
 from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import Stack, child_pids, document, event_types, running
 from quire.queue.broker import QUEUE, KeyedByMessageId, RedisBroker, RedisQueue, create_broker
@@ -90,7 +90,7 @@ def test_an_isolated_attempt_ends_when_its_worker_is_killed(stack: Stack) -> Non
     assert [e["code"] for e in view["errors"]] == ["worker_lost"]  # the second loss is not charged yet
 
 
-def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: Database, tmp_path: Path) -> None:
+def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: ScratchDatabase, tmp_path: Path) -> None:
     server = EmbeddedRedis(tmp_path / "redis", persistent=True).start()
     stack = Stack(tmp_path, database, server.url)
     restarted = None
@@ -117,7 +117,7 @@ def test_job_accepted_while_redis_is_down_runs_when_it_returns(database: Databas
             restarted.stop()
 
 
-def test_queued_jobs_survive_redis_restarting_empty(database: Database, tmp_path: Path) -> None:
+def test_queued_jobs_survive_redis_restarting_empty(database: ScratchDatabase, tmp_path: Path) -> None:
     server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
     stack = Stack(tmp_path, database, server.url)
     restarted = None

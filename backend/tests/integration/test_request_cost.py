@@ -15,46 +15,53 @@ import pytest
 from litestar.testing import TestClient
 from sqlalchemy import event
 
-from backend.tests.conftest import Database
+from backend.tests.conftest import ScratchDatabase
 from backend.tests.integration.conftest import fresh_redis_url
+from quire.bootstrap import Quire
+from quire.db import Database
 from quire.queue.embedded_redis import EmbeddedRedis
 
 PASSWORD = "a long enough password"
 
 
 @pytest.fixture
-def app_env(
-    database: Database, redis_server: EmbeddedRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[dict[str, str]]:
-    """The web app in this process on a migrated database, with an account, its token and a job."""
-    from quire.accounts import service as accounts
+def app_quire(
+    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Quire]:
+    """What the web app in this process runs on: a migrated database, a fresh Redis and data directory."""
     from quire.bootstrap import bootstrap
-    from quire.db import dispose_engine
-    from quire.jobs import service
     from quire.migrations import upgrade
-    from quire.settings import get_settings
+    from quire.settings import Settings
 
     monkeypatch.setenv("QUIRE_DATABASE_URL", database.url)
     monkeypatch.setenv("QUIRE_REDIS_URL", fresh_redis_url(redis_server))
     monkeypatch.setenv("QUIRE_DATA_DIR", str(tmp_path / "data"))
-    get_settings.cache_clear()
-    dispose_engine()
     upgrade(database.url)
-    owner = accounts.create_user("owner@example.com", PASSWORD)
-    _, token = accounts.create_token(owner.user_id, "test")
-    upload = service.store_upload("a.txt", io.BytesIO(b"A document with a sentence."), owner.user_id)
-    dispatcher = bootstrap(get_settings()).dispatcher
-    job_id = service.submit(dispatcher, "document_summary", upload, service.Limits(), owner.user_id).job.id
-    yield {"token": token, "job_id": job_id, "owner_id": owner.user_id}
-    dispose_engine()
-    get_settings.cache_clear()
+    quire = bootstrap(Settings())
+    yield quire
+    quire.db.dispose()
 
 
-def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+@pytest.fixture
+def app_env(app_quire: Quire) -> dict[str, str]:
+    """An account, its token and a job."""
+    from quire.accounts import service as accounts
+    from quire.jobs import service
+
+    owner = accounts.create_user(app_quire.db, "owner@example.com", PASSWORD)
+    _, token = accounts.create_token(app_quire.db, owner.user_id, "test")
+    upload = service.store_upload(
+        app_quire.storage, app_quire.db, "a.txt", io.BytesIO(b"A document with a sentence."), owner.user_id
+    )
+    job_id = service.submit(
+        app_quire.db, app_quire.dispatcher, "document_summary", upload, service.Limits(), owner.user_id
+    ).job.id
+    return {"token": token, "job_id": job_id, "owner_id": owner.user_id}
+
+
+def counted(monkeypatch: pytest.MonkeyPatch, db: Database) -> dict[str, int]:
     """Count worker-thread trips (Quire's own, through anyio, and Litestar's for a sync handler)
     and database connections checked out of the pool."""
-    from quire.db import get_engine
-
     counts = {"trips": 0, "sessions": 0}
 
     def counting(run: Callable[..., Any]) -> Callable[..., Any]:
@@ -70,21 +77,21 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     monkeypatch.setattr(anyio.to_thread, "run_sync", counting(anyio.to_thread.run_sync))
     # Where Litestar's sync handlers go to a thread; if it moves, the counts below fail loudly.
     monkeypatch.setattr(litestar.utils.sync, "sync_to_thread", counting(litestar.utils.sync.sync_to_thread))
-    event.listen(get_engine(), "checkout", checkout)
+    event.listen(db.engine, "checkout", checkout)
     return counts
 
 
 @pytest.mark.parametrize("path", ["/ai-jobs/{job_id}", "/jobs/{job_id}/status"])
 def test_a_polled_view_is_one_thread_trip_and_one_session(
-    app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, path: str
+    app_quire: Quire, app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     from quire.app import create_app
 
-    with TestClient(create_app()) as client:
+    with TestClient(create_app(app_quire)) as client:
         url = path.format(job_id=app_env["job_id"])
         bearer = {"Authorization": f"Bearer {app_env['token']}"}
         assert client.get(url, headers=bearer).status_code == 200  # warm: the view is cached
-        counts = counted(monkeypatch)
+        counts = counted(monkeypatch, app_quire.db)
         # When the owner asks for the job
         answer = client.get(url, headers=bearer)
         # Then it is answered from one thread trip and one database session
@@ -104,13 +111,13 @@ beside_a_guarded_route = pytest.mark.parametrize(
 
 @beside_a_guarded_route
 def test_a_route_that_authenticates_itself_answers_as_the_middleware_does(
-    app_env: dict[str, str], path: str, guarded_path: str
+    app_quire: Quire, app_env: dict[str, str], path: str, guarded_path: str
 ) -> None:
     from quire.accounts import service as accounts
     from quire.app import create_app
 
     url, guarded_url = path.format(job_id=app_env["job_id"]), guarded_path.format(job_id=app_env["job_id"])
-    with TestClient(create_app()) as client:
+    with TestClient(create_app(app_quire)) as client:
         for headers in [
             {},
             {"Authorization": "Bearer not-a-token"},
@@ -129,33 +136,33 @@ def test_a_route_that_authenticates_itself_answers_as_the_middleware_does(
             else:
                 assert here.headers["location"].split("?")[0] == guarded.headers["location"].split("?")[0] == "/login"
         # And another person's job does not exist for them
-        other = accounts.create_user("other@example.com", PASSWORD)
-        _, token = accounts.create_token(other.user_id, "test")
+        other = accounts.create_user(app_quire.db, "other@example.com", PASSWORD)
+        _, token = accounts.create_token(app_quire.db, other.user_id, "test")
         assert client.get(url, headers={"Authorization": f"Bearer {token}"}).status_code == 404
 
 
 @beside_a_guarded_route
 def test_revoked_tokens_and_old_sessions_stop_working_here_too(
-    app_env: dict[str, str], path: str, guarded_path: str
+    app_quire: Quire, app_env: dict[str, str], path: str, guarded_path: str
 ) -> None:
     from quire.accounts import service as accounts
     from quire.app import create_app
 
     url, guarded_url = path.format(job_id=app_env["job_id"]), guarded_path.format(job_id=app_env["job_id"])
     owner = app_env["owner_id"]
-    with TestClient(create_app()) as browser, TestClient(create_app()) as program:
+    with TestClient(create_app(app_quire)) as browser, TestClient(create_app(app_quire)) as program:
         # Given a browser signed in through the login form, and a second token of the owner's
         browser.get("/login")
         form = {"email": "owner@example.com", "password": PASSWORD, "_csrf_token": browser.cookies["quire_csrf"]}
         assert browser.post("/login", data=form, follow_redirects=False).status_code == 303
-        token, secret = accounts.create_token(owner, "second")
+        token, secret = accounts.create_token(app_quire.db, owner, "second")
         bearer = {"Authorization": f"Bearer {secret}"}
         # Then both see the job
         assert browser.get(url).status_code == 200
         assert program.get(url, headers=bearer).status_code == 200
         # When the token is revoked and the password changed elsewhere
-        assert accounts.revoke_token(owner, token.id)
-        accounts.change_password(owner, PASSWORD, "another long enough password")
+        assert accounts.revoke_token(app_quire.db, owner, token.id)
+        accounts.change_password(app_quire.db, owner, PASSWORD, "another long enough password")
         # Then neither works any more, here as on a route the middleware guards
         for client, headers in [(program, bearer), (browser, {"Accept": "text/html"}), (browser, {})]:
             here = client.get(url, headers=headers, follow_redirects=False)

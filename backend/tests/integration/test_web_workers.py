@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.tests.conftest import Database, make_database
+from backend.tests.conftest import ScratchDatabase, make_database
 from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import PASSWORD, Stack, child_pids
 from quire.queue.embedded_redis import EmbeddedRedis
@@ -17,7 +17,7 @@ from quire.queue.embedded_redis import EmbeddedRedis
 
 @pytest.fixture
 def two_process_web(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[Stack]:
-    database: Database = make_database("sqlite", tmp_path)
+    database: ScratchDatabase = make_database("sqlite", tmp_path)
     stack = Stack(tmp_path, database, fresh_redis_url(redis_server), QUIRE_LOGIN_ATTEMPTS_PER_MINUTE="3")
     try:
         stack.start_web(workers=2)

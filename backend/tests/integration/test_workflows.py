@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from backend.tests.conftest import Database, make_database
+from backend.tests.conftest import ScratchDatabase, make_database
 from backend.tests.documents import make_invoices, render
 from backend.tests.integration.conftest import fresh_redis_url, running_stack
 from backend.tests.integration.fake_openai import API_KEY, FakeOpenAI
@@ -254,7 +254,7 @@ def test_hostile_xml_ends_in_invalid_input_and_the_worker_carries_on(local_stack
 
 @pytest.mark.postgres
 def test_a_slow_model_call_holds_no_database_connection(redis_server: EmbeddedRedis, tmp_path: Path) -> None:
-    database: Database = make_database("postgresql", tmp_path)
+    database: ScratchDatabase = make_database("postgresql", tmp_path)
     stack = Stack(tmp_path, database, fresh_redis_url(redis_server))
     try:
         stack.start()

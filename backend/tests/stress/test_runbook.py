@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from backend.tests.conftest import Database, make_database
+from backend.tests.conftest import ScratchDatabase, make_database
 from backend.tests.documents import encrypted_pdf, pdf_bytes
 from backend.tests.integration.stack import TERMINAL, Stack, child_pids, document, memory_kb
 from backend.tests.stress.conftest import FULL, scale
@@ -42,7 +42,7 @@ def private_stack(
     backend: str, tmp_path: Path, persistent: bool = False, **env: str
 ) -> Iterator[tuple[Stack, EmbeddedRedis]]:
     """A running web app on its own database and its own Redis, removed afterwards."""
-    database: Database = make_database(backend, tmp_path)
+    database: ScratchDatabase = make_database(backend, tmp_path)
     redis_server = EmbeddedRedis(tmp_path / "redis", persistent=persistent).start()
     stack = Stack(tmp_path, database, redis_server.url, **{**STRESS_ENV, **env})
     try:

@@ -1,4 +1,5 @@
-"""Unit-test fixtures: the process's own engine pointed at a fresh, migrated database."""
+"""Unit-test fixtures: a fresh, migrated database, and the handles the code is given to reach it
+and the files (`db`, `storage`), as the bootstrap would build them."""
 
 from __future__ import annotations
 
@@ -7,20 +8,32 @@ from collections.abc import Iterator
 
 import pytest
 
-from backend.tests.conftest import Database
+from backend.tests.conftest import ScratchDatabase
+from quire.db import Database
+from quire.documents.storage import Storage, configured_storage
+from quire.settings import Settings, get_settings
 
 
 @pytest.fixture
-def migrated(database: Database) -> Iterator[Database]:
-    from quire.db import dispose_engine
+def migrated(database: ScratchDatabase) -> Iterator[ScratchDatabase]:
     from quire.migrations import upgrade
-    from quire.settings import get_settings
 
+    # For what still reads the settings from the environment (a bootstrap in a test, say).
     os.environ["QUIRE_DATABASE_URL"] = database.url
     get_settings.cache_clear()
-    dispose_engine()
     upgrade(database.url)
     yield database
-    dispose_engine()
     os.environ.pop("QUIRE_DATABASE_URL", None)
     get_settings.cache_clear()
+
+
+@pytest.fixture
+def db(migrated: ScratchDatabase) -> Iterator[Database]:
+    opened = Database(migrated.url)
+    yield opened
+    opened.dispose()
+
+
+@pytest.fixture
+def storage() -> Storage:
+    return configured_storage(Settings())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from argon2 import PasswordHasher
 
-from backend.tests.conftest import Database
 from quire.accounts import service
+from quire.db import Database
 
 
 class CountingHasher(PasswordHasher):
@@ -19,15 +19,15 @@ class CountingHasher(PasswordHasher):
         return super().hash(password, salt=salt)
 
 
-def test_a_taken_email_is_hashed_as_a_new_one_is(migrated: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_taken_email_is_hashed_as_a_new_one_is(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     # Given an account, and a hasher that counts its work
-    service.create_user("taken@example.com", "a long enough password")
+    service.create_user(db, "taken@example.com", "a long enough password")
     hasher = CountingHasher()
     monkeypatch.setattr(service, "_hasher", hasher)
     # When someone signs up with the same email in another letter case
     with pytest.raises(service.EmailTaken):
-        service.create_user("Taken@Example.com", "another long password")
+        service.create_user(db, "Taken@Example.com", "another long password")
     # Then the password was hashed all the same (no shortcut that a stopwatch could tell apart)
     assert hasher.hashed == 1
-    service.create_user("new@example.com", "a long enough password")
+    service.create_user(db, "new@example.com", "a long enough password")
     assert hasher.hashed == 2

@@ -8,15 +8,16 @@ from datetime import timedelta
 
 import pytest
 
-from backend.tests.conftest import Database
+from backend.tests.conftest import ScratchDatabase
 from backend.tests.unit.test_states import force, make_job
+from quire.db import Database
 from quire.jobs import service
 from quire.jobs.models import utcnow
 from quire.settings import get_settings
 
 
 @pytest.fixture
-def limit_10s(migrated: Database) -> Iterator[None]:
+def limit_10s(migrated: ScratchDatabase) -> Iterator[None]:
     os.environ["QUIRE_ADMISSION_MAX_QUEUE_AGE_S"] = "10"
     get_settings.cache_clear()
     yield
@@ -24,24 +25,24 @@ def limit_10s(migrated: Database) -> Iterator[None]:
     get_settings.cache_clear()
 
 
-def test_refuses_while_the_oldest_ready_job_waited_too_long(limit_10s: None) -> None:
-    admission = service.Admission()
+def test_refuses_while_the_oldest_ready_job_waited_too_long(db: Database, limit_10s: None) -> None:
+    admission = service.Admission(db)
     admission.admit()  # an empty queue admits
-    job = make_job()
-    force(job.id, available_at=utcnow() - timedelta(seconds=30))
+    job = make_job(db)
+    force(db, job.id, available_at=utcnow() - timedelta(seconds=30))
     admission.last_age = None
     with pytest.raises(service.Overloaded) as refused:
         admission.admit()
     assert 1 <= refused.value.retry_after_s <= 300
     # A refusal is never remembered: once the job is gone, the next submission is admitted.
-    force(job.id, status="completed")
+    force(db, job.id, status="completed")
     admission.admit()
 
 
-def test_a_recent_read_admits_only_while_its_bound_holds(limit_10s: None) -> None:
-    admission = service.Admission()
-    job = make_job()
-    force(job.id, available_at=utcnow() - timedelta(seconds=30))
+def test_a_recent_read_admits_only_while_its_bound_holds(db: Database, limit_10s: None) -> None:
+    admission = service.Admission(db)
+    job = make_job(db)
+    force(db, job.id, available_at=utcnow() - timedelta(seconds=30))
     # A read from 0.5 s ago that found the oldest job 2 s old bounds its age now by 2.5 s: admitted
     # without looking again, though the job in the database is older.
     admission.last_age = (service.time.monotonic() - 0.5, 2.0)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 from sqlmodel import Session, select
 
-from backend.tests.conftest import Database
-from quire.db import session_scope
+from quire.db import Database
 from quire.documents.archive import ArchiveLimits, ArchiveRefused, Member, Refusal, is_archive, members
+from quire.documents.storage import Storage
 from quire.errors import StorageUnavailable
 from quire.jobs import batches, service
 from quire.jobs.batches import BatchCompletion, Part, submit_batch
@@ -124,88 +125,90 @@ def test_formula_escaping(text: str, shown: str) -> None:
     assert escape_formula(text) == shown
 
 
-def _batch_of(dispatcher: Dispatcher, count: int) -> tuple[str, list[str]]:
+def _batch_of(db: Database, dispatcher: Dispatcher, count: int) -> tuple[str, list[str]]:
     batch = Batch(owner_id="owner", workflow="document_summary", sealed_at=utcnow())
-    with session_scope() as session:
+    with db.session() as session:
         session.add(batch)
     jobs = []
     for i in range(count):
         upload = Upload(owner_id="owner", filename=f"{i}.txt", size=1, sha256="0" * 64, content_type="text/plain")
-        jobs.append(service.submit(dispatcher, "document_summary", upload, service.Limits(), batch_id=batch.id).job.id)
+        jobs.append(
+            service.submit(db, dispatcher, "document_summary", upload, service.Limits(), batch_id=batch.id).job.id
+        )
     return batch.id, jobs
 
 
-def _listening() -> tuple[Dispatcher, BatchCompletion, list[str]]:
+def _listening(db: Database) -> tuple[Dispatcher, BatchCompletion, list[str]]:
     """A dispatcher whose after-commit hook checks batches, and the ids of the batches heard finishing."""
     dispatcher = Dispatcher(InMemoryQueue())
-    completion = BatchCompletion()
+    completion = BatchCompletion(db)
     dispatcher.on_commit(completion)
     heard: list[str] = []
     completion.on_completed(lambda _session, batch: heard.append(batch.id))
     return dispatcher, completion, heard
 
 
-def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(migrated: Database) -> None:
+def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(db: Database) -> None:
     # Given a sealed batch of two jobs, and a listener on the dispatcher's after-commit hook
-    dispatcher, completion, heard = _listening()
-    batch_id, (first, second) = _batch_of(dispatcher, 2)
+    dispatcher, completion, heard = _listening(db)
+    batch_id, (first, second) = _batch_of(db, dispatcher, 2)
     # When the first job ends, the batch is not finished
-    service.cancel(dispatcher, first)
+    service.cancel(db, dispatcher, first)
     assert heard == []
     # When the last one ends, the listener hears it once
-    service.cancel(dispatcher, second)
+    service.cancel(db, dispatcher, second)
     assert heard == [batch_id]
     assert completion.check(batch_id) is False
     # When a job is replayed and ends again, the batch finishes a second time
-    service.replay(dispatcher, first)
-    service.cancel(dispatcher, first)
+    service.replay(db, dispatcher, first)
+    service.cancel(db, dispatcher, first)
     assert heard == [batch_id, batch_id]
 
 
-def test_the_list_of_someones_batches_counts_each_from_its_jobs(migrated: Database) -> None:
+def test_the_list_of_someones_batches_counts_each_from_its_jobs(db: Database) -> None:
     # Someone with no batches gets an empty list
-    assert batches.owner_batches("owner") == []
+    assert batches.owner_batches(db, "owner") == []
     # Given two batches: one with a job done and one queued, one with both jobs done
     dispatcher = Dispatcher(InMemoryQueue())
-    running, (done, _queued) = _batch_of(dispatcher, 2)
-    service.cancel(dispatcher, done)
-    finished, jobs = _batch_of(dispatcher, 2)
+    running, (done, _queued) = _batch_of(db, dispatcher, 2)
+    service.cancel(db, dispatcher, done)
+    finished, jobs = _batch_of(db, dispatcher, 2)
     for job_id in jobs:
-        service.cancel(dispatcher, job_id)
+        service.cancel(db, dispatcher, job_id)
     # Then each is counted from its own jobs, newest first, on SQLite and PostgreSQL alike
-    listed = {b.batch_id: b for b in batches.owner_batches("owner")}
-    assert [b.batch_id for b in batches.owner_batches("owner")] == [finished, running]
+    listed = {b.batch_id: b for b in batches.owner_batches(db, "owner")}
+    assert [b.batch_id for b in batches.owner_batches(db, "owner")] == [finished, running]
     assert (listed[running].status, listed[running].done, listed[running].total) == ("running", 1, 2)
     assert (listed[finished].status, listed[finished].done, listed[finished].total) == ("completed", 2, 2)
-    assert batches.owner_batches("someone else") == []
+    assert batches.owner_batches(db, "someone else") == []
 
 
-def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(migrated: Database) -> None:
-    dispatcher, _completion, heard = _listening()
-    batch_id, (first, second) = _batch_of(dispatcher, 2)
-    service.cancel(dispatcher, first)
+def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(db: Database, storage: Storage) -> None:
+    dispatcher, _completion, heard = _listening(db)
+    batch_id, (first, second) = _batch_of(db, dispatcher, 2)
+    service.cancel(db, dispatcher, first)
     # When the other, still queued, is deleted, the batch is finished then, not at the next recovery pass
-    assert service.delete(dispatcher, second)
+    assert service.delete(storage, db, dispatcher, second)
     assert heard == [batch_id]
 
 
-def test_a_batch_is_not_finished_while_it_is_still_being_admitted(migrated: Database) -> None:
-    dispatcher, completion, heard = _listening()
-    batch_id, (job,) = _batch_of(dispatcher, 1)
-    with session_scope() as session:
+def test_a_batch_is_not_finished_while_it_is_still_being_admitted(db: Database) -> None:
+    dispatcher, completion, heard = _listening(db)
+    batch_id, (job,) = _batch_of(db, dispatcher, 1)
+    with db.session() as session:
         session.get_one(Batch, batch_id).sealed_at = None
-    service.cancel(dispatcher, job)
+    service.cancel(db, dispatcher, job)
     assert heard == []
-    with session_scope() as session:
+    with db.session() as session:
         session.get_one(Batch, batch_id).sealed_at = utcnow()
     assert completion.check(batch_id) is True
     assert heard == [batch_id]
 
 
-def test_a_listener_that_fails_leaves_the_batch_unmarked_for_recovery(migrated: Database) -> None:
+def test_a_listener_that_fails_leaves_the_batch_unmarked_for_recovery(db: Database) -> None:
     # Given a batch whose completion listener fails the first time it is called
     dispatcher = Dispatcher(InMemoryQueue())
-    completion = BatchCompletion()
+    completion = BatchCompletion(db)
     dispatcher.on_commit(completion)
     calls: list[str] = []
     after_commit: list[str] = []
@@ -220,32 +223,32 @@ def test_a_listener_that_fails_leaves_the_batch_unmarked_for_recovery(migrated: 
         return lambda: after_commit.append(batch.id)
 
     completion.on_completed(listener)
-    batch_id, (job,) = _batch_of(dispatcher, 1)
+    batch_id, (job,) = _batch_of(db, dispatcher, 1)
     # When its last job ends, the failure undoes the mark and what the listener wrote with it
-    service.cancel(dispatcher, job)
-    with session_scope() as session:
+    service.cancel(db, dispatcher, job)
+    with db.session() as session:
         assert session.get_one(Batch, batch_id).completed_at is None
         assert session.exec(select(Upload).where(Upload.filename == "written-with-it.txt")).all() == []
     assert after_commit == []
     # Then recovery marks it, with what the listener records, and runs its after-commit step once
     assert completion.finish_unmarked() == 1
     assert completion.finish_unmarked() == 0
-    with session_scope() as session:
+    with db.session() as session:
         assert session.get_one(Batch, batch_id).completed_at is not None
         assert len(session.exec(select(Upload).where(Upload.filename == "written-with-it.txt")).all()) == 1
     assert after_commit == [batch_id]
 
 
-def test_recovery_marks_a_batch_whose_last_job_ended_in_a_process_that_died(migrated: Database) -> None:
+def test_recovery_marks_a_batch_whose_last_job_ended_in_a_process_that_died(db: Database) -> None:
     # Given a batch whose last job ended without the after-commit hook (its process died)
-    completion = BatchCompletion()
+    completion = BatchCompletion(db)
     heard: list[str] = []
     completion.on_completed(lambda _session, batch: heard.append(batch.id))
-    batch_id, (job,) = _batch_of(Dispatcher(InMemoryQueue()), 1)
-    service.cancel(Dispatcher(InMemoryQueue()), job)
+    batch_id, (job,) = _batch_of(db, Dispatcher(InMemoryQueue()), 1)
+    service.cancel(db, Dispatcher(InMemoryQueue()), job)
     assert heard == []
     # Then the recovery pass marks it once; a batch still running is left alone
-    _running, _ = _batch_of(Dispatcher(InMemoryQueue()), 1)
+    _running, _ = _batch_of(db, Dispatcher(InMemoryQueue()), 1)
     assert completion.finish_unmarked() == 1
     assert heard == [batch_id]
     assert completion.finish_unmarked() == 0
@@ -257,7 +260,7 @@ def _documents(count: int) -> list[Part]:
 
 @pytest.mark.parametrize("fails_at", [1, 3])
 def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
-    migrated: Database, monkeypatch: pytest.MonkeyPatch, fails_at: int
+    db: Database, storage: Storage, monkeypatch: pytest.MonkeyPatch, fails_at: int
 ) -> None:
     # Given storage that fails on the `fails_at`th document, admitted one chunk per document
     monkeypatch.setattr(batches, "CHUNK_DOCUMENTS", 1)
@@ -265,20 +268,20 @@ def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
     stored: list[int] = []
     store_reserved = service.store_reserved
 
-    def failing(upload: Upload, stream: io.BytesIO) -> None:
+    def failing(storage: Storage, upload: Upload, stream: io.BytesIO) -> None:
         stored.append(1)
         if len(stored) == fails_at:
             raise StorageUnavailable("the bucket went away")
-        store_reserved(upload, stream)
+        store_reserved(storage, upload, stream)
 
     monkeypatch.setattr(service, "store_reserved", failing)
     dispatcher = Dispatcher(InMemoryQueue())
-    completion = BatchCompletion()
+    completion = BatchCompletion(db)
     dispatcher.on_commit(completion)
     # When a batch of four is submitted, the caller hears of the failure
     with pytest.raises(StorageUnavailable):
-        submit_batch(dispatcher, completion, "document_summary", _documents(4), "owner")
-    with session_scope() as session:
+        submit_batch(storage, db, dispatcher, completion, "document_summary", _documents(4), "owner")
+    with db.session() as session:
         kept = session.exec(select(Batch)).all()
         jobs = session.exec(select(Job)).all()
     # Then the documents admitted before it run in a sealed batch, which can complete
@@ -290,14 +293,12 @@ def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
     assert batch.sealed_at is not None
     assert {job.batch_id for job in jobs} == {batch.id}
     for job in jobs:
-        service.cancel(dispatcher, job.id)
-    with session_scope() as session:
+        service.cancel(db, dispatcher, job.id)
+    with db.session() as session:
         assert session.get_one(Batch, batch.id).completed_at is not None
 
 
-def test_an_invoice_result_storage_could_not_give_is_tried_again_not_remembered_as_none(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_invoice_result_storage_could_not_give_is_tried_again_not_remembered_as_none() -> None:
     # Given an invoice result whose storage is down at the first read
     body = b'{"result": {"vendor": "Acme Ltd", "total": "10.00", "needs_review": ["tax"]}}'
     reads: list[str] = []
@@ -309,10 +310,9 @@ def test_an_invoice_result_storage_could_not_give_is_tried_again_not_remembered_
                 raise StorageUnavailable("the bucket cannot be reached")
             return body
 
-    monkeypatch.setattr("quire.jobs.results.get_storage", Flaky)
     artifact = Artifact(job_id="j", name="invoice_summary.json", storage_key="artifacts/j/invoice_summary.json",
                         size=len(body), sha256="1" * 64, content_type="application/json", primary=True)  # fmt: skip
-    cache = ResultCache()
+    cache = ResultCache(cast(Storage, Flaky()))
     # Then the first read says nothing, and the next one, storage back, reads it and keeps it
     assert cache.result(artifact) == NO_RESULT
     assert cache.result(artifact).needs_review == ("tax",)

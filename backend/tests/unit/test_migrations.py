@@ -10,11 +10,11 @@ from sqlmodel import SQLModel
 import quire.accounts.models
 import quire.jobs.models
 import quire.webhooks.models  # noqa: F401
-from backend.tests.conftest import Database
+from backend.tests.conftest import ScratchDatabase
 from quire.migrations import upgrade
 
 
-def test_migrated_schema_matches_models(database: Database) -> None:
+def test_migrated_schema_matches_models(database: ScratchDatabase) -> None:
     # Given an empty database, when every migration is applied
     upgrade(database.url)
     engine = create_engine(database.url, poolclass=pool.NullPool)
@@ -26,6 +26,6 @@ def test_migrated_schema_matches_models(database: Database) -> None:
     engine.dispose()
 
 
-def test_upgrade_twice_is_harmless(database: Database) -> None:
+def test_upgrade_twice_is_harmless(database: ScratchDatabase) -> None:
     upgrade(database.url)
     upgrade(database.url)

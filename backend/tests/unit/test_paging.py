@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from backend.tests.conftest import Database
 from backend.tests.unit.test_states import force, make_job
+from quire.db import Database
 from quire.jobs import operations, store
 from quire.jobs.models import utcnow
 from quire.jobs.paging import InvalidCursor, decode_cursor, encode_cursor
@@ -19,18 +19,18 @@ def test_a_cursor_quire_did_not_make_is_refused(cursor: str) -> None:
         decode_cursor(cursor)
 
 
-def test_both_lists_page_the_same_way_and_refuse_the_same_cursor(migrated: Database) -> None:
-    jobs = [make_job() for _ in range(3)]
+def test_both_lists_page_the_same_way_and_refuse_the_same_cursor(db: Database) -> None:
+    jobs = [make_job(db) for _ in range(3)]
     for age, job in enumerate(jobs):
-        force(job.id, owner_id=None, created_at=utcnow() - timedelta(minutes=age))
-    first = store.list_jobs(None, every_owner=True, limit=2)
-    items, cursor = operations.search(operations.JobFilter(), limit=2)
+        force(db, job.id, owner_id=None, created_at=utcnow() - timedelta(minutes=age))
+    first = store.list_jobs(db, None, every_owner=True, limit=2)
+    items, cursor = operations.search(db, operations.JobFilter(), limit=2)
     assert first.next_cursor == cursor
     assert [i.job_id for i in first.items] == [i.job_id for i in items] == [jobs[0].id, jobs[1].id]
-    assert [i.job_id for i in store.list_jobs(None, every_owner=True, cursor=cursor).items] == [jobs[2].id]
+    assert [i.job_id for i in store.list_jobs(db, None, every_owner=True, cursor=cursor).items] == [jobs[2].id]
     assert decode_cursor(cursor or "")[1] == jobs[1].id
-    assert encode_cursor(store.get_job(jobs[1].id)) == cursor  # type: ignore[arg-type]
+    assert encode_cursor(store.get_job(db, jobs[1].id)) == cursor  # type: ignore[arg-type]
     with pytest.raises(InvalidCursor):
-        store.list_jobs(None, every_owner=True, cursor="garbage")
+        store.list_jobs(db, None, every_owner=True, cursor="garbage")
     with pytest.raises(InvalidCursor):
-        operations.search(operations.JobFilter(), cursor="garbage")
+        operations.search(db, operations.JobFilter(), cursor="garbage")

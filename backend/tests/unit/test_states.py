@@ -9,8 +9,7 @@ import pytest
 from sqlalchemy import update
 from sqlmodel import col
 
-from backend.tests.conftest import Database
-from quire.db import session_scope
+from quire.db import Database
 from quire.errors import ErrorCode
 from quire.jobs import states
 from quire.jobs.models import Artifact, Job, JobStatus, utcnow
@@ -20,7 +19,7 @@ from quire.jobs.states import ALLOWED, AttemptRef
 WORKER = "worker-a"
 
 
-def make_job(status: JobStatus = JobStatus.QUEUED, attempt: int = 0) -> Job:
+def make_job(db: Database, status: JobStatus = JobStatus.QUEUED, attempt: int = 0) -> Job:
     job = Job(
         workflow="document_summary",
         workflow_version="1",
@@ -35,62 +34,65 @@ def make_job(status: JobStatus = JobStatus.QUEUED, attempt: int = 0) -> Job:
         deadline_s=60,
         deadline_at=utcnow() + timedelta(seconds=60),
     )
-    states.accept(job, "m-1")
-    force(job.id, status=status, attempt=attempt, worker_id=WORKER, lease_until=utcnow() - timedelta(seconds=1))
+    states.accept(db, job, "m-1")
+    force(db, job.id, status=status, attempt=attempt, worker_id=WORKER, lease_until=utcnow() - timedelta(seconds=1))
     return job
 
 
-def force(job_id: str, **values: object) -> None:
+def force(db: Database, job_id: str, **values: object) -> None:
     """Put a row in a given state directly, as only a test may."""
-    with session_scope() as session:
+    with db.session() as session:
         session.execute(update(Job).where(col(Job.id) == job_id).values(**values))
 
 
-def current(job_id: str) -> Job:
-    with session_scope() as session:
+def current(db: Database, job_id: str) -> Job:
+    with db.session() as session:
         job = session.get(Job, job_id)
         assert job is not None
         return job
 
 
-def event_types(job_id: str) -> list[str]:
-    with session_scope() as session:
+def event_types(db: Database, job_id: str) -> list[str]:
+    with db.session() as session:
         return [e.type for e in states.events_of(session, job_id)]
 
 
 REF = lambda job: AttemptRef(job.id, 1, WORKER)  # noqa: E731
 
 # Each transition: the states it may start from, and how to call it for a job at attempt 1.
-TRANSITIONS: dict[str, tuple[set[JobStatus], Callable[[Job], Job | None]]] = {
-    "claim": ({JobStatus.QUEUED}, lambda job: states.claim(job.id, WORKER, 30)),
-    "complete": ({JobStatus.RUNNING}, lambda job: states.complete(REF(job), [], {})),
-    "retry": ({JobStatus.RUNNING}, lambda job: states.retry(REF(job), ErrorCode.TIMEOUT, 0.1, "m-2", "again")),
-    "dead_letter": ({JobStatus.RUNNING}, lambda job: states.dead_letter(REF(job), ErrorCode.TIMEOUT, "x")),
-    "release_expired_lease": ({JobStatus.RUNNING}, lambda job: states.release_expired_lease(job.id, "m-3", True)),
-    "cancel": ({JobStatus.QUEUED, JobStatus.RUNNING}, lambda job: states.cancel(job.id)),
-    "replay": ({JobStatus.DEAD_LETTER, JobStatus.CANCELLED}, lambda job: states.replay(job.id, "m-4")),
+TRANSITIONS: dict[str, tuple[set[JobStatus], Callable[[Database, Job], Job | None]]] = {
+    "claim": ({JobStatus.QUEUED}, lambda db, job: states.claim(db, job.id, WORKER, 30)),
+    "complete": ({JobStatus.RUNNING}, lambda db, job: states.complete(db, REF(job), [], {})),
+    "retry": ({JobStatus.RUNNING}, lambda db, job: states.retry(db, REF(job), ErrorCode.TIMEOUT, 0.1, "m-2", "again")),
+    "dead_letter": ({JobStatus.RUNNING}, lambda db, job: states.dead_letter(db, REF(job), ErrorCode.TIMEOUT, "x")),
+    "release_expired_lease": (
+        {JobStatus.RUNNING},
+        lambda db, job: states.release_expired_lease(db, job.id, "m-3", True),
+    ),
+    "cancel": ({JobStatus.QUEUED, JobStatus.RUNNING}, lambda db, job: states.cancel(db, job.id)),
+    "replay": ({JobStatus.DEAD_LETTER, JobStatus.CANCELLED}, lambda db, job: states.replay(db, job.id, "m-4")),
 }
 
 
 @pytest.mark.parametrize("name", sorted(TRANSITIONS))
 @pytest.mark.parametrize("start", list(JobStatus))
-def test_each_transition_moves_only_from_its_states(migrated: Database, name: str, start: JobStatus) -> None:
+def test_each_transition_moves_only_from_its_states(db: Database, name: str, start: JobStatus) -> None:
     # Given a job sitting in `start` at attempt 1
     sources, call = TRANSITIONS[name]
-    job = make_job(start, attempt=1)
-    before_events = event_types(job.id)
+    job = make_job(db, start, attempt=1)
+    before_events = event_types(db, job.id)
     # When the transition is attempted
-    moved = call(job)
+    moved = call(db, job)
     # Then it happens exactly when the table allows it, and otherwise changes nothing at all
-    after = current(job.id)
+    after = current(db, job.id)
     if start in sources:
         assert moved is not None
         assert after.status in ALLOWED[start]
-        assert len(event_types(job.id)) == len(before_events) + 1
+        assert len(event_types(db, job.id)) == len(before_events) + 1
     else:
         assert moved is None
         assert after.status == start
-        assert event_types(job.id) == before_events
+        assert event_types(db, job.id) == before_events
 
 
 def test_table_matches_design() -> None:
@@ -101,180 +103,180 @@ def test_table_matches_design() -> None:
         states._check([JobStatus.COMPLETED], JobStatus.QUEUED)
 
 
-def test_a_fenced_out_attempt_changes_nothing(migrated: Database) -> None:
+def test_a_fenced_out_attempt_changes_nothing(db: Database) -> None:
     # Given a job whose attempt 1 timed out and attempt 2 now runs on another worker
-    job = make_job(JobStatus.RUNNING, attempt=2)
-    force(job.id, worker_id="worker-b")
+    job = make_job(db, JobStatus.RUNNING, attempt=2)
+    force(db, job.id, worker_id="worker-b")
     # When the late attempt 1 tries to complete, retry or dead-letter it
     stale = AttemptRef(job.id, 1, WORKER)
     artifact = Artifact(job_id=job.id, name="x.json", storage_key="k", size=1, sha256="0" * 64, content_type="a/b")
-    assert states.complete(stale, [artifact], {}) is None
-    assert states.retry(stale, ErrorCode.TIMEOUT, 0, "m", "d") is None
-    assert states.dead_letter(stale, ErrorCode.TIMEOUT, "d") is None
+    assert states.complete(db, stale, [artifact], {}) is None
+    assert states.retry(db, stale, ErrorCode.TIMEOUT, 0, "m", "d") is None
+    assert states.dead_letter(db, stale, ErrorCode.TIMEOUT, "d") is None
     # Then the record still belongs to attempt 2 and no artifact was published
-    after = current(job.id)
+    after = current(db, job.id)
     assert (after.status, after.attempt, after.worker_id) == (JobStatus.RUNNING, 2, "worker-b")
-    with session_scope() as session:
+    with db.session() as session:
         assert session.get(Artifact, (job.id, "x.json")) is None
 
 
-def test_claim_waits_for_backoff_and_counts_attempts(migrated: Database) -> None:
-    job = make_job(JobStatus.QUEUED)
-    force(job.id, available_at=utcnow() + timedelta(seconds=30))
-    assert states.claim(job.id, WORKER, 30) is None
-    force(job.id, available_at=utcnow())
-    claimed = states.claim(job.id, WORKER, 30)
+def test_claim_waits_for_backoff_and_counts_attempts(db: Database) -> None:
+    job = make_job(db, JobStatus.QUEUED)
+    force(db, job.id, available_at=utcnow() + timedelta(seconds=30))
+    assert states.claim(db, job.id, WORKER, 30) is None
+    force(db, job.id, available_at=utcnow())
+    claimed = states.claim(db, job.id, WORKER, 30)
     assert claimed is not None
     assert (claimed.attempt, claimed.worker_id, claimed.status) == (1, WORKER, JobStatus.RUNNING)
-    assert states.claim(job.id, "worker-b", 30) is None
+    assert states.claim(db, job.id, "worker-b", 30) is None
 
 
-def test_live_lease_is_not_released(migrated: Database) -> None:
-    job = make_job(JobStatus.RUNNING, attempt=1)
-    force(job.id, lease_until=utcnow() + timedelta(seconds=30))
-    assert states.release_expired_lease(job.id, "m", True) is None
-    assert states.extend_leases(WORKER, [job.id], 30) == 1
-    assert states.extend_leases("someone-else", [job.id], 30) == 0
+def test_live_lease_is_not_released(db: Database) -> None:
+    job = make_job(db, JobStatus.RUNNING, attempt=1)
+    force(db, job.id, lease_until=utcnow() + timedelta(seconds=30))
+    assert states.release_expired_lease(db, job.id, "m", True) is None
+    assert states.extend_leases(db, WORKER, [job.id], 30) == 1
+    assert states.extend_leases(db, "someone-else", [job.id], 30) == 0
 
 
-def test_lost_attempt_without_budget_is_dead_lettered(migrated: Database) -> None:
-    job = make_job(JobStatus.RUNNING, attempt=3)
-    moved = states.release_expired_lease(job.id, "m", budget_left=False)
+def test_lost_attempt_without_budget_is_dead_lettered(db: Database) -> None:
+    job = make_job(db, JobStatus.RUNNING, attempt=3)
+    moved = states.release_expired_lease(db, job.id, "m", budget_left=False)
     assert moved is not None
     assert moved.status == JobStatus.DEAD_LETTER
-    assert event_types(job.id)[-1] == "dead_letter"
+    assert event_types(db, job.id)[-1] == "dead_letter"
 
 
-def test_replay_renews_budget_and_deadline(migrated: Database) -> None:
-    job = make_job(JobStatus.DEAD_LETTER, attempt=3)
-    force(job.id, deadline_at=utcnow() - timedelta(seconds=1))
-    replayed = states.replay(job.id, "m-9")
+def test_replay_renews_budget_and_deadline(db: Database) -> None:
+    job = make_job(db, JobStatus.DEAD_LETTER, attempt=3)
+    force(db, job.id, deadline_at=utcnow() - timedelta(seconds=1))
+    replayed = states.replay(db, job.id, "m-9")
     assert replayed is not None
     assert (replayed.attempt_floor, replayed.message_id) == (3, "m-9")
     assert replayed.deadline_at > utcnow()
-    assert event_types(job.id)[-1] == "replayed"
+    assert event_types(db, job.id)[-1] == "replayed"
 
 
-def test_expire_deadline_only_after_deadline(migrated: Database) -> None:
-    job = make_job(JobStatus.QUEUED)
-    assert states.expire_deadline(job.id) is None
-    force(job.id, deadline_at=utcnow() - timedelta(seconds=1))
-    assert states.expire_deadline(job.id) is not None
-    assert current(job.id).status == JobStatus.DEAD_LETTER
+def test_expire_deadline_only_after_deadline(db: Database) -> None:
+    job = make_job(db, JobStatus.QUEUED)
+    assert states.expire_deadline(db, job.id) is None
+    force(db, job.id, deadline_at=utcnow() - timedelta(seconds=1))
+    assert states.expire_deadline(db, job.id) is not None
+    assert current(db, job.id).status == JobStatus.DEAD_LETTER
 
 
-def test_a_lost_isolated_attempt_is_refunded(migrated: Database) -> None:
+def test_a_lost_isolated_attempt_is_refunded(db: Database) -> None:
     # Given a job whose isolated attempt 3 (of 3) died with its worker
-    job = make_job(JobStatus.RUNNING, attempt=3)
-    moved = states.release_expired_lease(job.id, "m", budget_left=False, refund=True)
+    job = make_job(db, JobStatus.RUNNING, attempt=3)
+    moved = states.release_expired_lease(db, job.id, "m", budget_left=False, refund=True)
     # Then it is queued again, and the lost attempt does not count against its budget
     assert moved is not None
     assert (moved.status, moved.attempt, moved.attempt_floor) == (JobStatus.QUEUED, 3, 1)
-    assert event_types(job.id)[-1] == "requeued_after_restart"
+    assert event_types(db, job.id)[-1] == "requeued_after_restart"
 
 
-def _overdue_running(attempt: int = 1) -> Job:
-    job = make_job(JobStatus.RUNNING, attempt=attempt)
-    force(job.id, deadline_at=utcnow() - timedelta(seconds=1), lease_until=utcnow() + timedelta(seconds=30))
+def _overdue_running(db: Database, attempt: int = 1) -> Job:
+    job = make_job(db, JobStatus.RUNNING, attempt=attempt)
+    force(db, job.id, deadline_at=utcnow() - timedelta(seconds=1), lease_until=utcnow() + timedelta(seconds=30))
     return job
 
 
-def test_stop_at_the_deadline_dead_letters_and_fences_the_attempt_out(migrated: Database) -> None:
+def test_stop_at_the_deadline_dead_letters_and_fences_the_attempt_out(db: Database) -> None:
     # Given attempt 1 still running when its job's deadline has passed
-    job = _overdue_running()
+    job = _overdue_running(db)
     # When its worker applies the stop policy
-    moved = states.pass_deadline(job.id, DeadlinePolicy.STOP, REF(job))
+    moved = states.pass_deadline(db, job.id, DeadlinePolicy.STOP, REF(job))
     # Then the job ends deadline_exceeded, the moment and the policy are recorded first
     assert moved is not None
     assert (moved.status, moved.error_code) == (JobStatus.DEAD_LETTER, ErrorCode.DEADLINE_EXCEEDED)
-    assert event_types(job.id)[-2:] == ["deadline_passed", "dead_letter"]
-    with session_scope() as session:
+    assert event_types(db, job.id)[-2:] == ["deadline_passed", "dead_letter"]
+    with db.session() as session:
         passed = states.events_of(session, job.id)[-2]
     assert passed.detail is not None
     assert "policy: stop" in passed.detail
     assert passed.error is None
     # And the attempt finishing late publishes nothing
-    assert states.complete(REF(job), [], {}) is None
-    assert current(job.id).status == JobStatus.DEAD_LETTER
+    assert states.complete(db, REF(job), [], {}) is None
+    assert current(db, job.id).status == JobStatus.DEAD_LETTER
 
 
-def test_finish_at_the_deadline_records_it_and_lets_the_attempt_complete(migrated: Database) -> None:
-    job = _overdue_running()
-    noted = states.pass_deadline(job.id, DeadlinePolicy.FINISH, REF(job))
+def test_finish_at_the_deadline_records_it_and_lets_the_attempt_complete(db: Database) -> None:
+    job = _overdue_running(db)
+    noted = states.pass_deadline(db, job.id, DeadlinePolicy.FINISH, REF(job))
     assert noted is not None
     assert noted.status == JobStatus.RUNNING
-    assert states.complete(REF(job), [], {}) is not None
-    assert event_types(job.id)[-2:] == ["deadline_passed", "completed"]
+    assert states.complete(db, REF(job), [], {}) is not None
+    assert event_types(db, job.id)[-2:] == ["deadline_passed", "completed"]
 
 
-def test_the_deadline_is_not_passed_early_or_by_another_attempt(migrated: Database) -> None:
-    job = make_job(JobStatus.RUNNING, attempt=1)
-    assert states.pass_deadline(job.id, DeadlinePolicy.STOP, REF(job)) is None
-    force(job.id, deadline_at=utcnow() - timedelta(seconds=1))
-    assert states.pass_deadline(job.id, DeadlinePolicy.STOP, AttemptRef(job.id, 1, "worker-b")) is None
-    assert current(job.id).status == JobStatus.RUNNING
-    assert event_types(job.id) == ["queued"]
+def test_the_deadline_is_not_passed_early_or_by_another_attempt(db: Database) -> None:
+    job = make_job(db, JobStatus.RUNNING, attempt=1)
+    assert states.pass_deadline(db, job.id, DeadlinePolicy.STOP, REF(job)) is None
+    force(db, job.id, deadline_at=utcnow() - timedelta(seconds=1))
+    assert states.pass_deadline(db, job.id, DeadlinePolicy.STOP, AttemptRef(job.id, 1, "worker-b")) is None
+    assert current(db, job.id).status == JobStatus.RUNNING
+    assert event_types(db, job.id) == ["queued"]
 
 
-def test_a_lost_attempt_past_its_deadline_ends_whatever_the_policy(migrated: Database) -> None:
+def test_a_lost_attempt_past_its_deadline_ends_whatever_the_policy(db: Database) -> None:
     # Given an overdue job whose worker still holds a live lease, recovery leaves it alone
-    job = _overdue_running()
-    assert states.pass_deadline(job.id, DeadlinePolicy.FINISH) is None
+    job = _overdue_running(db)
+    assert states.pass_deadline(db, job.id, DeadlinePolicy.FINISH) is None
     # When the lease expires (the worker is gone), recovery ends it: no attempt can start any more
-    force(job.id, lease_until=utcnow() - timedelta(seconds=1))
-    moved = states.pass_deadline(job.id, DeadlinePolicy.FINISH)
+    force(db, job.id, lease_until=utcnow() - timedelta(seconds=1))
+    moved = states.pass_deadline(db, job.id, DeadlinePolicy.FINISH)
     assert moved is not None
     assert (moved.status, moved.error_code) == (JobStatus.DEAD_LETTER, ErrorCode.DEADLINE_EXCEEDED)
 
 
 @pytest.mark.parametrize(("past_deadline", "capped"), [(False, True), (True, False)])
 def test_leases_end_at_the_deadline_unless_the_policy_lets_attempts_finish(
-    migrated: Database, past_deadline: bool, capped: bool
+    db: Database, past_deadline: bool, capped: bool
 ) -> None:
     # Given a job due in 5 s
-    job = make_job(JobStatus.QUEUED)
-    force(job.id, deadline_at=utcnow() + timedelta(seconds=5))
+    job = make_job(db, JobStatus.QUEUED)
+    force(db, job.id, deadline_at=utcnow() + timedelta(seconds=5))
     # When it is claimed and its lease renewed for 30 s
-    claimed = states.claim(job.id, WORKER, 30, lease_past_deadline=past_deadline)
+    claimed = states.claim(db, job.id, WORKER, 30, lease_past_deadline=past_deadline)
     assert claimed is not None
     assert claimed.lease_until is not None
     assert (claimed.lease_until == claimed.deadline_at) is capped
-    assert states.extend_leases(WORKER, [job.id], 30, past_deadline=past_deadline) == 1
+    assert states.extend_leases(db, WORKER, [job.id], 30, past_deadline=past_deadline) == 1
     # Then under `stop` the lease never runs past the deadline; under `finish` it does
-    after = current(job.id)
+    after = current(db, job.id)
     assert after.lease_until is not None
     assert (after.lease_until <= after.deadline_at) is capped
 
 
-def test_progress_is_written_with_the_lease_by_the_attempt_that_holds_it(migrated: Database) -> None:
+def test_progress_is_written_with_the_lease_by_the_attempt_that_holds_it(db: Database) -> None:
     # Given a running attempt 2 whose lease is about to run out
-    job = make_job(JobStatus.RUNNING, attempt=2)
+    job = make_job(db, JobStatus.RUNNING, attempt=2)
     reading = {"done": 1, "total": 3, "unit": "pages", "message": "Reading page 2 of 3"}
     # When a late attempt 1 reports progress, nothing changes
-    assert states.report_progress(AttemptRef(job.id, 1, WORKER), reading, 30) is False
-    assert current(job.id).progress is None
+    assert states.report_progress(db, AttemptRef(job.id, 1, WORKER), reading, 30) is False
+    assert current(db, job.id).progress is None
     # When attempt 2 reports it, the record shows it and the lease is renewed in the same write
-    assert states.report_progress(AttemptRef(job.id, 2, WORKER), reading, 30) is True
-    after = current(job.id)
+    assert states.report_progress(db, AttemptRef(job.id, 2, WORKER), reading, 30) is True
+    after = current(db, job.id)
     assert after.progress == reading
     assert after.lease_until is not None
     assert after.lease_until > utcnow() + timedelta(seconds=20)
     # And the next attempt starts without the last one's progress
-    force(job.id, status=JobStatus.QUEUED, available_at=utcnow())
-    claimed = states.claim(job.id, WORKER, 30)
+    force(db, job.id, status=JobStatus.QUEUED, available_at=utcnow())
+    claimed = states.claim(db, job.id, WORKER, 30)
     assert claimed is not None
     assert claimed.progress is None
 
 
-def test_a_short_attempts_progress_is_recorded_by_its_completion(migrated: Database) -> None:
+def test_a_short_attempts_progress_is_recorded_by_its_completion(db: Database) -> None:
     # Given a running attempt that finished reading before its progress was worth a write of its own
-    job = make_job(JobStatus.RUNNING, attempt=1)
+    job = make_job(db, JobStatus.RUNNING, attempt=1)
     read = {"done": 1, "total": 1, "unit": "pages", "message": "Read 1 of 1 pages"}
     # When a late attempt completes with it, nothing changes
-    assert states.complete(AttemptRef(job.id, 2, WORKER), [], {}, read) is None
-    assert current(job.id).progress is None
+    assert states.complete(db, AttemptRef(job.id, 2, WORKER), [], {}, read) is None
+    assert current(db, job.id).progress is None
     # When the attempt that holds the job completes with it, one write records both
-    completed = states.complete(AttemptRef(job.id, 1, WORKER), [], {}, read)
+    completed = states.complete(db, AttemptRef(job.id, 1, WORKER), [], {}, read)
     assert completed is not None
     assert (completed.status, completed.progress) == (JobStatus.COMPLETED, read)
-    assert current(job.id).progress == read
+    assert current(db, job.id).progress == read

@@ -7,20 +7,21 @@ from datetime import timedelta
 
 import pytest
 
+from quire.db import Database
 from quire.jobs.models import utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
 from quire.queue.execution import AttemptLimits, AttemptTimedOut, ExecutionControl, call_with_timeout
 
 
-def limits(timeout_s: float) -> AttemptLimits:
-    return AttemptLimits(AttemptRef("job-1", 1, "worker-a"), timeout_s, utcnow() + timedelta(hours=1),
+def limits(db: Database, timeout_s: float) -> AttemptLimits:
+    return AttemptLimits(db, AttemptRef("job-1", 1, "worker-a"), timeout_s, utcnow() + timedelta(hours=1),
                          DeadlinePolicy.STOP)  # fmt: skip
 
 
-def test_an_attempt_granted_more_time_while_it_runs_finishes() -> None:
+def test_an_attempt_granted_more_time_while_it_runs_finishes(db: Database) -> None:
     # Given an attempt with 0.3 s that learns, once running, that it has a page to read by OCR
-    given = limits(0.3)
+    given = limits(db, 0.3)
 
     def read_scan() -> str:
         given.allow_ocr_pages(1)
@@ -31,8 +32,8 @@ def test_an_attempt_granted_more_time_while_it_runs_finishes() -> None:
     assert call_with_timeout(read_scan, given, "test-attempt", ExecutionControl()) == "read"
 
 
-def test_an_attempt_past_its_allowance_times_out() -> None:
-    given = limits(0.3)
+def test_an_attempt_past_its_allowance_times_out(db: Database) -> None:
+    given = limits(db, 0.3)
     given.extra_s = 0.3
     started = time.monotonic()
     with pytest.raises(AttemptTimedOut) as raised:

@@ -19,8 +19,9 @@ import pytest
 from litestar.exceptions import ClientException, HTTPException
 
 from backend.tests.aio import run_async
-from backend.tests.conftest import Database
+from quire.db import Database
 from quire.documents.einvoice import HEAD_BYTES
+from quire.documents.storage import Storage
 from quire.jobs import service
 from quire.settings import get_settings
 from quire.web.uploads import read_batch_form, read_form
@@ -76,33 +77,33 @@ def files_left() -> list[Path]:
     return [p for p in data.rglob("*") if p.is_file() and ("uploads" in p.parts or "spool" in p.parts)]
 
 
-def test_an_upload_over_the_limit_is_refused_within_one_chunk_of_it() -> None:
+def test_an_upload_over_the_limit_is_refused_within_one_chunk_of_it(db: Database, storage: Storage) -> None:
     limit = get_settings().max_upload_bytes
     before = files_left()
     request = StreamedRequest({"workflow": "document_summary"}, "big.txt", text_of(limit + 20 * CHUNK))
     with pytest.raises(service.UploadRejected) as refused:
-        run_async(read_form, request, partial(service.begin_upload, owner_id=None))
+        run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
     assert refused.value.status == 413
     # Read: the small field and the part's headers, the limit, and at most the one chunk that passed it
     assert limit < request.read <= limit + CHUNK + 1024, request.read
     assert files_left() == before
 
 
-def test_the_type_is_decided_from_the_first_bytes() -> None:
+def test_the_type_is_decided_from_the_first_bytes(db: Database, storage: Storage) -> None:
     binary = iter([b"\x7fELF\x02\x01\x01" + b"\x00" * (CHUNK - 7)] * 200)  # 12.8 MB of something unreadable
     before = files_left()
     request = StreamedRequest({}, "a.pdf", binary)
     with pytest.raises(service.UploadRejected) as refused:
-        run_async(read_form, request, partial(service.begin_upload, owner_id=None))
+        run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
     assert refused.value.status == 415
     assert request.read <= HEAD_BYTES + 2 * CHUNK
     assert files_left() == before
 
 
-def test_a_streamed_form_stores_its_file_and_reads_its_fields(migrated: Database) -> None:
+def test_a_streamed_form_stores_its_file_and_reads_its_fields(db: Database, storage: Storage) -> None:
     content = b"".join(text_of(3 * 1024 * 1024 + 17))
     request = StreamedRequest({"workflow": "document_summary", "timeout_s": "30"}, "notes.txt", iter([content]))
-    form = run_async(read_form, request, partial(service.begin_upload, owner_id=None))
+    form = run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
     assert form.fields == {"workflow": "document_summary", "timeout_s": "30"}
     assert form.upload is not None
     assert (form.upload.size, form.upload.sha256) == (len(content), hashlib.sha256(content).hexdigest())
@@ -120,18 +121,17 @@ class CutShortRequest(StreamedRequest):
             yield piece
 
 
-def test_a_form_cut_short_after_its_file_keeps_nothing(migrated: Database) -> None:
+def test_a_form_cut_short_after_its_file_keeps_nothing(db: Database, storage: Storage) -> None:
     from sqlmodel import select
 
-    from quire.db import session_scope
     from quire.jobs.models import Upload
 
     before = files_left()
     request = CutShortRequest({}, "notes.txt", text_of(300_000))
     with pytest.raises(ClientException):
-        run_async(read_form, request, partial(service.begin_upload, owner_id=None))
+        run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
     assert files_left() == before
-    with session_scope() as session:
+    with db.session() as session:
         assert session.exec(select(Upload)).all() == []
 
 

@@ -17,12 +17,12 @@ from functools import partial
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from backend.tests.conftest import Database
 from backend.tests.integration.receiver import WebhookReceiver
 from backend.tests.unit.test_states import WORKER, force, make_job
 from quire.accounts import service as accounts
 from quire.bootstrap import batch_body
-from quire.db import session_scope
+from quire.db import Database
+from quire.documents.storage import Storage
 from quire.errors import ErrorCode
 from quire.jobs import service, states
 from quire.jobs.batches import BatchCompletion
@@ -96,7 +96,7 @@ def test_names_are_checked_after_resolution() -> None:
 
 
 @pytest.fixture
-def outbox(migrated: Database) -> Iterator[WebhookOutbox]:
+def outbox(db: Database) -> Iterator[WebhookOutbox]:
     # The in-memory queue ignores delays: retries are due at once (no backoff).
     env = {
         "QUIRE_WEBHOOK_ALLOW_PRIVATE": "true",
@@ -107,7 +107,7 @@ def outbox(migrated: Database) -> Iterator[WebhookOutbox]:
     }
     os.environ.update(env)
     get_settings.cache_clear()
-    yield WebhookOutbox(InMemoryQueue())
+    yield WebhookOutbox(db, InMemoryQueue())
     for name in env:
         os.environ.pop(name)
     get_settings.cache_clear()
@@ -131,80 +131,80 @@ def _deliver_all(outbox: WebhookOutbox, sender: WebhookSender) -> None:
         sender.send(queue.take().job_id)
 
 
-def _finished_batch(owner: str, url: str | None) -> Batch:
+def _finished_batch(db: Database, owner: str, url: str | None) -> Batch:
     batch = Batch(owner_id=owner, workflow="document_summary", sealed_at=utcnow(), callback_url=url)
-    with session_scope() as session:
+    with db.session() as session:
         session.add(batch)
     return batch
 
 
-def _record_completed(outbox: WebhookOutbox, batch: Batch) -> Callable[[], object] | None:
-    with session_scope() as session:
+def _record_completed(db: Database, outbox: WebhookOutbox, batch: Batch) -> Callable[[], object] | None:
+    with db.session() as session:
         return outbox.record_batch_completed(session, batch)
 
 
 def test_a_batch_completed_event_is_recorded_sent_signed_and_sent_once(
-    outbox: WebhookOutbox, receiver: WebhookReceiver
+    db: Database, outbox: WebhookOutbox, receiver: WebhookReceiver
 ) -> None:
     # Given an account and a finished batch's delivery, recorded in the transaction that marks it
-    owner = accounts.create_user("batch@example.com", "correct horse battery").user_id
+    owner = accounts.create_user(db, "batch@example.com", "correct horse battery").user_id
     url = receiver.url("ok")
-    batch = _finished_batch(owner, url)
-    publish = _record_completed(outbox, batch)
+    batch = _finished_batch(db, owner, url)
+    publish = _record_completed(db, outbox, batch)
     assert publish is not None
     assert _queue(outbox).messages == []  # nothing is sent before that transaction commits
     publish()
     # When the published message is delivered, twice (at-least-once delivery)
     message = _queue(outbox).take()
     view = {"batch_id": batch.id, "status": "completed", "total": 2}
-    sender = WebhookSender(outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: view)
+    sender = WebhookSender(db, outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: view)
     sender.send(message.job_id)
     sender.send(message.job_id)
     # Then exactly one POST went out, the batch's view with the event's type, signed
     [call] = receiver.at(url)
-    secret = accounts.webhook_secret(owner)
+    secret = accounts.webhook_secret(db, owner)
     assert secret is not None
     payload = Webhook(secret).verify(call.body, call.headers)
     assert {k: payload[k] for k in view} == view
     assert payload["type"] == "batch.completed"
-    [delivery] = deliveries.deliveries_of(batch.id)
+    [delivery] = deliveries.deliveries_of(db, batch.id)
     assert (delivery.status, delivery.event, len(delivery.attempts)) == ("delivered", "batch.completed", 1)
 
 
-def test_the_account_default_is_used_for_a_batch_without_a_callback(outbox: WebhookOutbox) -> None:
-    owner = accounts.create_user("default@example.com", "correct horse battery").user_id
-    batch = _finished_batch(owner, None)
-    assert _record_completed(outbox, batch) is None  # no URL anywhere: nothing
-    accounts.set_default_webhook_url(owner, "https://hooks.example.com/quire")
-    assert _record_completed(outbox, batch) is not None
-    assert [d.url for d in deliveries.deliveries_of(batch.id)] == ["https://hooks.example.com/quire"]
+def test_the_account_default_is_used_for_a_batch_without_a_callback(db: Database, outbox: WebhookOutbox) -> None:
+    owner = accounts.create_user(db, "default@example.com", "correct horse battery").user_id
+    batch = _finished_batch(db, owner, None)
+    assert _record_completed(db, outbox, batch) is None  # no URL anywhere: nothing
+    accounts.set_default_webhook_url(db, owner, "https://hooks.example.com/quire")
+    assert _record_completed(db, outbox, batch) is not None
+    assert [d.url for d in deliveries.deliveries_of(db, batch.id)] == ["https://hooks.example.com/quire"]
 
 
-def test_a_batch_delivery_whose_batch_is_gone_is_given_up(outbox: WebhookOutbox) -> None:
-    owner = accounts.create_user("gone@example.com", "correct horse battery").user_id
-    batch = _finished_batch(owner, "https://hooks.example.com/quire")
-    publish = _record_completed(outbox, batch)
+def test_a_batch_delivery_whose_batch_is_gone_is_given_up(db: Database, outbox: WebhookOutbox) -> None:
+    owner = accounts.create_user(db, "gone@example.com", "correct horse battery").user_id
+    batch = _finished_batch(db, owner, "https://hooks.example.com/quire")
+    publish = _record_completed(db, outbox, batch)
     assert publish is not None
     publish()
-    sender = WebhookSender(outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: None)
+    sender = WebhookSender(db, outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: None)
     sender.send(_queue(outbox).take().job_id)
-    [delivery] = deliveries.deliveries_of(batch.id)
+    [delivery] = deliveries.deliveries_of(db, batch.id)
     assert delivery.status == "failed"
     assert delivery.attempts[-1].error == "The batch no longer exists."
 
 
 def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish(
-    outbox: WebhookOutbox, receiver: WebhookReceiver
+    db: Database, outbox: WebhookOutbox, receiver: WebhookReceiver
 ) -> None:
     # Given a running job with a callback URL
-    owner = accounts.create_user("jobs@example.com", "correct horse battery").user_id
-    job = make_job(JobStatus.RUNNING, attempt=1)
+    owner = accounts.create_user(db, "jobs@example.com", "correct horse battery").user_id
+    job = make_job(db, JobStatus.RUNNING, attempt=1)
     url = receiver.url("flaky")
-    force(job.id, callback_url=url, owner_id=owner)
+    force(db, job.id, callback_url=url, owner_id=owner)
     # When it completes but its process dies before any after-commit hook ran
-    assert states.complete(AttemptRef(job.id, 1, WORKER), [], {}) is not None
+    assert states.complete(db, AttemptRef(job.id, 1, WORKER), [], {}) is not None
     # Then the delivery is in the record, though no message went out
-    [delivery] = deliveries.deliveries_of(job.id)
+    [delivery] = deliveries.deliveries_of(db, job.id)
     assert (delivery.event, delivery.status, delivery.attempts) == ("job.completed", "pending", ())
     assert _queue(outbox).messages == []
     # And recovery publishes it, once: a message Redis still holds is not sent twice
@@ -215,30 +215,30 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
     assert _queue(outbox).reclaims == 1
     # And the sender delivers it after the receiver's two 500s, with the job's view as the body
     sender = WebhookSender(
-        outbox, render_job=lambda job_id: {"job_id": job_id, "status": "completed"}, render_batch=lambda _id: None
+        db, outbox, render_job=lambda job_id: {"job_id": job_id, "status": "completed"}, render_batch=lambda _id: None
     )
     _deliver_all(outbox, sender)
     assert [c.status for c in receiver.at(url)] == [500, 500, 200]
     assert json.loads(receiver.at(url)[-1].body) | {"timestamp": None} == {
         "type": "job.completed", "timestamp": None, "job_id": job.id, "status": "completed"
     }  # fmt: skip
-    [delivery] = deliveries.deliveries_of(job.id)
+    [delivery] = deliveries.deliveries_of(db, job.id)
     assert delivery.status == "delivered"
     assert [a.status_code for a in delivery.attempts] == [500, 500, 200]
 
 
-def test_a_host_that_cannot_be_looked_up_is_tried_again_not_given_up(outbox: WebhookOutbox) -> None:
+def test_a_host_that_cannot_be_looked_up_is_tried_again_not_given_up(db: Database, outbox: WebhookOutbox) -> None:
     # Given a completed job whose callback host does not resolve (a name server down, a host being set up)
-    owner = accounts.create_user("lookup@example.com", "correct horse battery").user_id
-    job = make_job(JobStatus.RUNNING, attempt=1)
-    force(job.id, callback_url="https://hooks.example.invalid/quire", owner_id=owner)
-    assert states.complete(AttemptRef(job.id, 1, WORKER), [], {}) is not None
+    owner = accounts.create_user(db, "lookup@example.com", "correct horse battery").user_id
+    job = make_job(db, JobStatus.RUNNING, attempt=1)
+    force(db, job.id, callback_url="https://hooks.example.invalid/quire", owner_id=owner)
+    assert states.complete(db, AttemptRef(job.id, 1, WORKER), [], {}) is not None
     assert outbox.republish_lost() == 1
     # When the sender makes its first attempt
-    sender = WebhookSender(outbox, render_job=lambda job_id: {"job_id": job_id}, render_batch=lambda _id: None)
+    sender = WebhookSender(db, outbox, render_job=lambda job_id: {"job_id": job_id}, render_batch=lambda _id: None)
     sender.send(_queue(outbox).take().job_id)
     # Then the delivery waits for its next attempt, as after a refused connection, and the retry is queued
-    [delivery] = deliveries.deliveries_of(job.id)
+    [delivery] = deliveries.deliveries_of(db, job.id)
     assert (delivery.status, len(delivery.attempts)) == ("pending", 1)
     assert delivery.last_error == "The host 'hooks.example.invalid' could not be resolved."
     assert delivery.next_attempt_at is not None
@@ -253,18 +253,20 @@ def test_a_host_name_no_lookup_can_ever_resolve_is_refused_for_good() -> None:
         resolve("https://hooks.example.invalid/hook")
 
 
-def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_others(outbox: WebhookOutbox) -> None:
+def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_others(
+    db: Database, outbox: WebhookOutbox
+) -> None:
     dispatcher = Dispatcher(InMemoryQueue())
     dispatcher.on_commit(outbox.after_transition)
-    with_url, without = make_job(JobStatus.RUNNING, attempt=1), make_job(JobStatus.RUNNING, attempt=1)
-    force(with_url.id, callback_url="https://hooks.example.com/x")
+    with_url, without = make_job(db, JobStatus.RUNNING, attempt=1), make_job(db, JobStatus.RUNNING, attempt=1)
+    force(db, with_url.id, callback_url="https://hooks.example.com/x")
     for job in (with_url, without):
         ref = AttemptRef(job.id, 1, WORKER)
-        dispatcher.record(job.id, partial(states.dead_letter, ref, ErrorCode.INVALID_INPUT, "bad"))
+        dispatcher.record(job.id, partial(states.dead_letter, db, ref, ErrorCode.INVALID_INPUT, "bad"))
     [message] = _queue(outbox).messages
-    assert [d.delivery_id for d in deliveries.deliveries_of(with_url.id)] == [message.job_id]
-    assert deliveries.deliveries_of(with_url.id)[0].event == WebhookEvent.JOB_DEAD_LETTER
-    assert deliveries.deliveries_of(without.id) == []
+    assert [d.delivery_id for d in deliveries.deliveries_of(db, with_url.id)] == [message.job_id]
+    assert deliveries.deliveries_of(db, with_url.id)[0].event == WebhookEvent.JOB_DEAD_LETTER
+    assert deliveries.deliveries_of(db, without.id) == []
 
 
 def test_the_post_goes_to_the_checked_address_with_the_name_in_host(receiver: WebhookReceiver) -> None:
@@ -280,27 +282,34 @@ def test_the_post_goes_to_the_checked_address_with_the_name_in_host(receiver: We
     assert (call.body, call.headers["webhook-id"], call.headers["Content-Type"]) == (b"{}", "msg_1", "application/json")
 
 
-def test_a_finished_batch_sends_its_view_as_batch_completed(outbox: WebhookOutbox, receiver: WebhookReceiver) -> None:
+def test_a_finished_batch_sends_its_view_as_batch_completed(
+    db: Database, storage: Storage, outbox: WebhookOutbox, receiver: WebhookReceiver
+) -> None:
     # Given a batch with a callback URL, its completion hook wired to the outbox as the bootstrap does
-    owner = accounts.create_user("batches@example.com", "correct horse battery").user_id
+    owner = accounts.create_user(db, "batches@example.com", "correct horse battery").user_id
     url = receiver.url("batch")
     dispatcher = Dispatcher(InMemoryQueue())
-    completion = BatchCompletion()
+    completion = BatchCompletion(db)
     dispatcher.on_commit(completion)
     completion.on_completed(outbox.record_batch_completed)
     batch = Batch(owner_id=owner, workflow="document_summary", sealed_at=utcnow(), callback_url=url)
-    with session_scope() as session:
+    with db.session() as session:
         session.add(batch)
     upload = Upload(owner_id=owner, filename="a.txt", size=1, sha256="0" * 64, content_type="text/plain")
-    job_id = service.submit(dispatcher, "document_summary", upload, service.Limits(), owner, batch_id=batch.id).job.id
+    job_id = service.submit(
+        db, dispatcher, "document_summary", upload, service.Limits(), owner, batch_id=batch.id
+    ).job.id
     # When its last job ends
-    service.cancel(dispatcher, job_id)
+    service.cancel(db, dispatcher, job_id)
     # Then one signed batch.completed arrives with the batch's view
     _deliver_all(
-        outbox, WebhookSender(outbox, render_job=lambda _job_id: None, render_batch=partial(batch_body, ResultCache()))
+        outbox,
+        WebhookSender(
+            db, outbox, render_job=lambda _job_id: None, render_batch=partial(batch_body, db, ResultCache(storage))
+        ),
     )
     [call] = receiver.at(url)
-    secret = accounts.webhook_secret(owner)
+    secret = accounts.webhook_secret(db, owner)
     assert secret is not None
     payload = Webhook(secret).verify(call.body, call.headers)
     assert (payload["type"], payload["batch_id"], payload["status"], payload["total"]) == (
