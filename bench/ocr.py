@@ -39,7 +39,7 @@ from bench.invoices import FIELDS, SROIE_FIELDS, Tally, held_out, labelled, same
 from quire.documents import ocr as ocr_module  # noqa: E402
 from quire.documents.extract import extract  # noqa: E402
 from quire.errors import InvalidInput  # noqa: E402
-from quire.settings import get_settings  # noqa: E402
+from quire.settings import Settings  # noqa: E402
 from quire.workflows.invoice_summary import summarize_invoice  # noqa: E402
 from quire.workflows.models.local import LocalProvider  # noqa: E402
 
@@ -181,7 +181,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sets", nargs="*", type=Path, help="folders of text-layer PDFs with a truth.json")
     parser.add_argument("--receipts", type=Path, help="a folder of photographed receipts with a truth.json")
-    parser.add_argument("--languages", default=get_settings().ocr_languages, help="Tesseract languages tried")
+    parser.add_argument("--languages", default=Settings().ocr_languages, help="Tesseract languages tried")
     parser.add_argument("--dpi", type=int, default=200, help="resolution of the scans made from the PDFs")
     parser.add_argument("--languages-check", action="store_true", help="compare the ways of choosing languages")
     args = parser.parse_args()

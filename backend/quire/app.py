@@ -34,7 +34,7 @@ from quire.bootstrap import Quire, bootstrap
 from quire.documents.storage import StorageUnavailable
 from quire.logs import configure_logging
 from quire.queue.broker import DEFAULT_REDIS_URL
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.account import AccountController
 from quire.web.admin import AdminController
 from quire.web.api import JobsController, max_request_bytes
@@ -87,7 +87,7 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return Redirect(f"/login?{urlencode({'next': target})}", status_code=303)
     if _wants_html(request):
-        title, detail = _error_words(exc)
+        title, detail = _error_words(request, exc)
         return Template(
             "pages/error.html",
             # An address no route answers (404, 405) is refused before authentication runs: the page
@@ -131,12 +131,13 @@ def on_storage_unavailable(request: Request[Any, Any, Any], exc: Exception) -> R
     return on_http_error(request, storage_unavailable())
 
 
-def _error_words(exc: HTTPException) -> tuple[str, str]:
+def _error_words(request: Request[Any, Any, Any], exc: HTTPException) -> tuple[str, str]:
     title, fallback = _PLAIN_ERRORS.get(exc.status_code, ("That did not work", "Please go back and try again."))
     if exc.status_code >= 500 and not isinstance(exc, ProblemDetailsException):
         return title, fallback  # an exception's own words are for the log, not for the page
     if exc.status_code == 413:
-        return title, f"Files can be up to {get_settings().max_upload_mb:g} MB. Choose a smaller file."
+        max_mb = request.app.state["quire"].settings.max_upload_mb
+        return title, f"Files can be up to {max_mb:g} MB. Choose a smaller file."
     try:
         reason = HTTPStatus(exc.status_code).phrase
     except ValueError:
@@ -170,9 +171,9 @@ def _openapi(docs: bool) -> OpenAPIConfig:
 
 
 def create_app(quire: Quire | None = None) -> Litestar:
-    """The web app on `quire` (by default, one bootstrapped from the settings)."""
-    settings = get_settings()
-    configure_logging()
+    """The web app on `quire` (by default, one bootstrapped from the settings the environment gives)."""
+    settings = quire.settings if quire is not None else Settings()
+    configure_logging(settings)
     quire = quire or bootstrap(settings)
     redis_url = settings.redis_url or DEFAULT_REDIS_URL
     redis_client = AsyncRedis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=2)
@@ -192,7 +193,7 @@ def create_app(quire: Quire | None = None) -> Litestar:
         exclude=["^/logout$"],
     )
     login_throttle = LoginThrottle(redis_client, settings.account_login_attempts_per_minute)
-    live = LiveHub(redis_url, settings.live_max_watchers, partial(read_places, quire.db))
+    live = LiveHub(redis_url, settings.live_max_watchers, partial(read_places, quire.settings, quire.db))
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     if not (STATIC / "vendor" / "htmx.min.js").exists():
@@ -215,12 +216,13 @@ def create_app(quire: Quire | None = None) -> Litestar:
             metrics_endpoint,
             create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
         ],
-        # Handlers reach the database and storage as `db` and `storage`, and the rest (the dispatcher,
-        # admission control, broker, metrics) through `quire`.
+        # Handlers reach the database, storage and settings as `db`, `storage` and `settings`, and
+        # the rest (the dispatcher, admission control, broker, metrics) through `quire`.
         dependencies={
             "quire": Provide(lambda: quire, sync_to_thread=False),
             "db": Provide(lambda: quire.db, sync_to_thread=False),
             "storage": Provide(lambda: quire.storage, sync_to_thread=False),
+            "settings": Provide(lambda: quire.settings, sync_to_thread=False),
             "live": Provide(lambda: live, sync_to_thread=False),
         },
         on_startup=[live.start],
@@ -230,9 +232,9 @@ def create_app(quire: Quire | None = None) -> Litestar:
         # The same `quire` for the before-request hooks, which get no dependencies (web/batches.py).
         state=State({"login_throttle": login_throttle, "quire": quire}),
         middleware=[
-            BodyDeadlineMiddleware,
+            DefineMiddleware(BodyDeadlineMiddleware, settings=settings),
             RequestIdMiddleware(),
-            session_middleware(),
+            session_middleware(quire.settings),
             DefineMiddleware(QuireAuthentication, exclude=PUBLIC_PATHS),
             DefineMiddleware(SessionCSRFMiddleware, config=csrf),
         ],
@@ -245,7 +247,7 @@ def create_app(quire: Quire | None = None) -> Litestar:
         },
         openapi_config=_openapi(settings.api_docs_enabled),
         response_cache_config=ResponseCacheConfig(),
-        request_max_body_size=max_request_bytes(),
+        request_max_body_size=max_request_bytes(quire.settings),
         # Room for a batch's files as separate parts (the form's other fields included).
         multipart_form_part_limit=settings.batch_max_files + 16,
         logging_config=None,  # Quire's own pipeline (quire.logs) handles every logger

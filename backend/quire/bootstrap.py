@@ -17,7 +17,7 @@ from quire.jobs.batches import BatchCompletion, BatchView, batch_view, get_batch
 from quire.jobs.results import ResultCache
 from quire.jobs.service import Admission
 from quire.jobs.store import RecentViews, iso
-from quire.metrics import Metrics, get_metrics
+from quire.metrics import Metrics, start_metrics
 from quire.queue.broker import (
     DEFAULT_REDIS_URL,
     WEBHOOK_ACTOR,
@@ -28,7 +28,7 @@ from quire.queue.broker import (
 )
 from quire.queue.dispatch import Dispatcher
 from quire.queue.live import ChangePublisher
-from quire.settings import Settings, get_settings
+from quire.settings import Settings
 from quire.webhooks.outbox import WebhookOutbox
 
 
@@ -54,17 +54,21 @@ class Quire:
 def bootstrap(settings: Settings | None = None, pool_size: int | None = None) -> Quire:
     """Everything a process runs on, from `settings` (by default, read from the environment).
     `pool_size` fixes the database's connection pool (a worker sizes it to its threads)."""
-    settings = settings or get_settings()
+    settings = settings or Settings()
     # First, so that prometheus_client writes to the shared directory from its first value on.
-    metrics = get_metrics()
+    metrics = start_metrics(settings)
     db = open_database(settings, pool_size)
-    broker = create_broker(settings.redis_url or DEFAULT_REDIS_URL)
+    broker = create_broker(
+        settings.redis_url or DEFAULT_REDIS_URL,
+        settings.broker_heartbeat_timeout_ms,
+        settings.broker_maintenance_chance,
+    )
     dispatcher = Dispatcher(RedisQueue(broker))
     # Live updates: every committed change, from any process, reaches every web process.
     dispatcher.on_commit(ChangePublisher(db, broker.client))
     batches = BatchCompletion(db)
     dispatcher.on_commit(batches)
-    webhooks = WebhookOutbox(db, RedisQueue(broker, WEBHOOK_QUEUE, WEBHOOK_ACTOR))
+    webhooks = WebhookOutbox(db, settings, RedisQueue(broker, WEBHOOK_QUEUE, WEBHOOK_ACTOR))
     # A job's terminal transition records its webhook; this sends it as soon as that commits.
     dispatcher.on_commit(webhooks.after_transition)
     storage = configured_storage(settings)
@@ -77,7 +81,7 @@ def bootstrap(settings: Settings | None = None, pool_size: int | None = None) ->
         metrics=metrics,
         broker=broker,
         dispatcher=dispatcher,
-        admission=Admission(db),
+        admission=Admission(db, settings.admission_max_queue_age_s),
         recent_views=RecentViews(),
         results=results,
         batches=batches,

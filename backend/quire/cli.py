@@ -13,7 +13,7 @@ import click
 from pydantic import ValidationError
 
 from quire.logs import configure_logging
-from quire.settings import get_settings
+from quire.settings import Settings
 
 COMMANDS = {
     "dev": "quire.commands.serve:dev",
@@ -50,13 +50,16 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=COMMANDS)
-def main() -> None:
+@click.pass_context
+def main(context: click.Context) -> None:
     """Quire: queue-backed AI document workflows."""
     try:
-        get_settings()
+        settings = Settings()
     except ValidationError as exc:
         # A settings mistake is the operator's to fix: say what is wrong, without a traceback.
         raise click.ClickException(
             "; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())
         ) from None
-    configure_logging()
+    configure_logging(settings)
+    # The settings, read once here, are what every command runs on (`click.pass_obj`).
+    context.obj = settings

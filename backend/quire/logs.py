@@ -13,11 +13,10 @@ import sys
 
 import structlog
 
-from quire.settings import get_settings
+from quire.settings import Settings
 
 
-def configure_logging() -> None:
-    settings = get_settings()
+def configure_logging(settings: Settings) -> None:
     level = logging.getLevelNamesMapping()[settings.log_level.upper()]
     json_logs = settings.log_json if settings.log_json is not None else settings.env == "production"
     shared: list[structlog.types.Processor] = [

@@ -3,8 +3,9 @@
 plus figures read from the job record at scrape time (`quire.web.health`). Labels stay
 low-cardinality: states, event types, error codes and workflow names, never job ids or users.
 
-Nothing here runs on import: the instruments are built by `get_metrics()`, which the bootstrap
-calls first, and which points prometheus_client at the shared directory before it is imported.
+Nothing here runs on import: the bootstrap calls `start_metrics` first, which points
+prometheus_client at the shared directory before the library is imported, then builds the
+instruments.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from functools import lru_cache
 from typing import Any, Protocol
 
-from quire.settings import Settings, get_settings
+from quire.settings import Settings
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 ATTEMPT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900)
@@ -35,11 +36,10 @@ def multiprocess_dir(settings: Settings) -> str:
 class Metrics:
     """This process's instruments, writing to the shared multiprocess directory."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self) -> None:
         # prometheus_client chooses where values live (shared files or this process's memory) once,
-        # when it is first imported, from PROMETHEUS_MULTIPROC_DIR: so the variable is set first and
-        # the library imported only then, here rather than at the top of the module.
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = multiprocess_dir(settings)
+        # when it is first imported, from PROMETHEUS_MULTIPROC_DIR: so `start_metrics` sets the
+        # variable first and the library is imported only then, here rather than at the top.
         from prometheus_client import Counter, Histogram
 
         # registry=None: the values are read back from the files by `render`, never from a registry.
@@ -120,7 +120,17 @@ class JobRecordCollector:
         )
 
 
+def start_metrics(settings: Settings) -> Metrics:
+    """Point prometheus_client at the shared directory the settings name, then build this process's
+    instruments; the bootstrap calls it before anything else."""
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = multiprocess_dir(settings)
+    return get_metrics()
+
+
 @lru_cache(maxsize=1)
 def get_metrics() -> Metrics:
-    """The process's instruments, built on first use (the bootstrap makes that first use)."""
-    return Metrics(get_settings())
+    """This process's instruments, built once. prometheus_client keeps a process's values
+    process-wide (in the shared directory once `start_metrics` has named it, else in memory, as in
+    unit tests) whatever object holds the instruments, so what records a value reaches them here
+    rather than being handed them through every call on the way."""
+    return Metrics()

@@ -6,7 +6,6 @@ import itertools
 import math
 from collections import Counter
 from enum import StrEnum
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -278,9 +277,3 @@ class Settings(BaseSettings):
     @property
     def storage_quota_bytes(self) -> int:
         return int(self.storage_quota_mb * 1024 * 1024)
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """The process-wide settings, read once."""
-    return Settings()

@@ -13,12 +13,11 @@ from typing import Any
 import click
 
 from quire.bootstrap import bootstrap
-from quire.db import Database
-from quire.documents.storage import Storage
 from quire.jobs import operations, replays, service
 from quire.jobs.models import JobStatus
 from quire.jobs.store import list_jobs, view_of
 from quire.queue.replays import carry_out, lease_for
+from quire.settings import Settings
 from quire.views import plain
 from quire.web.links import with_links
 
@@ -35,9 +34,13 @@ def _print(data: Any) -> None:
 @jobs.command("list")
 @click.option("--status", type=click.Choice(["queued", "running", "completed", "dead_letter", "cancelled"]))
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
-def jobs_list(db: Database, status: str | None, limit: int) -> None:
+@click.pass_obj
+def jobs_list(settings: Settings, status: str | None, limit: int) -> None:
     """List jobs, newest first."""
-    page = list_jobs(db, None, every_owner=True, status=JobStatus(status) if status else None, limit=limit)
+    quire = bootstrap(settings)
+    page = list_jobs(
+        settings, quire.db, None, every_owner=True, status=JobStatus(status) if status else None, limit=limit
+    )
     for row in page.items:
         click.echo(
             f"{row.job_id}  {row.status:<11}  attempt {row.attempt}/{row.max_attempts}  "
@@ -47,9 +50,11 @@ def jobs_list(db: Database, status: str | None, limit: int) -> None:
 
 @jobs.command("show")
 @click.argument("job_id")
-def jobs_show(db: Database, job_id: str) -> None:
+@click.pass_obj
+def jobs_show(settings: Settings, job_id: str) -> None:
     """Print a job's full record as JSON."""
-    view = view_of(db, job_id)
+    quire = bootstrap(settings)
+    view = view_of(settings, quire.db, job_id)
     if view is None:
         raise click.ClickException(f"no job {job_id}")
     _print(with_links(view))
@@ -60,12 +65,16 @@ def jobs_show(db: Database, job_id: str) -> None:
 @click.option("--error", "error_code", help="Replay every dead letter with this error code.")
 @click.option("--workflow", help="With --error: only this workflow.")
 @click.option("--rate", default=1.0, show_default=True, type=click.FloatRange(0.01, 1000), help="Jobs per second.")
-def jobs_replay(db: Database, job_id: str | None, error_code: str | None, workflow: str | None, rate: float) -> None:
+@click.pass_obj
+def jobs_replay(
+    settings: Settings, job_id: str | None, error_code: str | None, workflow: str | None, rate: float
+) -> None:
     """Queue a dead-lettered or cancelled job again, or a whole dead-letter group at a rate."""
-    dispatcher = bootstrap().dispatcher
+    quire = bootstrap(settings)
+    dispatcher = quire.dispatcher
     if job_id and not error_code:
         try:
-            job = service.replay(db, dispatcher, job_id)
+            job = service.replay(settings, quire.db, dispatcher, job_id)
         except service.NotAllowed as exc:
             raise click.ClickException(str(exc)) from exc
         click.echo(f"{job.id} queued again")
@@ -75,7 +84,9 @@ def jobs_replay(db: Database, job_id: str | None, error_code: str | None, workfl
     # Recorded and taken on by this command, which carries it out in the foreground; if the command
     # is stopped, a worker goes on with the rest once its lease runs out.
     owner = f"cli:{socket.gethostname()}:{os.getpid()}"
-    replay = replays.start(db, error_code, workflow, None, rate, "cli", owner=owner, lease_s=lease_for(rate))
+    replay = replays.start(
+        quire.db, error_code, workflow, None, rate, "cli", owner=owner, lease_s=lease_for(settings, rate)
+    )
     click.echo(f"replaying {replay.total} jobs at {rate:g}/s")
     replayed: list[str] = []
 
@@ -83,7 +94,7 @@ def jobs_replay(db: Database, job_id: str | None, error_code: str | None, workfl
         replayed.append(job_id)
         click.echo(f"{job_id} queued again")
 
-    carry_out(db, replay, dispatcher, threading.Event(), on_replayed=queued_again)
+    carry_out(settings, quire.db, replay, dispatcher, threading.Event(), on_replayed=queued_again)
     click.echo(f"replayed {len(replayed)} jobs")
 
 
@@ -101,23 +112,30 @@ def _age(value: str) -> timedelta:
 
 @jobs.command("purge")
 @click.option("--older-than", "older_than", required=True, help="Age such as 30d, 12h, 45m.")
-def jobs_purge(storage: Storage, db: Database, older_than: str) -> None:
+@click.pass_obj
+def jobs_purge(settings: Settings, older_than: str) -> None:
     """Delete finished jobs (records and files) older than the given age."""
-    click.echo(f"purged {operations.purge_older_than(storage, db, bootstrap().dispatcher, _age(older_than))} jobs")
+    quire = bootstrap(settings)
+    purged = operations.purge_older_than(settings, quire.storage, quire.db, quire.dispatcher, _age(older_than))
+    click.echo(f"purged {purged} jobs")
 
 
 @jobs.command("stats")
-def jobs_stats(db: Database) -> None:
+@click.pass_obj
+def jobs_stats(settings: Settings) -> None:
     """Counts by state and the dead-letter groups, as JSON."""
-    _print(operations.stats(db))
+    quire = bootstrap(settings)
+    _print(operations.stats(quire.db))
 
 
 @jobs.command("cancel")
 @click.argument("job_id")
-def jobs_cancel(db: Database, job_id: str) -> None:
+@click.pass_obj
+def jobs_cancel(settings: Settings, job_id: str) -> None:
     """Cancel a queued or running job."""
+    quire = bootstrap(settings)
     try:
-        job = service.cancel(db, bootstrap().dispatcher, job_id)
+        job = service.cancel(settings, quire.db, quire.dispatcher, job_id)
     except service.NotAllowed as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"{job.id} cancelled")

@@ -7,7 +7,8 @@ import sys
 import click
 
 from quire.accounts import service as accounts
-from quire.db import Database
+from quire.db import open_database
+from quire.settings import Settings
 
 
 @click.group()
@@ -19,8 +20,10 @@ def users() -> None:
 @click.argument("email")
 @click.option("--admin", is_flag=True, help="Give the account the admin role.")
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
-def users_create(db: Database, email: str, admin: bool, password_stdin: bool) -> None:
+@click.pass_obj
+def users_create(settings: Settings, email: str, admin: bool, password_stdin: bool) -> None:
     """Create an account."""
+    db = open_database(settings)
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -40,8 +43,10 @@ def tokens() -> None:
 @tokens.command("create")
 @click.argument("email")
 @click.option("--name", default="cli", show_default=True)
-def tokens_create(db: Database, email: str, name: str) -> None:
+@click.pass_obj
+def tokens_create(settings: Settings, email: str, name: str) -> None:
     """Create an API token for EMAIL and print it (shown once)."""
+    db = open_database(settings)
     principal = accounts.user_by_email(db, email)
     if principal is None:
         raise click.ClickException(f"no account {email}")
@@ -56,11 +61,13 @@ def webhooks() -> None:
 
 @webhooks.command("secret")
 @click.argument("email")
-def webhooks_secret(db: Database, email: str) -> None:
+@click.pass_obj
+def webhooks_secret(settings: Settings, email: str) -> None:
     """Rotate EMAIL's webhook signing secret and print the new one (whsec_...).
 
     Deliveries attempted from now on are signed with the new secret alone.
     """
+    db = open_database(settings)
     principal = accounts.user_by_email(db, email)
     if principal is None:
         raise click.ClickException(f"no account {email}")

@@ -17,18 +17,18 @@ import time
 import click
 
 from quire.accounts import service as accounts
-from quire.db import Database
+from quire.db import Database, open_database
 from quire.migrations import upgrade
 from quire.queue.embedded_redis import EmbeddedRedis
-from quire.settings import get_settings
+from quire.settings import Settings
 
 DEV_ADMIN = "admin@localhost"
 
 
 @click.command()
-def migrate() -> None:
+@click.pass_obj
+def migrate(settings: Settings) -> None:
     """Create or upgrade the database schema."""
-    settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade(settings.resolved_database_url)
     click.echo("database is up to date")
@@ -37,11 +37,11 @@ def migrate() -> None:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def dev(db: Database, host: str, port: int) -> None:
+@click.pass_obj
+def dev(settings: Settings, host: str, port: int) -> None:
     """Run everything on this machine: Redis (embedded if QUIRE_REDIS_URL is unset), migrations,
     web and one worker."""
-    settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = open_database(settings)
     env = dict(os.environ)
     embedded = None
     if not settings.redis_url:

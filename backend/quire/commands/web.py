@@ -7,7 +7,7 @@ import os
 import click
 import uvicorn
 
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.server import HeaderDeadlineProtocol
 
 
@@ -17,9 +17,9 @@ from quire.web.server import HeaderDeadlineProtocol
 @click.option(
     "--workers", default=None, type=click.IntRange(1, 64), help="processes on the port [default: QUIRE_WEB_WORKERS]"
 )
-def web(host: str, port: int, workers: int | None) -> None:
+@click.pass_obj
+def web(settings: Settings, host: str, port: int, workers: int | None) -> None:
     """Serve the web app and JSON API."""
-    settings = get_settings()
     proxies = settings.forwarded_allow_ips.strip()
     uvicorn.run(
         "quire.app:create_app",

@@ -7,11 +7,12 @@ import sys
 import click
 
 from quire.queue.worker import run_worker_process
-from quire.settings import get_settings
+from quire.settings import Settings
 
 
 @click.command("worker-process", hidden=True)
 @click.option("--threads", default=None, type=click.IntRange(1, 64), help="[default: QUIRE_WORKER_THREADS]")
-def worker_process(threads: int | None) -> None:
+@click.pass_obj
+def worker_process(settings: Settings, threads: int | None) -> None:
     """Run one worker process until SIGTERM or SIGINT (`quire worker` starts and restarts these)."""
-    sys.exit(run_worker_process(threads or get_settings().worker_threads))
+    sys.exit(run_worker_process(settings, threads or settings.worker_threads))

@@ -49,7 +49,7 @@ from quire.jobs.models import Batch, Job, JobRemoved, JobStatus, Upload, utcnow
 from quire.jobs.results import InvoiceRow, ResultCache, invoice_rows
 from quire.jobs.states import TERMINAL
 from quire.queue.dispatch import Dispatcher
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.views import View
 
 log = logging.getLogger(__name__)
@@ -145,6 +145,7 @@ class _Admission:
 
     db: Database
     storage: Storage
+    settings: Settings
     dispatcher: Dispatcher
     batch: Batch
     limits: service.Limits
@@ -162,7 +163,7 @@ class _Admission:
 
     def _room_left(self, shown: str) -> bool:
         """Whether the batch may take one more document; admits what waits when that decides it."""
-        most = get_settings().batch_max_files
+        most = self.settings.batch_max_files
         if len(self.jobs) + len(self.waiting) >= most:
             self.flush()
         if len(self.jobs) >= most:
@@ -172,23 +173,22 @@ class _Admission:
 
     def _checked(self, filename: str, head: bytes, size: int | None, shown: str, opener: Opener) -> None:
         try:
-            upload = service.check_head(filename, head, size)
+            upload = service.check_head(self.settings, filename, head, size)
         except service.UploadRejected as exc:
             self.rejected.append(Rejected(shown, exc.message, exc.status, exc.retry_after_s))
             return
         if size is None:
-            upload.size = get_settings().max_upload_bytes  # held until the stored size is known
+            upload.size = self.settings.max_upload_bytes  # held until the stored size is known
         self.waiting.append(_Document(upload, shown, opener))
         if len(self.waiting) >= CHUNK_DOCUMENTS:
             self.flush()
 
     def archive(self, part: Part) -> None:
-        settings = get_settings()
         limits = ArchiveLimits(
-            max_files=settings.batch_max_files,
-            max_total_bytes=settings.batch_max_bytes - self.unpacked,
-            max_file_bytes=settings.max_upload_bytes,
-            max_ratio=settings.archive_max_ratio,
+            max_files=self.settings.batch_max_files,
+            max_total_bytes=self.settings.batch_max_bytes - self.unpacked,
+            max_file_bytes=self.settings.max_upload_bytes,
+            max_ratio=self.settings.archive_max_ratio,
         )
         try:
             archive = zipfile.ZipFile(part.stream)
@@ -233,7 +233,7 @@ class _Admission:
         documents, self.waiting = self.waiting, []
         if not documents:
             return
-        refusals = service.reserve_uploads(self.db, [d.upload for d in documents], self.batch.owner_id)
+        refusals = service.reserve_uploads(self.settings, self.db, [d.upload for d in documents], self.batch.owner_id)
         reserved = [d for d, refusal in zip(documents, refusals, strict=True) if refusal is None]
         for document, refusal in zip(documents, refusals, strict=True):
             if refusal is not None:
@@ -250,6 +250,7 @@ class _Admission:
                     self.rejected.append(Rejected(document.shown, DAMAGED_MEMBER))
                     store.delete_upload(self.db, document.upload.id)
             jobs = service.submit_many(
+                self.settings,
                 self.db,
                 self.dispatcher,
                 self.batch.workflow,
@@ -268,7 +269,7 @@ class _Admission:
         self.jobs.extend(AcceptedJob(job.id, job.input_filename, job.status) for job in jobs)
 
     def _full(self) -> str:
-        return f"A batch takes at most {get_settings().batch_max_files:,} documents; this one is full."
+        return f"A batch takes at most {self.settings.batch_max_files:,} documents; this one is full."
 
 
 @contextlib.contextmanager
@@ -294,6 +295,7 @@ def _is_archive_member(archive: zipfile.ZipFile, member: Member) -> bool:
 
 
 def submit_batch(
+    settings: Settings,
     storage: Storage,
     db: Database,
     dispatcher: Dispatcher,
@@ -335,7 +337,7 @@ def submit_batch(
         if found is None:
             raise
         return found
-    admission = _Admission(db, storage, dispatcher, batch, limits, language)
+    admission = _Admission(db, storage, settings, dispatcher, batch, limits, language)
     try:
         for part in parts:
             if is_archive(part.stream):
@@ -557,22 +559,22 @@ def jobs_in(db: Database, batch_id: str, statuses: Iterable[JobStatus]) -> list[
         )
 
 
-def retry_failed(db: Database, dispatcher: Dispatcher, batch_id: str) -> int:
+def retry_failed(settings: Settings, db: Database, dispatcher: Dispatcher, batch_id: str) -> int:
     """Replay every dead-lettered job of the batch (the single-job replay, one by one); how many moved."""
     moved = 0
     for job_id in jobs_in(db, batch_id, [JobStatus.DEAD_LETTER]):
         with contextlib.suppress(service.NotAllowed):
-            service.replay(db, dispatcher, job_id)
+            service.replay(settings, db, dispatcher, job_id)
             moved += 1
     return moved
 
 
-def cancel_rest(db: Database, dispatcher: Dispatcher, batch_id: str) -> int:
+def cancel_rest(settings: Settings, db: Database, dispatcher: Dispatcher, batch_id: str) -> int:
     """Cancel every queued or running job of the batch; how many moved."""
     moved = 0
     for job_id in jobs_in(db, batch_id, ACTIVE):
         with contextlib.suppress(service.NotAllowed):
-            service.cancel(db, dispatcher, job_id)
+            service.cancel(settings, db, dispatcher, job_id)
             moved += 1
     return moved
 

@@ -37,7 +37,7 @@ from sqlmodel.sql.expression import Select, SelectOfScalar
 from sqlmodel.sql.sqltypes import UTCDateTime
 
 from quire.jobs.models import EventType, Job, JobEvent, JobStatus, WorkerProcess, utcnow
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.views import View
 
 # How many recent attempts of a workflow its duration is the mean of.
@@ -62,7 +62,7 @@ class InLine(Protocol):
     def created_at(self) -> datetime: ...
 
 
-def place_in_line(session: Session, job: InLine, basis: RecentBasis | None = None) -> QueuePlace:
+def place_in_line(settings: Settings, session: Session, job: InLine, basis: RecentBasis | None = None) -> QueuePlace:
     """The queued job's place and estimate (see the module docstring); the estimate rests on
     `basis` when given, else on a read of its own."""
     now = utcnow()
@@ -73,11 +73,15 @@ def place_in_line(session: Session, job: InLine, basis: RecentBasis | None = Non
     ahead = {workflow: int(count) for workflow, count in ahead_rows}
     position = 1 + sum(ahead.values())
     workflows = {job.workflow, *ahead}
-    read = basis.read(session, workflows, now) if basis is not None else _Basis.read(session, workflows, now)
+    read = (
+        basis.read(settings, session, workflows, now)
+        if basis is not None
+        else _Basis.read(settings, session, workflows, now)
+    )
     return QueuePlace(position=position, eta_s=read.eta_s(job.workflow, job.available_at, ahead))
 
 
-def places_in_line(session: Session, job_ids: Collection[str]) -> dict[str, QueuePlace]:
+def places_in_line(settings: Settings, session: Session, job_ids: Collection[str]) -> dict[str, QueuePlace]:
     """The place of each of `job_ids` that is queued, from one read of the whole line: the same
     figures as `place_in_line` for each, for a handful of queries however many jobs are asked."""
     if not job_ids:
@@ -89,7 +93,7 @@ def places_in_line(session: Session, job_ids: Collection[str]) -> dict[str, Queu
         .order_by(col(Job.available_at), col(Job.created_at), col(Job.id))
     ).all()
     wanted = set(job_ids)
-    basis = _Basis.read(session, {workflow for _, workflow, _ in line}, now)
+    basis = _Basis.read(settings, session, {workflow for _, workflow, _ in line}, now)
     ahead: dict[str, int] = defaultdict(int)
     places: dict[str, QueuePlace] = {}
     for position, (job_id, workflow, available_at) in enumerate(line, start=1):
@@ -110,10 +114,10 @@ class _Basis:
     durations: dict[str, float]
 
     @classmethod
-    def read(cls, session: Session, workflows: set[str], now: datetime) -> _Basis:
+    def read(cls, settings: Settings, session: Session, workflows: set[str], now: datetime) -> _Basis:
         running = _running_since(session)
         durations = _recent_durations(session, workflows | {workflow for workflow, _ in running})
-        return cls(now, _live_threads(session, now), running, _known(durations))
+        return cls(now, _live_threads(settings, session, now), running, _known(durations))
 
     def eta_s(self, workflow: str, available_at: datetime, ahead: dict[str, int]) -> float | None:
         """The estimate for a job of `workflow` due at `available_at` with `ahead` queued before it."""
@@ -147,7 +151,7 @@ class RecentBasis:
         self._last: _BasisRead | None = None
         self._refreshing = threading.Lock()
 
-    def read(self, session: Session, workflows: set[str], now: datetime) -> _Basis:
+    def read(self, settings: Settings, session: Session, workflows: set[str], now: datetime) -> _Basis:
         last = self._last
         if last is None or time.monotonic() - last.at >= self.max_age_s:
             if self._refreshing.acquire(blocking=False):
@@ -155,13 +159,13 @@ class RecentBasis:
                     newest = self._last
                     if newest is last or newest is None:  # else the poll that held the lock read it
                         newest = self._last = _BasisRead(
-                            time.monotonic(), _live_threads(session, now), _running_since(session), {}
+                            time.monotonic(), _live_threads(settings, session, now), _running_since(session), {}
                         )
                     last = newest
                 finally:
                     self._refreshing.release()
             elif last is None:  # the first read is under way elsewhere, with nothing to share yet
-                return _Basis.read(session, workflows, now)
+                return _Basis.read(settings, session, workflows, now)
         missing = (workflows | {workflow for workflow, _ in last.running}) - last.durations.keys()
         if missing:
             known = last
@@ -175,9 +179,9 @@ def _known(durations: dict[str, float | None]) -> dict[str, float]:
     return {workflow: seconds for workflow, seconds in durations.items() if seconds is not None}
 
 
-def _live_threads(session: Session, now: datetime) -> int:
+def _live_threads(settings: Settings, session: Session, now: datetime) -> int:
     # A worker renews its row every third of a lease; two leases without a word and it is gone.
-    alive_since = now - timedelta(seconds=2 * get_settings().lease_seconds)
+    alive_since = now - timedelta(seconds=2 * settings.lease_seconds)
     return int(session.exec(_statements().live_threads, params={"alive_since": alive_since}).one())
 
 

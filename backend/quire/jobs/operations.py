@@ -30,6 +30,7 @@ from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import iso
 from quire.queue.dispatch import Dispatcher
+from quire.settings import Settings
 from quire.views import View
 
 log = logging.getLogger(__name__)
@@ -273,12 +274,12 @@ def history(db: Database, job_id: str) -> list[HistoryEvent]:
 # Purge and retention ------------------------------------------------------------------------------
 
 
-def purge_older_than(storage: Storage, db: Database, dispatcher: Dispatcher, age: timedelta) -> int:
+def purge_older_than(settings: Settings, storage: Storage, db: Database, dispatcher: Dispatcher, age: timedelta) -> int:
     """Delete finished jobs (records and files) last changed before now - age."""
     cutoff = utcnow() - age
     with db.session() as session:
         ids = list(session.exec(select(Job.id).where(col(Job.status).in_(TERMINAL), Job.updated_at < cutoff)).all())
-    return sum(1 for job_id in ids if service.delete(storage, db, dispatcher, job_id))
+    return sum(1 for job_id in ids if service.delete(settings, storage, db, dispatcher, job_id))
 
 
 def apply_retention(storage: Storage, db: Database, days: float, batch: int = 200) -> int:

@@ -18,6 +18,7 @@ from quire.db import Database
 from quire.jobs import states
 from quire.jobs.models import GroupReplay, Job, JobStatus, ReplayState, utcnow
 from quire.jobs.store import iso
+from quire.settings import Settings
 from quire.views import View
 
 REPLAY: Table = GroupReplay.__table__  # type: ignore[attr-defined]
@@ -139,7 +140,13 @@ class Lost(Exception):
 
 
 def replay_next(
-    db: Database, replay: GroupReplay, job_id: str, job_updated_at: datetime, message_id: str, lease_s: float
+    settings: Settings,
+    db: Database,
+    replay: GroupReplay,
+    job_id: str,
+    job_updated_at: datetime,
+    message_id: str,
+    lease_s: float,
 ) -> Job | None:
     """Replay one job of the group and move the cursor past it, in one transaction, so that a worker
     killed between the two can neither count a job it did not replay nor replay a job twice.
@@ -162,7 +169,7 @@ def replay_next(
         )
         if getattr(held, "rowcount", 0) != 1:
             raise Lost(replay.id)
-        job = states.replay_in(session, job_id, message_id)
+        job = states.replay_in(settings, session, job_id, message_id)
         counter = REPLAY.c.replayed if job is not None else REPLAY.c.skipped
         session.execute(update(REPLAY).where(REPLAY.c.id == replay.id).values({counter: counter + 1}))
     replay.cursor_at, replay.cursor_id = job_updated_at, job_id

@@ -29,7 +29,7 @@ from quire.jobs import review, states, store
 from quire.jobs.models import Job, JobRemoved, JobReviewed, JobStatus, Upload, artifacts_prefix, new_id, utcnow
 from quire.metrics import get_metrics
 from quire.queue.dispatch import Dispatcher
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.workflows.registry import get_workflow
 
 log = logging.getLogger(__name__)
@@ -60,23 +60,23 @@ class UnknownLanguage(Exception):
     """The submitter named a language OCR here cannot read."""
 
 
-def ocr_language(name: str | None) -> str | None:
+def ocr_language(settings: Settings, name: str | None) -> str | None:
     """Tesseract's name for the language a submitter named (`de` or `deu`), if it is one OCR reads here."""
     if not name or not name.strip():
         return None
     code = TESSERACT_LANGUAGES.get(name.strip().lower(), name.strip().lower())
-    available = get_settings().ocr_languages.split("+")
+    available = settings.ocr_languages.split("+")
     if code not in available:
         known = ", ".join(k for k, v in TESSERACT_LANGUAGES.items() if v in available)
         raise UnknownLanguage(f"Quire cannot read {name.strip()[:20]!r} by OCR. Name one of: {known}.")
     return code
 
 
-def document_languages() -> list[tuple[str, str]]:
+def document_languages(settings: Settings) -> list[tuple[str, str]]:
     """(code, English name) of each language a submitter may name for OCR here, for a form's choices."""
     from babel import Locale
 
-    available = get_settings().ocr_languages.split("+")
+    available = settings.ocr_languages.split("+")
     return [(k, Locale.parse(k).get_display_name("en") or k) for k, v in TESSERACT_LANGUAGES.items() if v in available]
 
 
@@ -101,10 +101,11 @@ class Admission:
     """
 
     db: Database
+    max_queue_age_s: float  # QUIRE_ADMISSION_MAX_QUEUE_AGE_S
     last_age: tuple[float, float] | None = None  # (monotonic time read, oldest queued age then)
 
     def admit(self) -> None:
-        limit = get_settings().admission_max_queue_age_s
+        limit = self.max_queue_age_s
         now = time.monotonic()
         if self.last_age is not None:
             read_at, age = self.last_age
@@ -131,8 +132,8 @@ class Submitted:
     created: bool
 
 
-def _effective(limits: Limits) -> tuple[float, int, float]:
-    s = get_settings()
+def _effective(settings: Settings, limits: Limits) -> tuple[float, int, float]:
+    s = settings
     timeout = min(limits.timeout_s or s.default_timeout_s, s.max_timeout_s)
     attempts = min(limits.max_attempts or s.default_max_attempts, s.max_max_attempts)
     deadline = min(limits.deadline_s or s.default_deadline_s, s.max_deadline_s)
@@ -151,6 +152,7 @@ def fingerprint(
 
 
 def submit(
+    settings: Settings,
     db: Database,
     dispatcher: Dispatcher,
     workflow_name: str,
@@ -179,7 +181,7 @@ def submit(
     if callback_url is None and owner_id is not None:
         callback_url = default_webhook_url(db, owner_id)
     job = Job(
-        **_job_values(workflow_name, upload, limits, owner_id, language, batch_id, callback_url),
+        **_job_values(settings, workflow_name, upload, limits, owner_id, language, batch_id, callback_url),
         idempotency_key=scoped_key,
         request_fingerprint=request_fingerprint if scoped_key else None,
     )
@@ -197,6 +199,7 @@ def submit(
 
 
 def _job_values(
+    settings: Settings,
     workflow_name: str,
     upload: Upload,
     limits: Limits,
@@ -207,7 +210,7 @@ def _job_values(
 ) -> dict[str, Any]:
     """The fields of a job on `upload` as `submit` records it, not yet accepted."""
     workflow = get_workflow(workflow_name)
-    timeout, attempts, deadline = _effective(limits)
+    timeout, attempts, deadline = _effective(settings, limits)
     now = utcnow()
     return {
         "id": new_id(),
@@ -234,6 +237,7 @@ def _job_values(
 
 
 def submit_many(
+    settings: Settings,
     db: Database,
     dispatcher: Dispatcher,
     workflow_name: str,
@@ -253,7 +257,9 @@ def submit_many(
     if not uploads:
         return []
     callback_url = default_webhook_url(db, owner_id) if owner_id is not None else None
-    jobs = [_job_values(workflow_name, u, limits, owner_id, language, batch_id, callback_url) for u in uploads]
+    jobs = [
+        _job_values(settings, workflow_name, u, limits, owner_id, language, batch_id, callback_url) for u in uploads
+    ]
 
     def finish(session: Session) -> None:
         store.finish_uploads(session, uploads)
@@ -270,6 +276,7 @@ def _existing(db: Database, scoped_key: str, request_fingerprint: str) -> Job | 
 
 
 def submit_document(
+    settings: Settings,
     storage: Storage,
     db: Database,
     dispatcher: Dispatcher,
@@ -283,9 +290,18 @@ def submit_document(
     callback_url: str | None = None,
 ) -> Submitted:
     """Store an uploaded document and submit a job on it: a form post with the file attached."""
-    upload = store_upload(storage, db, filename, stream, owner_id)
+    upload = store_upload(settings, storage, db, filename, stream, owner_id)
     return submit(
-        db, dispatcher, workflow, upload, limits, owner_id, idempotency_key, language, callback_url=callback_url
+        settings,
+        db,
+        dispatcher,
+        workflow,
+        upload,
+        limits,
+        owner_id,
+        idempotency_key,
+        language,
+        callback_url=callback_url,
     )
 
 
@@ -311,10 +327,9 @@ def stream_size(stream: BinaryIO) -> int | None:
     return end
 
 
-def _room(recent: store.UploadActivity, stored: int, size: int | None, now: datetime) -> int:
+def _room(settings: Settings, recent: store.UploadActivity, stored: int, size: int | None, now: datetime) -> int:
     """The most bytes this person's next upload may take; refuses (429) past the per-minute count
     or bytes, and (413) when a file of `size` (if known) does not fit in their storage quota."""
-    settings = get_settings()
     if recent.count >= settings.uploads_per_minute or recent.size >= settings.upload_bytes_per_minute:
         waited = (now - recent.first_at).total_seconds() if recent.first_at else 0.0
         retry = max(1, math.ceil(60 - waited))
@@ -333,16 +348,16 @@ def _room(recent: store.UploadActivity, stored: int, size: int | None, now: date
     return room
 
 
-def refuse_early(db: Database, owner_id: str, at_least_bytes: int) -> None:
+def refuse_early(settings: Settings, db: Database, owner_id: str, at_least_bytes: int) -> None:
     """Before a body is read: refuse when this person is already past a per-minute limit, or a
     file of `at_least_bytes` cannot fit in their quota. (Not a reservation: `store_upload` checks
     again, atomically, once the file is here.)"""
     now = utcnow()
     recent, stored = store.upload_usage(db, owner_id, now - timedelta(minutes=1))
-    _room(recent, stored, at_least_bytes, now)
+    _room(settings, recent, stored, at_least_bytes, now)
 
 
-def _reserve(db: Database, upload: Upload, size: int | None, at_most: int | None) -> int:
+def _reserve(settings: Settings, db: Database, upload: Upload, size: int | None, at_most: int | None) -> int:
     """Record the upload before its bytes are stored, so that parallel uploads count against each
     other. Returns the most bytes the file may take: its room under the limits, and never more
     than `at_most` (the request body's declared length, which the file cannot exceed)."""
@@ -351,7 +366,7 @@ def _reserve(db: Database, upload: Upload, size: int | None, at_most: int | None
 
     def check(recent: store.UploadActivity, stored: int) -> None:
         nonlocal room
-        room = _room(recent, stored, size, now)
+        room = _room(settings, recent, stored, size, now)
         if at_most is not None:
             room = min(room, at_most)
         # Held against the quota and the per-minute bytes until the real size is known: the
@@ -362,7 +377,7 @@ def _reserve(db: Database, upload: Upload, size: int | None, at_most: int | None
     return room
 
 
-def check_head(filename: str | None, head: bytes, size: int | None) -> Upload:
+def check_head(settings: Settings, filename: str | None, head: bytes, size: int | None) -> Upload:
     """An upload not yet recorded, from a document's first bytes: refused (`UploadRejected`) when
     empty (422), of a type we do not read (415, decided by content) or larger than the limit (413)."""
     name = _safe_filename(filename)
@@ -372,12 +387,14 @@ def check_head(filename: str | None, head: bytes, size: int | None) -> Upload:
         content_type = detect_type(head, name)
     except UnsupportedType as exc:
         raise UploadRejected(415, UNSUPPORTED) from exc
-    if size is not None and size > get_settings().max_upload_bytes:
-        raise _too_large(get_settings().max_upload_bytes)
+    if size is not None and size > settings.max_upload_bytes:
+        raise _too_large(settings, settings.max_upload_bytes)
     return Upload(filename=name, size=size or 0, sha256="", content_type=content_type)
 
 
-def reserve_uploads(db: Database, uploads: Sequence[Upload], owner_id: str | None) -> list[UploadRejected | None]:
+def reserve_uploads(
+    settings: Settings, db: Database, uploads: Sequence[Upload], owner_id: str | None
+) -> list[UploadRejected | None]:
     """Record many uploads of one person at once, before their bytes are stored, each `size` being
     its file's exact length: what `begin_upload` checks file by file (the per-minute count and
     bytes, the storage quota), in order, in one transaction. For each upload: None when it was
@@ -394,7 +411,7 @@ def reserve_uploads(db: Database, uploads: Sequence[Upload], owner_id: str | Non
         refusals.clear()
         for upload in uploads:
             try:
-                _room(recent, stored, upload.size, now)
+                _room(settings, recent, stored, upload.size, now)
             except UploadRejected as exc:
                 refusals.append(exc)
                 continue
@@ -437,7 +454,8 @@ class UploadInProgress:
     checked, its bytes written to storage as they come. `finish` publishes it; `abort` leaves no
     row and no object behind."""
 
-    def __init__(self, db: Database, upload: Upload, pending: PendingObject, room: int) -> None:
+    def __init__(self, settings: Settings, db: Database, upload: Upload, pending: PendingObject, room: int) -> None:
+        self.settings = settings
         self.db = db
         self.upload = upload
         self.pending = pending
@@ -447,7 +465,7 @@ class UploadInProgress:
         try:
             self.pending.write(chunk)
         except TooLarge as exc:
-            raise _too_large(self.room) from exc
+            raise _too_large(self.settings, self.room) from exc
 
     def finish(self) -> Upload:
         try:
@@ -472,14 +490,14 @@ class UploadInProgress:
             store.delete_upload(self.db, self.upload.id)
 
 
-def _too_large(room: int) -> UploadRejected:
-    settings = get_settings()
+def _too_large(settings: Settings, room: int) -> UploadRejected:
     if room < settings.max_upload_bytes:
         return UploadRejected(413, _over_quota(settings.storage_quota_mb), code="storage_quota_exceeded")
     return UploadRejected(413, f"The file is larger than {settings.max_upload_mb:g} MB.")
 
 
 def begin_upload(
+    settings: Settings,
     storage: Storage,
     db: Database,
     filename: str | None,
@@ -492,12 +510,11 @@ def begin_upload(
     refuse it when empty (422), of a type we do not read (415, decided by content), too large for
     the limit or its owner's quota (413) or past their per-minute limits (429). `size` is the file's
     length when known; `at_most` a bound on it when not (the length of the body that carries it)."""
-    settings = get_settings()
-    upload = check_head(filename, head, size)
+    upload = check_head(settings, filename, head, size)
     upload.owner_id, upload.size = owner_id, 0
-    room = _reserve(db, upload, size, at_most) if owner_id is not None else settings.max_upload_bytes
+    room = _reserve(settings, db, upload, size, at_most) if owner_id is not None else settings.max_upload_bytes
     try:
-        progress = UploadInProgress(db, upload, storage.begin(upload.input_ref, max_bytes=room), room)
+        progress = UploadInProgress(settings, db, upload, storage.begin(upload.input_ref, max_bytes=room), room)
     except BaseException:
         if owner_id is not None:
             store.delete_upload(db, upload.id)
@@ -511,11 +528,16 @@ def begin_upload(
 
 
 def store_upload(
-    storage: Storage, db: Database, filename: str | None, stream: BinaryIO, owner_id: str | None = None
+    settings: Settings,
+    storage: Storage,
+    db: Database,
+    filename: str | None,
+    stream: BinaryIO,
+    owner_id: str | None = None,
 ) -> Upload:
     """Store an uploaded file under a generated key, checking its size and its type by content."""
     head = stream.read(HEAD_BYTES)  # an e-invoice's root element may follow a long licence comment
-    progress = begin_upload(storage, db, filename, head, owner_id, stream_size(stream))
+    progress = begin_upload(settings, storage, db, filename, head, owner_id, stream_size(stream))
     try:
         for chunk in file_chunks(stream):
             progress.write(chunk)
@@ -530,15 +552,15 @@ def discard_upload(storage: Storage, db: Database, upload: Upload) -> None:
     remove_unused_upload(storage, db, upload.id)
 
 
-def cancel(db: Database, dispatcher: Dispatcher, job_id: str) -> Job:
-    job = dispatcher.record(job_id, partial(states.cancel, db, job_id))
+def cancel(settings: Settings, db: Database, dispatcher: Dispatcher, job_id: str) -> Job:
+    job = dispatcher.record(job_id, partial(states.cancel, settings, db, job_id))
     if job is None:
         raise NotAllowed("Only a queued or running job can be cancelled.")
     return job
 
 
-def replay(db: Database, dispatcher: Dispatcher, job_id: str) -> Job:
-    job = dispatcher.move(job_id, lambda message_id: states.replay(db, job_id, message_id)).moved
+def replay(settings: Settings, db: Database, dispatcher: Dispatcher, job_id: str) -> Job:
+    job = dispatcher.move(job_id, lambda message_id: states.replay(settings, db, job_id, message_id)).moved
     if job is None:
         raise NotAllowed("Only a dead-lettered or cancelled job can be replayed.")
     return job
@@ -553,7 +575,7 @@ def save_review(db: Database, dispatcher: Dispatcher, job_id: str, fields: revie
     return job
 
 
-def delete(storage: Storage, db: Database, dispatcher: Dispatcher, job_id: str) -> bool:
+def delete(settings: Settings, storage: Storage, db: Database, dispatcher: Dispatcher, job_id: str) -> bool:
     """Stop the job if it is active, then remove its artifacts, its record and (if unshared) its input.
 
     The files go first: when storage cannot be reached `StorageUnavailable` is raised and the
@@ -561,7 +583,7 @@ def delete(storage: Storage, db: Database, dispatcher: Dispatcher, job_id: str) 
     upload row, and the expiry of unused uploads removes both later. Once the record is gone the
     after-commit hooks hear `JobRemoved`, so the job's open streams say so and end.
     """
-    states.cancel(db, job_id, detail="Deleted on request.")  # the hooks hear of the removal instead
+    states.cancel(settings, db, job_id, detail="Deleted on request.")  # the hooks hear of the removal instead
     job = store.get_job(db, job_id)
     if job is None:
         return False

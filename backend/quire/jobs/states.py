@@ -22,6 +22,7 @@ from quire.errors import ErrorCode
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.metrics import get_metrics
+from quire.settings import Settings
 from quire.webhooks.deliveries import record_job_event
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ def _check(sources: Iterable[JobStatus], target: JobStatus) -> tuple[JobStatus, 
 
 
 def _move(
+    settings: Settings,
     session: Session,
     job_id: str,
     *,
@@ -85,10 +87,11 @@ def _move(
     if error is not None:
         changes["error_code"] = error
     stmt = update(JOB).where(JOB.c.id == job_id, _status_in(sources), *guard).values(**changes).returning(*JOB.c)
-    return _apply(session, stmt, {}, job_id, sources, target, event, now, error, detail, operator_detail)
+    return _apply(settings, session, stmt, {}, job_id, sources, target, event, now, error, detail, operator_detail)
 
 
 def _apply(
+    settings: Settings,
     session: Session | Connection,
     stmt: Executable,
     params: dict[str, Any],
@@ -133,7 +136,7 @@ def _apply(
     if job.callback_url and target in _WEBHOOK_TARGETS:
         # In this transaction, so a webhook is recorded exactly when the job ends, even if the
         # process dies right after; the dispatcher's after-commit hook sends it.
-        record_job_event(connection, job, now)
+        record_job_event(settings, connection, job, now)
     return job
 
 
@@ -292,7 +295,9 @@ def accept_many(
     return accepted
 
 
-def claim(db: Database, job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool = False) -> Job | None:
+def claim(
+    settings: Settings, db: Database, job_id: str, worker_id: str, lease_s: float, lease_past_deadline: bool = False
+) -> Job | None:
     """Start the next attempt: queued -> running under a lease held by `worker_id`.
 
     The lease ends at the job's deadline at the latest, unless `lease_past_deadline` (policy finish).
@@ -301,10 +306,11 @@ def claim(db: Database, job_id: str, worker_id: str, lease_s: float, lease_past_
     params = {"p_job": job_id, "p_now": now, "p_worker": worker_id, "p_lease": now + timedelta(seconds=lease_s)}
     stmt = _CLAIM_STMTS[not lease_past_deadline]
     with db.connection() as connection:
-        return _apply(connection, stmt, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
+        return _apply(settings, connection, stmt, params, job_id, _CLAIM, S.RUNNING, EventType.RUNNING, now)
 
 
 def complete(
+    settings: Settings,
     db: Database,
     ref: AttemptRef,
     artifacts: Sequence[Artifact],
@@ -327,7 +333,7 @@ def complete(
         stmt = _COMPLETE_STMT
         if progress is not None:
             stmt, params["p_progress"] = _COMPLETE_WITH_PROGRESS_STMT, dict(progress)
-        job = _apply(connection, stmt, params, ref.job_id, _COMPLETE, S.COMPLETED, EventType.COMPLETED, now)
+        job = _apply(settings, connection, stmt, params, ref.job_id, _COMPLETE, S.COMPLETED, EventType.COMPLETED, now)
         _publish(connection, job, artifacts)
         return job
 
@@ -340,6 +346,7 @@ def _publish(session: Session | Connection, job: Job | None, artifacts: Sequence
 
 
 def retry(
+    settings: Settings,
     db: Database,
     ref: AttemptRef,
     code: ErrorCode,
@@ -354,6 +361,7 @@ def retry(
     now = utcnow()
     with db.session() as session:
         job = _move(
+            settings,
             session,
             ref.job_id,
             sources=_QUEUED,
@@ -375,6 +383,7 @@ def retry(
 
 
 def dead_letter(
+    settings: Settings,
     db: Database,
     ref: AttemptRef,
     code: ErrorCode,
@@ -386,6 +395,7 @@ def dead_letter(
     the attempt staged (operator-only files)."""
     with db.session() as session:
         job = _move(
+            settings,
             session,
             ref.job_id,
             sources=_DEAD_FROM_ATTEMPT,
@@ -401,11 +411,12 @@ def dead_letter(
         return job
 
 
-def expire_deadline(db: Database, job_id: str) -> Job | None:
+def expire_deadline(settings: Settings, db: Database, job_id: str) -> Job | None:
     """Dead-letter a queued job whose deadline has passed before an attempt could start."""
     now = utcnow()
     with db.session() as session:
         return _move(
+            settings,
             session,
             job_id,
             sources=_DEAD_WHILE_QUEUED,
@@ -419,7 +430,9 @@ def expire_deadline(db: Database, job_id: str) -> Job | None:
         )
 
 
-def pass_deadline(db: Database, job_id: str, policy: DeadlinePolicy, ref: AttemptRef | None = None) -> Job | None:
+def pass_deadline(
+    settings: Settings, db: Database, job_id: str, policy: DeadlinePolicy, ref: AttemptRef | None = None
+) -> Job | None:
     """The job's deadline passed while it was running: record the moment and the policy applied.
 
     With `ref`, the attempt's own worker reports it: under `stop` the job is dead-lettered with
@@ -444,10 +457,13 @@ def pass_deadline(db: Database, job_id: str, policy: DeadlinePolicy, ref: Attemp
             .values(updated_at=now)
             .returning(*JOB.c)
         )
-        noted = _apply(session, stmt, {}, job_id, [S.RUNNING], S.RUNNING, EventType.DEADLINE_PASSED, now, None, detail)
+        noted = _apply(
+            settings, session, stmt, {}, job_id, [S.RUNNING], S.RUNNING, EventType.DEADLINE_PASSED, now, None, detail
+        )
         if noted is None or not ends:
             return noted
         return _move(
+            settings,
             session,
             job_id,
             sources=_DEAD_FROM_ATTEMPT,
@@ -461,7 +477,7 @@ def pass_deadline(db: Database, job_id: str, policy: DeadlinePolicy, ref: Attemp
 
 
 def release_expired_lease(
-    db: Database, job_id: str, message_id: str, budget_left: bool, refund: bool = False
+    settings: Settings, db: Database, job_id: str, message_id: str, budget_left: bool, refund: bool = False
 ) -> Job | None:
     """Recover a running job whose worker stopped renewing its lease.
 
@@ -480,6 +496,7 @@ def release_expired_lease(
                 values["attempt_floor"] = JOB.c.attempt_floor + 1
                 detail = "The worker running this job's isolated attempt stopped; the loss is not counted."
             return _move(
+                settings,
                 session,
                 job_id,
                 sources=_QUEUED,
@@ -492,6 +509,7 @@ def release_expired_lease(
                 now=now,
             )
         return _move(
+            settings,
             session,
             job_id,
             sources=_DEAD_FROM_ATTEMPT,
@@ -505,11 +523,12 @@ def release_expired_lease(
         )
 
 
-def release(db: Database, ref: AttemptRef, message_id: str) -> Job | None:
+def release(settings: Settings, db: Database, ref: AttemptRef, message_id: str) -> Job | None:
     """Hand a running attempt back to the queue at once because its worker is shutting down."""
     now = utcnow()
     with db.session() as session:
         return _move(
+            settings,
             session,
             ref.job_id,
             sources=_QUEUED,
@@ -522,10 +541,11 @@ def release(db: Database, ref: AttemptRef, message_id: str) -> Job | None:
         )
 
 
-def cancel(db: Database, job_id: str, detail: str = "Cancelled on request.") -> Job | None:
+def cancel(settings: Settings, db: Database, job_id: str, detail: str = "Cancelled on request.") -> Job | None:
     """Stop a queued or running job; a running attempt's later writes are fenced out."""
     with db.session() as session:
         return _move(
+            settings,
             session,
             job_id,
             sources=_CANCEL,
@@ -537,19 +557,20 @@ def cancel(db: Database, job_id: str, detail: str = "Cancelled on request.") -> 
         )
 
 
-def replay(db: Database, job_id: str, message_id: str) -> Job | None:
+def replay(settings: Settings, db: Database, job_id: str, message_id: str) -> Job | None:
     """Queue a dead-lettered or cancelled job again with a fresh attempt budget and deadline."""
     with db.session() as session:
-        return replay_in(session, job_id, message_id)
+        return replay_in(settings, session, job_id, message_id)
 
 
-def replay_in(session: Session, job_id: str, message_id: str) -> Job | None:
+def replay_in(settings: Settings, session: Session, job_id: str, message_id: str) -> Job | None:
     """`replay` inside the caller's transaction (a group replay moves its cursor in the same one)."""
     now = utcnow()
     current = session.get(Job, job_id)
     if current is None:
         return None
     return _move(
+        settings,
         session,
         job_id,
         sources=_REPLAY,

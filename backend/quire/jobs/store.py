@@ -26,6 +26,7 @@ from quire.jobs.line import QueuePlace, RecentBasis, place_in_line
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
 from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
 from quire.jobs.results import reviewed_fields
+from quire.settings import Settings
 from quire.views import View
 from quire.webhooks.models import WebhookDelivery
 
@@ -158,6 +159,7 @@ class Page:
 
 
 def list_jobs(
+    settings: Settings,
     db: Database,
     owner_id: str | None,
     *,
@@ -184,11 +186,11 @@ def list_jobs(
         more = len(jobs) > limit
         jobs = jobs[:limit]
         basis = RecentBasis(max_age_s=math.inf)  # the page's queued jobs rest on one read of the basis
-        views = [job_view(session, job, basis) for job in jobs]
+        views = [job_view(settings, session, job, basis) for job in jobs]
     return Page(views, encode_cursor(jobs[-1]) if more and jobs else None)
 
 
-def unfinished_jobs(db: Database, owner_id: str, limit: int) -> list[JobView]:
+def unfinished_jobs(settings: Settings, db: Database, owner_id: str, limit: int) -> list[JobView]:
     """The owner's queued and running jobs, newest first (what a list stream starts with)."""
     stmt = (
         select(Job)
@@ -198,7 +200,7 @@ def unfinished_jobs(db: Database, owner_id: str, limit: int) -> list[JobView]:
     )
     with db.session() as session:
         basis = RecentBasis(max_age_s=math.inf)
-        return [job_view(session, job, basis) for job in session.exec(stmt).all()]
+        return [job_view(settings, session, job, basis) for job in session.exec(stmt).all()]
 
 
 def artifact_view(artifact: Artifact) -> ArtifactView:
@@ -221,7 +223,7 @@ def _event_view(event: JobEvent) -> EventView:
     )
 
 
-def job_view(session: Session, job: Job, basis: RecentBasis | None = None) -> JobView:
+def job_view(settings: Settings, session: Session, job: Job, basis: RecentBasis | None = None) -> JobView:
     """The stable status shape (docs/api.md); every key present even when null. A queued job's
     estimate rests on `basis` when given."""
     events: Sequence[JobEvent] = session.exec(
@@ -259,7 +261,7 @@ def job_view(session: Session, job: Job, basis: RecentBasis | None = None) -> Jo
         next_attempt_at=iso(job.available_at) if job.status == JobStatus.QUEUED else None,
         # A queued job's recorded progress is an earlier attempt's (cancelled, or failed and waiting to retry).
         progress=_progress(job.progress) if job.status != JobStatus.QUEUED else None,
-        queue=place_in_line(session, job, basis) if job.status == JobStatus.QUEUED else None,
+        queue=place_in_line(settings, session, job, basis) if job.status == JobStatus.QUEUED else None,
         review=_review_view(job),
     )
 
@@ -311,6 +313,7 @@ class RecentViews:
 
 
 def view_of(
+    settings: Settings,
     db: Database,
     job_id: str,
     viewer: Principal | None = None,
@@ -322,18 +325,18 @@ def view_of(
     view is reused. Read in `session` when given."""
     if session is None:
         with db.session() as own:
-            return view_of(db, job_id, viewer, recent, own)
+            return view_of(settings, db, job_id, viewer, recent, own)
     head = session.connection().execute(_view_head(), {"job_id": job_id}).first()
     if head is None or (viewer is not None and not _may_see(head.owner_id, viewer)):
         return None
     if recent is not None and (cached := recent.get(job_id, (head.updated_at, head.files_deleted_at))) is not None:
         # The place in line moves while the job's row stays as it was.
-        place = place_in_line(session, head, recent.basis) if head.status == JobStatus.QUEUED else None
+        place = place_in_line(settings, session, head, recent.basis) if head.status == JobStatus.QUEUED else None
         return msgspec.structs.replace(cached, queue=place)
     job = session.get(Job, job_id)
     if job is None:
         return None
-    view = job_view(session, job, recent.basis if recent is not None else None)
+    view = job_view(settings, session, job, recent.basis if recent is not None else None)
     # Filed under the version of the row it was built from: the events and artifacts read after it
     # are at least as new, and a newer row version makes the next read rebuild.
     if recent is not None:

@@ -18,7 +18,7 @@ from dramatiq.common import compute_backoff, current_millis, dq_name
 from dramatiq.errors import BrokerConnectionError, ConnectionClosed
 from dramatiq.message import Message
 
-from quire.settings import get_settings
+from quire.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -227,15 +227,19 @@ return present
 """
 
 
-def create_broker(url: str) -> RedisBroker:
-    """A broker on the Redis at `url` with Quire's queue declared. It connects on first use."""
-    settings = get_settings()
+def create_broker(
+    url: str,
+    heartbeat_timeout_ms: int = Settings.model_fields["broker_heartbeat_timeout_ms"].default,
+    maintenance_chance: int = Settings.model_fields["broker_maintenance_chance"].default,
+) -> RedisBroker:
+    """A broker on the Redis at `url` with Quire's queue declared (the two numbers are
+    `QUIRE_BROKER_HEARTBEAT_TIMEOUT_MS` and `QUIRE_BROKER_MAINTENANCE_CHANCE`). It connects on first use."""
     pool = redis.ConnectionPool.from_url(url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=15)
     broker = RedisBroker(
         client=redis.Redis(connection_pool=pool),
         middleware=[KeyedByMessageId(), WakeOnPublish()],
-        heartbeat_timeout=settings.broker_heartbeat_timeout_ms,
-        maintenance_chance=settings.broker_maintenance_chance,
+        heartbeat_timeout=heartbeat_timeout_ms,
+        maintenance_chance=maintenance_chance,
     )
     broker.declare_queue(QUEUE)
     broker.declare_queue(WEBHOOK_QUEUE)

@@ -34,7 +34,7 @@ from quire.jobs.models import utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
 from quire.queue.dispatch import Dispatcher
-from quire.settings import get_settings
+from quire.settings import Settings
 
 log = structlog.stdlib.get_logger(__name__)
 T = TypeVar("T")
@@ -58,6 +58,7 @@ class AttemptLimits:
     allowed, which grows as the reader finds them), and the job's deadline by policy."""
 
     db: Database
+    settings: Settings
     ref: AttemptRef
     timeout_s: float
     deadline_at: datetime
@@ -72,7 +73,7 @@ class AttemptLimits:
         return self.timeout_s + self.extra_s
 
     def allow_ocr_pages(self, pages: int) -> None:
-        self.extra_s = pages * get_settings().ocr_seconds_per_page
+        self.extra_s = pages * self.settings.ocr_seconds_per_page
 
     def wait(self, finished: Callable[[float], bool]) -> None:
         """Return once `finished(seconds)` says the attempt is done; raise when a limit comes first.
@@ -92,7 +93,9 @@ class AttemptLimits:
             if not self.deadline_recorded:
                 to_deadline = (self.deadline_at - utcnow()).total_seconds()
                 if to_deadline <= 0:
-                    passed = partial(states.pass_deadline, self.db, self.ref.job_id, self.policy, self.ref)
+                    passed = partial(
+                        states.pass_deadline, self.settings, self.db, self.ref.job_id, self.policy, self.ref
+                    )
                     if self.dispatcher is not None:
                         self.dispatcher.record(self.ref.job_id, passed)
                     else:
@@ -167,6 +170,7 @@ class ExecutionControl:
     abandoned: list[_Call] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     threads: AttemptThreads = field(default_factory=AttemptThreads)
+    max_abandoned: int = 8  # QUIRE_MAX_ABANDONED_ATTEMPTS (its default): the process restarts past it
 
     def hold(self, ref: AttemptRef) -> None:
         with self.lock:
@@ -190,7 +194,7 @@ class ExecutionControl:
             self.abandoned = [c for c in self.abandoned if c.is_alive()]
             self.abandoned.append(call)
             stuck = len(self.abandoned)
-        if stuck >= get_settings().max_abandoned_attempts:
+        if stuck >= self.max_abandoned:
             log.error("%d timed-out attempts are still blocking threads; restarting this worker", stuck)
             os.kill(os.getpid(), signal.SIGTERM)
 
@@ -210,12 +214,14 @@ class AttemptProgress:
         self,
         db: Database,
         ref: AttemptRef,
+        lease_s: float,
         on_ocr_pages: Callable[[int], None] | None = None,
         on_written: Callable[[str, object], None] | None = None,
         hold_first_s: float = 0.0,
     ) -> None:
         self.db = db
         self.ref = ref
+        self.lease_s = lease_s
         self.ocr_pages = 0
         self._on_ocr_pages = on_ocr_pages
         # The dispatcher's after-commit hooks, told of each progress write that landed (in a
@@ -239,10 +245,7 @@ class AttemptProgress:
         self._written_at = now
         self.unwritten = None
         view = progress.as_record()
-        if (
-            states.report_progress(self.db, self.ref, view, get_settings().lease_seconds)
-            and self._on_written is not None
-        ):
+        if states.report_progress(self.db, self.ref, view, self.lease_s) and self._on_written is not None:
             self._on_written(self.ref.job_id, view)
 
 

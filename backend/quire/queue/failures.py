@@ -15,7 +15,7 @@ from quire.jobs import policy, states
 from quire.jobs.models import Artifact, Job, utcnow
 from quire.jobs.states import AttemptRef
 from quire.queue.dispatch import Dispatcher
-from quire.settings import get_settings
+from quire.settings import Settings
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -70,10 +70,11 @@ def _problem(problem: Problem) -> str:
     return f"{problem['path'] or '(answer)'}: {problem['message']}"
 
 
-def record_failure(db: Database, dispatcher: Dispatcher, job: Job, ref: AttemptRef, failure: AttemptFailure) -> bool:
+def record_failure(
+    settings: Settings, db: Database, dispatcher: Dispatcher, job: Job, ref: AttemptRef, failure: AttemptFailure
+) -> bool:
     """Retry the job after its backoff, or dead-letter it, as the policy decides. False when the
     attempt no longer holds the job (fenced out): nothing was recorded, its evidence included."""
-    settings = get_settings()
     decision = policy.decide(
         failure.code,
         attempt=job.attempt - job.attempt_floor,
@@ -90,7 +91,15 @@ def record_failure(db: Database, dispatcher: Dispatcher, job: Job, ref: AttemptR
         retried = dispatcher.move(
             job.id,
             lambda message_id: states.retry(
-                db, ref, failure.code, decision.delay_s, message_id, detail, failure.operator_detail, failure.evidence
+                settings,
+                db,
+                ref,
+                failure.code,
+                decision.delay_s,
+                message_id,
+                detail,
+                failure.operator_detail,
+                failure.evidence,
             ),
             delay_s=decision.delay_s,
         )
@@ -101,5 +110,7 @@ def record_failure(db: Database, dispatcher: Dispatcher, job: Job, ref: AttemptR
         message = (
             f"{ERROR_MESSAGES[decision.code]} A retry after this failure ({failure.code.value}) would start too late."
         )
-    dead = partial(states.dead_letter, db, ref, decision.code, message, failure.operator_detail, failure.evidence)
+    dead = partial(
+        states.dead_letter, settings, db, ref, decision.code, message, failure.operator_detail, failure.evidence
+    )
     return dispatcher.record(job.id, dead) is not None

@@ -27,7 +27,7 @@ from quire.jobs.states import AttemptRef
 from quire.queue.execution import AttemptLimits, AttemptProgress
 from quire.queue.failures import AttemptFailure, FailedAttempt, classify
 from quire.queue.results import Outcome, execute
-from quire.settings import get_settings
+from quire.settings import Settings
 
 # What the fork server imports once, before it forks any attempt's process: the attempt's code and
 # the libraries that read documents, which it imports when it first needs them (a missing one is skipped),
@@ -70,14 +70,15 @@ def _attempt_process(
     """
     os.environ.clear()
     os.environ.update(environ)
-    get_settings.cache_clear()
-    settings = get_settings()
+    settings = Settings()
     db, storage = open_database(settings), configured_storage(settings)
     threading.Thread(target=_exit_when_orphaned, args=(lifeline,), name="orphan-watch", daemon=True).start()
     job = Job(**fields)
-    progress = AttemptProgress(db, AttemptRef(job.id, job.attempt, worker_id), lambda n: conn.send(OcrPages(n)))
+    progress = AttemptProgress(
+        db, AttemptRef(job.id, job.attempt, worker_id), settings.lease_seconds, lambda n: conn.send(OcrPages(n))
+    )
     try:
-        conn.send(Finished(execute(storage, job, worker_id, progress)))
+        conn.send(Finished(execute(settings, storage, job, worker_id, progress)))
     except BaseException as exc:
         conn.send(Failed(classify(exc)))
     finally:

@@ -28,7 +28,7 @@ from quire.jobs.operations import apply_retention, expire_unused_uploads
 from quire.jobs.store import expired_leases, overdue_queued, waiting_messages
 from quire.metrics import get_metrics
 from quire.queue.dispatch import Dispatcher
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.webhooks.outbox import WebhookOutbox
 
 log = logging.getLogger(__name__)
@@ -41,19 +41,24 @@ class RecoveryReport:
     republished: int = 0
 
 
-def requeue_expired_leases(db: Database, dispatcher: Dispatcher, report: RecoveryReport) -> None:
+def requeue_expired_leases(settings: Settings, db: Database, dispatcher: Dispatcher, report: RecoveryReport) -> None:
     """Running jobs whose worker stopped renewing the lease go back to the queue (or dead letter).
 
     One whose deadline has passed too ends at once: no attempt could start any more.
     """
     for lease in expired_leases(db, utcnow()):
         if lease.past_deadline:
-            passed = partial(states.pass_deadline, db, lease.job_id, get_settings().deadline_policy)
+            passed = partial(states.pass_deadline, settings, db, lease.job_id, settings.deadline_policy)
             if dispatcher.record(lease.job_id, passed) is not None:
                 report.dead_lettered += 1
             continue
         release = partial(
-            states.release_expired_lease, db, lease.job_id, budget_left=lease.budget_left, refund=lease.isolated
+            states.release_expired_lease,
+            settings,
+            db,
+            lease.job_id,
+            budget_left=lease.budget_left,
+            refund=lease.isolated,
         )
         # Out of attempts, the job is dead-lettered instead and no message goes out.
         moved = dispatcher.move(lease.job_id, release, sends=lambda job: job.status == JobStatus.QUEUED).moved
@@ -70,15 +75,14 @@ def _republish(db: Database, job_id: str, old_message_id: str | None, message_id
     return states.republish(db, job_id, old_message_id, message_id) or None
 
 
-def recover_once(db: Database, dispatcher: Dispatcher, reclaim: bool = True) -> RecoveryReport:
+def recover_once(settings: Settings, db: Database, dispatcher: Dispatcher, reclaim: bool = True) -> RecoveryReport:
     """One pass: expired leases, deadlines passed in the queue, messages Redis lost; with `reclaim`,
     messages that dead workers took, given back."""
-    settings = get_settings()
     report = RecoveryReport()
-    requeue_expired_leases(db, dispatcher, report)
+    requeue_expired_leases(settings, db, dispatcher, report)
     now = utcnow()
     for job_id in overdue_queued(db, now):
-        if dispatcher.record(job_id, partial(states.expire_deadline, db, job_id)) is not None:
+        if dispatcher.record(job_id, partial(states.expire_deadline, settings, db, job_id)) is not None:
             report.dead_lettered += 1
     waiting = waiting_messages(db, now, now - timedelta(seconds=settings.republish_after_seconds))
     if waiting:
@@ -97,9 +101,8 @@ def recover_once(db: Database, dispatcher: Dispatcher, reclaim: bool = True) -> 
     return report
 
 
-def housekeeping(storage: Storage, db: Database) -> None:
+def housekeeping(settings: Settings, storage: Storage, db: Database) -> None:
     """Retention, upload expiry and the dead-letter alert: slower duties that ride on the recovery loop."""
-    settings = get_settings()
     apply_retention(storage, db, settings.retention_days)
     expire_unused_uploads(storage, db, settings.upload_expiry_hours)
     check_dead_letter_alerts(db, settings)
@@ -142,6 +145,7 @@ class Outage:
 
 
 def run_recovery_loop(
+    settings: Settings,
     db: Database,
     storage: Storage,
     stop: threading.Event,
@@ -152,7 +156,6 @@ def run_recovery_loop(
 ) -> None:
     """Recover at once, then every interval until `stop` is set, taking turns with the other
     worker processes through `client`. Survives Redis and DB outages."""
-    settings = get_settings()
     interval = settings.recovery_interval_seconds
     outage = Outage(settings.broker_heartbeat_timeout_ms / 1000)
     while not stop.is_set():
@@ -161,8 +164,8 @@ def run_recovery_loop(
             continue
         reclaim = outage.over()
         duties: list[tuple[str, Callable[[], object]]] = [
-            ("recover_once", partial(recover_once, db, dispatcher, reclaim)),
-            ("housekeeping", partial(housekeeping, storage, db)),
+            ("recover_once", partial(recover_once, settings, db, dispatcher, reclaim)),
+            ("housekeeping", partial(housekeeping, settings, storage, db)),
         ]
         if webhooks is not None:
             # Webhook deliveries recorded but never published (the process died after the commit),

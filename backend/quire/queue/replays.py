@@ -19,17 +19,18 @@ from quire.db import Database
 from quire.jobs import replays
 from quire.jobs.models import GroupReplay
 from quire.queue.dispatch import Dispatcher
-from quire.settings import get_settings
+from quire.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-def lease_for(rate: float) -> float:
+def lease_for(settings: Settings, rate: float) -> float:
     """How long a replay is held between two writes: the lease, plus the wait for the next job."""
-    return get_settings().lease_seconds + 1.0 / rate
+    return settings.lease_seconds + 1.0 / rate
 
 
 def carry_out(
+    settings: Settings,
     db: Database,
     replay: GroupReplay,
     dispatcher: Dispatcher,
@@ -38,7 +39,7 @@ def carry_out(
 ) -> bool:
     """Replay the group's jobs from the cursor on; True when the group is done, False when the
     replay was stopped, lost to another worker, or `stop` was set (the replay is then given up)."""
-    lease_s = lease_for(replay.rate)
+    lease_s = lease_for(settings, replay.rate)
     interval = 1.0 / replay.rate
     next_at = time.monotonic()
     while not stop.is_set():
@@ -56,7 +57,7 @@ def carry_out(
             break
         try:
             replayed = dispatcher.move(
-                job_id, partial(replays.replay_next, db, replay, job_id, updated_at, lease_s=lease_s)
+                job_id, partial(replays.replay_next, settings, db, replay, job_id, updated_at, lease_s=lease_s)
             ).moved
         except replays.Lost:
             log.info("group replay %s was stopped or taken on by another worker", replay.id)
@@ -69,16 +70,18 @@ def carry_out(
     return False
 
 
-def run_group_replays(db: Database, stop: threading.Event, dispatcher: Dispatcher, owner: str) -> None:
+def run_group_replays(
+    settings: Settings, db: Database, stop: threading.Event, dispatcher: Dispatcher, owner: str
+) -> None:
     """Take on and carry out recorded replays until `stop` is set. Survives database outages."""
-    interval = get_settings().recovery_interval_seconds
+    interval = settings.recovery_interval_seconds
     while not stop.is_set():
         taken = None
         try:
-            taken = replays.take_on(db, owner, get_settings().lease_seconds)
+            taken = replays.take_on(db, owner, settings.lease_seconds)
             if taken is not None:
                 log.info("carrying out group replay %s at %g/s", taken.id, taken.rate)
-                carry_out(db, taken, dispatcher, stop)
+                carry_out(settings, db, taken, dispatcher, stop)
         except Exception:
             log.exception("group replay failed; will try again")
         if taken is None:

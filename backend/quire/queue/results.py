@@ -20,7 +20,7 @@ from quire.errors import MalformedOutput
 from quire.jobs.models import Artifact, Job, attempt_prefix
 from quire.jobs.states import AttemptRef
 from quire.queue.failures import FailedAttempt, classify
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.workflows.models.providers import get_provider
 from quire.workflows.registry import get_workflow
 
@@ -44,14 +44,15 @@ class File:
     operator_only: bool = False
 
 
-def execute(storage: Storage, job: Job, worker_id: str, progress: ProgressCallback | None = None) -> Outcome:
+def execute(
+    settings: Settings, storage: Storage, job: Job, worker_id: str, progress: ProgressCallback | None = None
+) -> Outcome:
     """Read the input, run the workflow, and stage its artifacts under this attempt's own keys.
 
     A malformed answer is staged as evidence and raised as a `FailedAttempt` that carries it.
     """
-    settings = get_settings()
     workflow = get_workflow(job.workflow)
-    model = get_provider(settings.model_provider, job.timeout_s)
+    model = get_provider(settings, job.timeout_s)
     data = storage.read_bytes(job.input_ref)
     if hashlib.sha256(data).hexdigest() != job.input_sha256:
         # Downloads are checked against the recorded digest; so is what a worker reads. A short or

@@ -35,7 +35,7 @@ from quire.queue.execution import (
 from quire.queue.failures import AttemptFailure, FailedAttempt, classify, record_failure
 from quire.queue.isolation import call_isolated
 from quire.queue.results import Outcome, discard_staged, execute
-from quire.settings import get_settings
+from quire.settings import Settings
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -46,21 +46,22 @@ class Runner:
 
     db: Database
     storage: Storage
+    settings: Settings
     dispatcher: Dispatcher
     control: ExecutionControl = field(default_factory=ExecutionControl)
 
     def run_attempt(self, job_id: str) -> None:
         """Deliver one message: claim the job, run one attempt, record what happened."""
-        settings = get_settings()
         job = self.dispatcher.record(
             job_id,
             partial(
                 states.claim,
+                self.settings,
                 self.db,
                 job_id,
                 self.control.worker_id,
-                settings.lease_seconds,
-                settings.deadline_policy is DeadlinePolicy.FINISH,
+                self.settings.lease_seconds,
+                self.settings.deadline_policy is DeadlinePolicy.FINISH,
             ),
         )
         if job is None:
@@ -81,19 +82,30 @@ class Runner:
         started = time.monotonic()
         outcome_label = "failed"
         limits = AttemptLimits(
-            self.db, ref, job.timeout_s, job.deadline_at, get_settings().deadline_policy, dispatcher=self.dispatcher
+            self.db,
+            self.settings,
+            ref,
+            job.timeout_s,
+            job.deadline_at,
+            self.settings.deadline_policy,
+            dispatcher=self.dispatcher,
         )
         # Set when the worker stops waiting for the attempt's thread, which runs on unwatched: what
         # it stages from then on is never published, so it removes it itself when it ends.
         abandoned = threading.Event()
         progress = AttemptProgress(
-            self.db, ref, limits.allow_ocr_pages, self.dispatcher.committed, AttemptProgress.MIN_INTERVAL_S
+            self.db,
+            ref,
+            self.settings.lease_seconds,
+            limits.allow_ocr_pages,
+            self.dispatcher.committed,
+            AttemptProgress.MIN_INTERVAL_S,
         )
         threaded = False
 
         def attempt() -> Outcome:
             try:
-                return execute(self.storage, job, ref.worker_id, progress)
+                return execute(self.settings, self.storage, job, ref.worker_id, progress)
             finally:
                 if abandoned.is_set():
                     discard_staged(self.storage, ref)
@@ -114,14 +126,19 @@ class Runner:
             abandoned.set()
             message = f"The attempt did not finish within {round(timed_out.seconds, 1):g} s."
             record_failure(
-                self.db, self.dispatcher, job, ref, AttemptFailure(ErrorCode.TIMEOUT, message, "AttemptTimedOut")
+                self.settings,
+                self.db,
+                self.dispatcher,
+                job,
+                ref,
+                AttemptFailure(ErrorCode.TIMEOUT, message, "AttemptTimedOut"),
             )
             discard_staged(self.storage, ref)
         except Exception as exc:
             failure = classify(exc)
             if failure.code is ErrorCode.INTERNAL_ERROR and not isinstance(exc, FailedAttempt):
                 log.exception("attempt raised an unexpected exception")
-            recorded = record_failure(self.db, self.dispatcher, job, ref, failure)
+            recorded = record_failure(self.settings, self.db, self.dispatcher, job, ref, failure)
             # What it wrote before failing (some artifacts, say) is never published; its evidence is
             # kept with the failure it explains, unless the attempt was fenced out and recorded nothing.
             if not failure.evidence or not recorded:
@@ -130,7 +147,9 @@ class Runner:
                     log.info("attempt failed after losing the job; its files discarded")
         else:
             unwritten = progress.unwritten if threaded else None
-            completed = partial(states.complete, self.db, ref, outcome.artifacts, outcome.provenance, unwritten)
+            completed = partial(
+                states.complete, self.settings, self.db, ref, outcome.artifacts, outcome.provenance, unwritten
+            )
             if self.dispatcher.record(job.id, completed) is None:
                 # Logged once the files are gone, so the line means they are.
                 discard_staged(self.storage, ref)
@@ -145,7 +164,7 @@ class Runner:
         """At shutdown: give every attempt this process still holds back to the queue at once."""
         released = 0
         for ref in self.control.held_attempts():
-            if self.dispatcher.move(ref.job_id, partial(states.release, self.db, ref)).moved:
+            if self.dispatcher.move(ref.job_id, partial(states.release, self.settings, self.db, ref)).moved:
                 released += 1
             self.control.release(ref.job_id)
         return released
@@ -156,6 +175,6 @@ class Runner:
         if job is None:
             log.info("message for unknown job %s dropped", job_id)
         elif job.status == JobStatus.QUEUED and job.deadline_at <= utcnow():
-            self.dispatcher.record(job_id, partial(states.expire_deadline, self.db, job_id))
+            self.dispatcher.record(job_id, partial(states.expire_deadline, self.settings, self.db, job_id))
         else:
             log.info("duplicate message for job %s (status %s) did nothing", job_id, job.status)

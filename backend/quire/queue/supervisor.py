@@ -13,7 +13,7 @@ import sys
 import time
 from types import FrameType
 
-from quire.settings import get_settings
+from quire.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class StopRequest:
         return self.requested
 
 
-def supervise(processes: int, threads: int) -> int:
+def supervise(settings: Settings, processes: int, threads: int) -> int:
     """Keep `processes` worker processes running; restart one that dies, backing off only when
     a process keeps dying right after it starts (a crash loop), never for an occasional kill."""
     command = [sys.executable, "-m", "quire", "worker-process", "--threads", str(threads)]
@@ -75,7 +75,7 @@ def supervise(processes: int, threads: int) -> int:
             child.send_signal(signal.SIGTERM)
     for child in children:
         try:
-            child.wait(timeout=get_settings().shutdown_grace_s + 10)
+            child.wait(timeout=settings.shutdown_grace_s + 10)
         except subprocess.TimeoutExpired:
             child.kill()
     return 0

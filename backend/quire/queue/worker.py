@@ -25,7 +25,7 @@ from quire.queue.recovery import run_recovery_loop
 from quire.queue.replays import run_group_replays
 from quire.queue.runner import Runner
 from quire.queue.supervisor import StopRequest
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.links import JobOut, with_links
 from quire.webhooks.sender import RenderJob, WebhookSender
 
@@ -48,8 +48,9 @@ def _record_worker(db: Database, worker_id: str, threads: int, stopped: bool = F
         session.add(row)
 
 
-def _heartbeat_loop(db: Database, stop: threading.Event, threads: int, control: ExecutionControl) -> None:
-    settings = get_settings()
+def _heartbeat_loop(
+    settings: Settings, db: Database, stop: threading.Event, threads: int, control: ExecutionControl
+) -> None:
     # Only the `finish` policy lets a lease outlive the job's deadline.
     past_deadline = settings.deadline_policy is DeadlinePolicy.FINISH
     while not stop.wait(settings.lease_seconds / 3):
@@ -60,15 +61,16 @@ def _heartbeat_loop(db: Database, stop: threading.Event, threads: int, control: 
             log.exception("lease heartbeat failed; will try again")
 
 
-def _job_with_links(db: Database, job_id: str) -> JobOut | None:
+def _job_with_links(settings: Settings, db: Database, job_id: str) -> JobOut | None:
     """A webhook's body: the job's view as `GET /ai-jobs/{id}` answers it."""
-    view = view_of(db, job_id)
+    view = view_of(settings, db, job_id)
     return with_links(view) if view is not None else None
 
 
 def worker_runner(quire: Quire) -> Runner:
     """The runner for a worker process, with `process_job` declared on the broker to call it."""
-    runner = Runner(quire.db, quire.storage, quire.dispatcher)
+    control = ExecutionControl(max_abandoned=quire.settings.max_abandoned_attempts)
+    runner = Runner(quire.db, quire.storage, quire.settings, quire.dispatcher, control)
     declare_process_job(quire.broker, runner.run_attempt)
     return runner
 
@@ -79,20 +81,21 @@ def webhook_sender(quire: Quire, render_job: RenderJob) -> WebhookSender:
     `render_job` gives a job's view with its links: the web layer's shape, which the sender does
     not know.
     """
-    sender = WebhookSender(quire.db, quire.webhooks, render_job, partial(batch_body, quire.db, quire.results))
+    sender = WebhookSender(
+        quire.db, quire.settings, quire.webhooks, render_job, partial(batch_body, quire.db, quire.results)
+    )
     declare_send_webhook(quire.broker, sender.send)
     return sender
 
 
-def run_worker_process(threads: int) -> int:
+def run_worker_process(settings: Settings, threads: int) -> int:
     """Run one worker process until SIGTERM or SIGINT."""
-    settings = get_settings()
     # The concurrency limit: each Dramatiq thread holds at most one connection, and the pool has
     # exactly enough for them and the support threads, so nothing waits on or overflows it.
     # Webhook threads hold a connection too, but only between their HTTP calls, never during one.
     quire = bootstrap(settings, pool_size=threads + settings.webhook_threads + SUPPORT_CONNECTIONS)
     runner = worker_runner(quire)
-    webhook_sender(quire, partial(_job_with_links, quire.db))
+    webhook_sender(quire, partial(_job_with_links, settings, quire.db))
     control = runner.control
 
     signals = StopRequest()
@@ -118,33 +121,29 @@ def run_worker_process(threads: int) -> int:
         worker_threads=settings.webhook_threads,
         worker_timeout=max(settings.worker_idle_poll_ms, 100),
     )
+    # Each target is a partial, so that the type checker sees its arguments (a thread's `args` it does not).
     heartbeat = threading.Thread(
-        target=_heartbeat_loop, args=(quire.db, handed_back, threads, control), name="lease-heartbeat", daemon=True
+        target=partial(_heartbeat_loop, settings, quire.db, handed_back, threads, control),
+        name="lease-heartbeat",
+        daemon=True,
     )
     replaying = threading.Thread(
-        target=run_group_replays,
-        args=(quire.db, stop, quire.dispatcher, control.worker_id),
+        target=partial(run_group_replays, settings, quire.db, stop, quire.dispatcher, control.worker_id),
         name="group-replays",
         daemon=True,
     )
-    support = [
-        heartbeat,
-        threading.Thread(
-            target=run_recovery_loop,
-            args=(
-                quire.db,
-                quire.storage,
-                stop,
-                quire.dispatcher,
-                quire.webhooks,
-                quire.broker.client,
-                quire.batches.finish_unmarked,
-            ),
-            name="recovery",
-            daemon=True,
-        ),
-        replaying,
-    ]
+    recovery = partial(
+        run_recovery_loop,
+        settings,
+        quire.db,
+        quire.storage,
+        stop,
+        quire.dispatcher,
+        quire.webhooks,
+        quire.broker.client,
+        quire.batches.finish_unmarked,
+    )
+    support = [heartbeat, threading.Thread(target=recovery, name="recovery", daemon=True), replaying]
     # Recorded before the heartbeat thread starts: the two would otherwise race to insert the row.
     _record_worker(quire.db, control.worker_id, threads)
     for thread in support:

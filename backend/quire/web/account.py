@@ -16,9 +16,9 @@ from redis.exceptions import RedisError
 from quire.accounts import service as accounts
 from quire.accounts.service import Principal
 from quire.db import Database
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.auth import FLASH_KEY, SESSION_CSRF_KEY, browser_session_only, require_session_store, start_session
-from quire.web.deps import DbDep
+from quire.web.deps import DbDep, SettingsDep
 from quire.web.limits import AccountThrottled, LoginThrottle, login_rate_limit
 from quire.webhooks.targets import TargetRefused, check_url
 
@@ -91,13 +91,13 @@ class AccountController(Controller):
         return Redirect("/login", status_code=303)
 
     @get("/signup")
-    async def signup_page(self) -> Template:
-        _require_signup()
+    async def signup_page(self, settings: SettingsDep) -> Template:
+        _require_signup(settings)
         return Template("pages/signup.html", context={"error": None, "email": ""})
 
     @post("/signup", status_code=303, middleware=[login_rate_limit().middleware])
-    async def signup(self, db: DbDep, request: AnyRequest) -> Redirect | Template:
-        _require_signup()
+    async def signup(self, settings: SettingsDep, db: DbDep, request: AnyRequest) -> Redirect | Template:
+        _require_signup(settings)
         form = await request.form()
         email, password = str(form.get("email") or ""), str(form.get("password") or "")
         try:
@@ -178,11 +178,15 @@ class AccountController(Controller):
 
     @post("/settings/webhooks", sync_to_thread=True, guards=[browser_session_only])
     def save_webhook_url(
-        self, db: DbDep, request: UserRequest, data: Annotated[WebhookForm, Body(media_type=FORM)]
+        self,
+        settings: SettingsDep,
+        db: DbDep,
+        request: UserRequest,
+        data: Annotated[WebhookForm, Body(media_type=FORM)],
     ) -> Template | Redirect:
         """The default URL of this account's jobs' webhooks (empty: none)."""
         try:
-            url = check_url(data.webhook_url) if data.webhook_url.strip() else None
+            url = check_url(settings, data.webhook_url) if data.webhook_url.strip() else None
         except TargetRefused as exc:
             # The page keeps what was typed, so it can be corrected rather than typed again.
             return _settings(db, request.user, error=str(exc), status=422, webhook_url=data.webhook_url)
@@ -209,8 +213,8 @@ def _done(request: UserRequest, notice: str) -> Redirect:
     return Redirect("/settings", status_code=303)
 
 
-def _require_signup() -> None:
-    if not get_settings().signup_enabled:
+def _require_signup(settings: Settings) -> None:
+    if not settings.signup_enabled:
         raise NotFoundException("Sign-up is turned off. Ask an administrator for an account.")
 
 

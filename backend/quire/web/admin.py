@@ -22,9 +22,8 @@ from quire.db import moment
 from quire.jobs import operations, replays, service, store
 from quire.jobs.models import JobStatus
 from quire.jobs.paging import InvalidCursor
-from quire.settings import get_settings
 from quire.web.api import artifact_file
-from quire.web.deps import DbDep, QuireDep, StorageDep
+from quire.web.deps import DbDep, QuireDep, SettingsDep, StorageDep
 from quire.web.links import OperatorJobOut, operator_out
 from quire.web.presenters import ERROR_LABELS, EVENT_LABELS, STATUS_LABELS
 from quire.workflows.registry import WORKFLOWS
@@ -58,8 +57,7 @@ class AdminController(Controller):
     include_in_schema = False
 
     @get("/", sync_to_thread=True)
-    def overview(self, db: DbDep) -> Template:
-        settings = get_settings()
+    def overview(self, settings: SettingsDep, db: DbDep) -> Template:
         figures = operations.overview(db, heartbeat_window_s=settings.lease_seconds)
         return Template("admin/overview.html", context={"o": figures, "status_labels": STATUS_LABELS})
 
@@ -141,7 +139,7 @@ class AdminController(Controller):
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
     def job(self, job_id: FromPath[str], quire: QuireDep) -> Template:
-        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
+        view = store.view_of(quire.settings, quire.db, job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")
         context = {
@@ -158,35 +156,40 @@ class AdminController(Controller):
         """The operator's view of a job as JSON: the owner's view, the history with the operator
         detail, and the evidence files. The one JSON route under /admin, so the one in /schema
         (admins only: for anyone else it is a 404 like the rest of /admin)."""
-        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
+        view = store.view_of(quire.settings, quire.db, job_id, recent=quire.recent_views)
         if view is None:
             raise NotFoundException("No such job.")
         return operator_out(view, operations.history(quire.db, job_id), store.evidence_of(quire.db, job_id))
 
     @get("/jobs/{job_id:str}/evidence/{name:str}", sync_to_thread=True)
     def evidence(
-        self, storage: StorageDep, db: DbDep, job_id: FromPath[str], name: Annotated[str, Parameter(max_length=128)]
+        self,
+        settings: SettingsDep,
+        storage: StorageDep,
+        db: DbDep,
+        job_id: FromPath[str],
+        name: Annotated[str, Parameter(max_length=128)],
     ) -> Stream | Redirect:
         """An operator-only file of a job: the raw answer of a malformed attempt."""
-        return artifact_file(storage, store.get_artifact(db, job_id, name, operator=True))
+        return artifact_file(settings, storage, store.get_artifact(db, job_id, name, operator=True))
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=303)
     def replay(self, job_id: FromPath[str], quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):  # the page shows where the job is
-            service.replay(quire.db, quire.dispatcher, job_id)
+            service.replay(quire.settings, quire.db, quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=303)
     def cancel(self, job_id: FromPath[str], quire: QuireDep) -> Redirect:
         with contextlib.suppress(service.NotAllowed):
-            service.cancel(quire.db, quire.dispatcher, job_id)
+            service.cancel(quire.settings, quire.db, quire.dispatcher, job_id)
         return Redirect(f"/admin/jobs/{job_id}", status_code=303)
 
     @post("/jobs/{job_id:str}/purge", status_code=200)
     async def purge(self, request: AdminRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         if (await _form(request)).get("confirm") != "yes":
             return Template("admin/confirm_purge.html", context={"job_id": job_id})
-        await to_thread.run_sync(service.delete, quire.storage, quire.db, quire.dispatcher, job_id)
+        await to_thread.run_sync(service.delete, quire.settings, quire.storage, quire.db, quire.dispatcher, job_id)
         return Redirect("/admin/jobs", status_code=303)
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from quire.documents.storage import StorageUnavailable
 from quire.jobs import service
+from quire.settings import Settings
 from quire.web.problems import problem, storage_unavailable
 from quire.webhooks.targets import TargetRefused, check_url
 from quire.workflows.registry import WORKFLOWS
@@ -40,7 +41,7 @@ class SubmitFields:
     callback_url: str | None
 
 
-def submit_fields(form: Mapping[str, Any]) -> SubmitFields:
+def submit_fields(settings: Settings, form: Mapping[str, Any]) -> SubmitFields:
     """Check a multipart form's fields (a streamed form's text fields, or a parsed form's first
     values): `workflow`, the limits, `language` and `callback_url`. Raises the problem to answer."""
     fields = {name: form[name] for name in ("workflow", "language", "callback_url", *LIMIT_FIELDS) if name in form}
@@ -53,8 +54,8 @@ def submit_fields(form: Mapping[str, Any]) -> SubmitFields:
         limits = service.Limits.model_validate_strings({k: fields[k] for k in LIMIT_FIELDS if fields.get(k, "") != ""})
     except ValidationError as exc:
         raise invalid(exc) from exc
-    language = ocr_language(fields.get("language"))
-    return SubmitFields(workflow, limits, language, callback_url(fields.get("callback_url")))
+    language = ocr_language(settings, fields.get("language"))
+    return SubmitFields(workflow, limits, language, callback_url(settings, fields.get("callback_url")))
 
 
 def unknown_workflow(name: str) -> Exception:
@@ -62,20 +63,20 @@ def unknown_workflow(name: str) -> Exception:
     return problem(422, "unknown_workflow", f"Unknown workflow {name!r}. Choose one of: {known}.")
 
 
-def ocr_language(name: str | None) -> str | None:
+def ocr_language(settings: Settings, name: str | None) -> str | None:
     """Tesseract's name for the language a submitter named (none: the configured set); 422 unknown_language."""
     try:
-        return service.ocr_language(name)
+        return service.ocr_language(settings, name)
     except service.UnknownLanguage as exc:
         raise problem(422, "unknown_language", str(exc)) from exc
 
 
-def callback_url(url: str | None) -> str | None:
+def callback_url(settings: Settings, url: str | None) -> str | None:
     """The callback URL as `check_url` accepts it (none when empty); 422 invalid_callback_url."""
     if not url or not url.strip():
         return None
     try:
-        return check_url(url)
+        return check_url(settings, url)
     except TargetRefused as exc:
         raise problem(422, "invalid_callback_url", str(exc)) from exc
 

@@ -16,13 +16,14 @@ from litestar.response import Redirect, Stream
 from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
+from quire.bootstrap import Quire
 from quire.db import Database
 from quire.documents.storage import Storage, StorageUnavailable
 from quire.jobs import review, service, store
 from quire.jobs.models import Artifact, JobStatus
 from quire.jobs.paging import InvalidCursor
 from quire.jobs.states import TERMINAL
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.admission import (
     IdempotencyKey,
     admit,
@@ -35,7 +36,7 @@ from quire.web.admission import (
 )
 from quire.web.admission import callback_url as checked_callback_url
 from quire.web.auth import AUTHENTICATES_ITSELF, authenticate_here
-from quire.web.deps import DbDep, LiveDep, QuireDep, StorageDep
+from quire.web.deps import DbDep, LiveDep, QuireDep, SettingsDep, StorageDep
 from quire.web.limits import submission_rate_limit
 from quire.web.links import (
     Accepted,
@@ -75,7 +76,7 @@ class JobRequest(BaseModel):
     callback_url: str | None = None
 
 
-def artifact_file(storage: Storage, artifact: Artifact | None) -> Stream | Redirect:
+def artifact_file(settings: Settings, storage: Storage, artifact: Artifact | None) -> Stream | Redirect:
     """A job's file as a download (404 when there is none, 410 once retention deleted it): streamed
     through the app with its checksum checked, or a presigned URL when the setting asks for one."""
     if artifact is None:
@@ -84,7 +85,7 @@ def artifact_file(storage: Storage, artifact: Artifact | None) -> Stream | Redir
         raise problem(410, "artifact_deleted", "This file was deleted under the retention policy.")
     digest = base64.b64encode(bytes.fromhex(artifact.sha256)).decode()
     headers = {"ETag": f'"{artifact.sha256}"', "Repr-Digest": f"sha-256=:{digest}:"}
-    if get_settings().s3_presigned_downloads:
+    if settings.s3_presigned_downloads:
         url = _storage_call(storage.download_url, artifact.storage_key, artifact.name, artifact.content_type)
         if url is not None:
             return Redirect(url, status_code=307, headers={**headers, "Cache-Control": "no-store"})
@@ -101,13 +102,13 @@ def artifact_file(storage: Storage, artifact: Artifact | None) -> Stream | Redir
     )
 
 
-async def read_upload(storage: Storage, db: Database, request: AuthedRequest) -> StreamedForm:
+async def read_upload(settings: Settings, storage: Storage, db: Database, request: AuthedRequest) -> StreamedForm:
     """Read a multipart request, storing its file part as it arrives (refused uploads and storage
     failures answered as problems)."""
     owner = request.user.user_id
 
     def begin(filename: str | None, head: bytes, *, at_most: int | None) -> service.UploadInProgress:
-        return answer_errors(service.begin_upload, storage, db, filename, head, owner, at_most=at_most)
+        return answer_errors(service.begin_upload, settings, storage, db, filename, head, owner, at_most=at_most)
 
     return await answer_errors_async(read_form(storage, db, request, begin))
 
@@ -131,8 +132,10 @@ async def _refuse_early(request: AuthedRequest) -> None:
     if not length.isdigit() or not request.content_type[0].startswith("multipart/"):
         return
     declared_file = max(0, int(length) - FORM_OVERHEAD_BYTES)
-    db: Database = request.app.state.quire.db
-    await to_thread.run_sync(answer_errors, service.refuse_early, db, request.user.user_id, declared_file)
+    quire: Quire = request.app.state.quire
+    await to_thread.run_sync(
+        answer_errors, service.refuse_early, quire.settings, quire.db, request.user.user_id, declared_file
+    )
 
 
 def _accepted(submitted: service.Submitted) -> Response[Accepted]:
@@ -147,8 +150,10 @@ class JobsController(Controller):
     @post(
         "/uploads", status_code=201, summary="Upload a document (multipart field `file`)", before_request=_refuse_early
     )
-    async def create_upload(self, storage: StorageDep, db: DbDep, request: AuthedRequest) -> UploadOut:
-        form = await read_upload(storage, db, request)
+    async def create_upload(
+        self, settings: SettingsDep, storage: StorageDep, db: DbDep, request: AuthedRequest
+    ) -> UploadOut:
+        form = await read_upload(settings, storage, db, request)
         if form.upload is None:
             raise problem(422, "invalid_request", "Attach the document as the multipart field 'file'.")
         return upload_out(form.upload)
@@ -177,12 +182,12 @@ class JobsController(Controller):
         if content_type.startswith("multipart/form-data"):
             # Refuse before reading what may be a large body.
             await to_thread.run_sync(admit, quire.admission)
-            form = await read_upload(quire.storage, quire.db, request)
+            form = await read_upload(quire.settings, quire.storage, quire.db, request)
             upload = form.upload
             if upload is None:
                 raise problem(422, "invalid_request", "Attach the document as the multipart field 'file'.")
             try:
-                fields = submit_fields(form.fields)
+                fields = submit_fields(quire.settings, form.fields)
             except BaseException:
                 # The form was refused after its file was stored: the file goes too.
                 await to_thread.run_sync(service.discard_upload, quire.storage, quire.db, upload)
@@ -192,6 +197,7 @@ class JobsController(Controller):
                 try:
                     submitted = answer_errors(
                         service.submit,
+                        quire.settings,
                         quire.db,
                         quire.dispatcher,
                         fields.workflow,
@@ -219,8 +225,8 @@ class JobsController(Controller):
                 raise invalid(exc) from exc
             if payload.workflow not in WORKFLOWS:
                 raise unknown_workflow(payload.workflow)
-            language = ocr_language(payload.language)
-            callback_url = checked_callback_url(payload.callback_url)
+            language = ocr_language(quire.settings, payload.language)
+            callback_url = checked_callback_url(quire.settings, payload.callback_url)
 
             def admit_and_submit() -> service.Submitted:
                 admit(quire.admission)
@@ -229,6 +235,7 @@ class JobsController(Controller):
                     raise problem(422, "unknown_input", f"No upload {payload.input_ref!r} exists. Upload it first.")
                 return answer_errors(
                     service.submit,
+                    quire.settings,
                     quire.db,
                     quire.dispatcher,
                     payload.workflow,
@@ -261,6 +268,7 @@ class JobsController(Controller):
     @get("/ai-jobs", sync_to_thread=True, summary="List jobs, newest first")
     def list_jobs(
         self,
+        settings: SettingsDep,
         db: DbDep,
         request: AuthedRequest,
         status: Annotated[JobStatus | None, Parameter(required=False)] = None,
@@ -270,7 +278,7 @@ class JobsController(Controller):
     ) -> JobList:
         try:
             page = store.list_jobs(
-                db, request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor
+                settings, db, request.user.user_id, status=status, workflow=workflow, limit=limit, cursor=cursor
             )
         except InvalidCursor as exc:
             raise problem(400, "invalid_cursor", str(exc)) from exc
@@ -295,6 +303,7 @@ class JobsController(Controller):
     @get("/ai-jobs/{job_id:str}/artifacts/{name:str}", sync_to_thread=True, summary="Download an artifact")
     def download_artifact(
         self,
+        settings: SettingsDep,
         storage: StorageDep,
         db: DbDep,
         request: AuthedRequest,
@@ -302,7 +311,7 @@ class JobsController(Controller):
         name: Annotated[str, Parameter(max_length=128)],
     ) -> Stream | Redirect:
         _require(db, job_id, request.user)
-        return artifact_file(storage, store.get_artifact(db, job_id, name))
+        return artifact_file(settings, storage, store.get_artifact(db, job_id, name))
 
     @post("/ai-jobs/{job_id:str}/review", status_code=200, sync_to_thread=True, summary="Review an invoice's fields")
     def review_job(
@@ -314,7 +323,7 @@ class JobsController(Controller):
             service.save_review(quire.db, quire.dispatcher, job_id, data.fields, request.user.email)
         except review.NotReviewable as exc:
             raise problem(409, "not_reviewable", str(exc)) from exc
-        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
+        view = store.view_of(quire.settings, quire.db, job_id, recent=quire.recent_views)
         if view is None:
             raise _not_found()
         return with_links(view)
@@ -323,10 +332,10 @@ class JobsController(Controller):
     def cancel_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> JobOut:
         _require(quire.db, job_id, request.user)
         try:
-            service.cancel(quire.db, quire.dispatcher, job_id)
+            service.cancel(quire.settings, quire.db, quire.dispatcher, job_id)
         except service.NotAllowed as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
-        view = store.view_of(quire.db, job_id, recent=quire.recent_views)
+        view = store.view_of(quire.settings, quire.db, job_id, recent=quire.recent_views)
         if view is None:  # deleted in the meantime
             raise _not_found()
         return with_links(view)
@@ -335,7 +344,7 @@ class JobsController(Controller):
     def replay_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> Response[Accepted]:
         _require(quire.db, job_id, request.user)
         try:
-            job = service.replay(quire.db, quire.dispatcher, job_id)
+            job = service.replay(quire.settings, quire.db, quire.dispatcher, job_id)
         except service.NotAllowed as exc:
             raise problem(409, "invalid_state", str(exc)) from exc
         return _accepted(service.Submitted(job, created=False))
@@ -368,7 +377,7 @@ class JobsController(Controller):
     @delete("/ai-jobs/{job_id:str}", status_code=204, sync_to_thread=True, summary="Delete a job and its files")
     def delete_job(self, request: AuthedRequest, job_id: JobId, quire: QuireDep) -> None:
         _require(quire.db, job_id, request.user)
-        service.delete(quire.storage, quire.db, quire.dispatcher, job_id)
+        service.delete(quire.settings, quire.storage, quire.db, quire.dispatcher, job_id)
 
 
 def _storage_call(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -405,14 +414,14 @@ class StorageCorrupt(Exception):
 
 
 def _view(job_id: str, viewer: Principal, quire: QuireDep) -> JobOut | None:
-    view = store.view_of(quire.db, job_id, viewer, quire.recent_views)
+    view = store.view_of(quire.settings, quire.db, job_id, viewer, quire.recent_views)
     return with_links(view) if view is not None else None
 
 
 def _authenticated_view(request: AuthedRequest, job_id: str, quire: QuireDep) -> JobOut | None:
     with quire.db.session() as session:
         view = store.view_of(
-            quire.db, job_id, authenticate_here(quire.db, request, session), quire.recent_views, session
+            quire.settings, quire.db, job_id, authenticate_here(quire.db, request, session), quire.recent_views, session
         )
     return with_links(view) if view is not None else None
 
@@ -427,6 +436,6 @@ def _require(db: Database, job_id: str, viewer: Principal) -> None:
         raise _not_found()
 
 
-def max_request_bytes() -> int:
+def max_request_bytes(settings: Settings) -> int:
     # Room for the multipart envelope and form fields around the largest allowed file.
-    return get_settings().max_upload_bytes + 256 * 1024
+    return settings.max_upload_bytes + 256 * 1024

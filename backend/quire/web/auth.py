@@ -34,7 +34,7 @@ from sqlmodel import Session
 
 from quire.accounts.service import Principal, principal_for_token, session_principal
 from quire.db import Database
-from quire.settings import get_settings
+from quire.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -133,15 +133,14 @@ async def require_session_store(request: Request[Any, Any, Any]) -> None:
     await request.app.stores.get("sessions").exists("ping")
 
 
-def session_middleware() -> DefineMiddleware:
+def session_middleware(settings: Settings) -> DefineMiddleware:
     """Litestar's session middleware on the rotating backend, built through their public
     constructors (a config's `.middleware` would build its own backend class, chosen by a private
     attribute)."""
-    return DefineMiddleware(SessionMiddleware, backend=RotatingSessionBackend(config=session_config()))
+    return DefineMiddleware(SessionMiddleware, backend=RotatingSessionBackend(config=session_config(settings)))
 
 
-def session_config() -> ServerSideSessionConfig:
-    settings = get_settings()
+def session_config(settings: Settings) -> ServerSideSessionConfig:
     return ServerSideSessionConfig(
         key="quire_session",
         store="sessions",

@@ -27,7 +27,6 @@ from quire.jobs.batches import Part
 from quire.jobs.models import Batch, JobStatus
 from quire.jobs.results import InvoiceRow
 from quire.jobs.states import TERMINAL
-from quire.settings import get_settings
 from quire.web.admission import IdempotencyKey, admit, answer_errors, submit_fields
 from quire.web.deps import DbDep, QuireDep
 from quire.web.limits import submission_rate_limit
@@ -71,8 +70,8 @@ async def _refuse_early(request: AuthedRequest) -> None:
     """Before the body is read: refuse at once when the person is past a per-minute upload limit
     or their storage quota is full (each file is checked again as it is stored)."""
     if request.content_type[0].startswith("multipart/"):
-        db: Database = request.app.state.quire.db
-        await to_thread.run_sync(answer_errors, service.refuse_early, db, request.user.user_id, 0)
+        quire: Quire = request.app.state.quire
+        await to_thread.run_sync(answer_errors, service.refuse_early, quire.settings, quire.db, request.user.user_id, 0)
 
 
 def form_parts(form: Any) -> list[Part]:
@@ -107,13 +106,14 @@ def admit_batch(
     idempotency_key: str | None,
 ) -> batches.BatchSubmitted:
     """Submit a form's files as a batch: the API's and the upload page's one way (run in a thread)."""
-    fields = submit_fields(form)
+    fields = submit_fields(quire.settings, form)
     if not parts:
         raise problem(422, "invalid_request", "Attach the documents (or ZIP archives) as multipart fields 'file'.")
     admit(quire.admission)
     try:
         return answer_errors(
             batches.submit_batch,
+            quire.settings,
             quire.storage,
             quire.db,
             quire.dispatcher,
@@ -147,10 +147,10 @@ def page_context(batch: Batch, quire: Quire, since: int | None, poll: Poll | Non
         ),
     )
     return {
-        **page_basics(),
+        **page_basics(quire.settings),
         "batch": view,
         "rows": ordered[:PAGE_ROWS],
-        "poll": poll or next_poll(get_settings(), since, view.status == "completed"),
+        "poll": poll or next_poll(quire.settings, since, view.status == "completed"),
     }
 
 
@@ -170,9 +170,9 @@ async def _list_page_if_html(request: AuthedRequest) -> Template | None:
     """A browser asking for HTML gets the page of its batches at the address of their JSON list."""
     if not _wants_page(request):
         return None
-    db: Database = request.app.state.quire.db
-    found = await to_thread.run_sync(batches.owner_batches, db, request.user.user_id, BATCH_LIST_LIMIT)
-    context = {**page_basics(), "batches": found, "limit": BATCH_LIST_LIMIT}
+    quire: Quire = request.app.state.quire
+    found = await to_thread.run_sync(batches.owner_batches, quire.db, request.user.user_id, BATCH_LIST_LIMIT)
+    context = {**page_basics(quire.settings), "batches": found, "limit": BATCH_LIST_LIMIT}
     return Template("pages/batches.html", context=context, media_type=MediaType.HTML, headers=_BY_ACCEPT)
 
 
@@ -231,9 +231,11 @@ class BatchesController(Controller):
         if not request.content_type[0].startswith("multipart/"):
             raise problem(415, "unsupported_media_type", "Send the documents as multipart/form-data.")
         await to_thread.run_sync(admit, quire.admission)  # refuse before reading what may be a large body
-        settings = get_settings()
         form = await read_batch_form(
-            request, max_parts=settings.batch_max_files + FORM_FIELDS, max_bytes=settings.batch_max_bytes
+            quire.settings,
+            request,
+            max_parts=quire.settings.batch_max_files + FORM_FIELDS,
+            max_bytes=quire.settings.batch_max_bytes,
         )
         try:
             submitted = await to_thread.run_sync(
@@ -276,13 +278,13 @@ class BatchesController(Controller):
     @post("/{batch_id:str}/retry", status_code=200, sync_to_thread=True, summary="Replay the batch's failed jobs")
     def retry_batch(self, request: AuthedRequest, batch_id: BatchId, quire: QuireDep) -> BatchOut:
         batch = _require(quire.db, batch_id, request.user)
-        batches.retry_failed(quire.db, quire.dispatcher, batch.id)
+        batches.retry_failed(quire.settings, quire.db, quire.dispatcher, batch.id)
         return _view(batch, quire)
 
     @post("/{batch_id:str}/cancel", status_code=200, sync_to_thread=True, summary="Cancel the batch's unfinished jobs")
     def cancel_batch(self, request: AuthedRequest, batch_id: BatchId, quire: QuireDep) -> BatchOut:
         batch = _require(quire.db, batch_id, request.user)
-        batches.cancel_rest(quire.db, quire.dispatcher, batch.id)
+        batches.cancel_rest(quire.settings, quire.db, quire.dispatcher, batch.id)
         return _view(batch, quire)
 
     @get(["/{batch_id:str}/export.csv", "/{batch_id:str}/export.xlsx"], summary="The batch as a spreadsheet")
@@ -346,13 +348,13 @@ class BatchPagesController(Controller):
     @post("/{batch_id:str}/retry-failed", sync_to_thread=True, status_code=200)
     def retry_failed(self, request: HTMXRequest, batch_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         batch = require_page(quire.db, batch_id, request.user)
-        batches.retry_failed(quire.db, quire.dispatcher, batch.id)
+        batches.retry_failed(quire.settings, quire.db, quire.dispatcher, batch.id)
         return _card(batch, quire, None) if request.htmx else Redirect(batch_url(batch.id), status_code=303)
 
     @post("/{batch_id:str}/cancel-rest", sync_to_thread=True, status_code=200)
     def cancel_rest(self, request: HTMXRequest, batch_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
         batch = require_page(quire.db, batch_id, request.user)
-        batches.cancel_rest(quire.db, quire.dispatcher, batch.id)
+        batches.cancel_rest(quire.settings, quire.db, quire.dispatcher, batch.id)
         return _card(batch, quire, None) if request.htmx else Redirect(batch_url(batch.id), status_code=303)
 
 

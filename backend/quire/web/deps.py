@@ -1,5 +1,5 @@
 """What handlers are given by Litestar's dependency injection: the process's `Quire` application object,
-and its database and storage on their own."""
+and its database, storage and settings on their own."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from litestar.di import NamedDependency
 from quire.bootstrap import Quire
 from quire.db import Database
 from quire.documents.storage import Storage
+from quire.settings import Settings
 from quire.web.live import LiveHub
 
 # `quire: QuireDep` in a handler's signature: the dispatcher, admission control, recent views,
@@ -18,3 +19,5 @@ LiveDep = NamedDependency[LiveHub]
 # `db: DbDep` and `storage: StorageDep`: the database and the file store (`quire.db`, `quire.storage`).
 DbDep = NamedDependency[Database]
 StorageDep = NamedDependency[Storage]
+# `settings: SettingsDep`: the settings the bootstrap was given (`quire.settings`).
+SettingsDep = NamedDependency[Settings]

@@ -13,7 +13,7 @@ from quire.db import Database
 from quire.jobs.operations import overview
 from quire.metrics import CONTENT_TYPE, JobRecordCollector
 from quire.queue.broker import RedisBroker
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.views import View
 from quire.web.deps import QuireDep
 
@@ -64,11 +64,10 @@ def readyz(quire: QuireDep) -> Response[Readiness]:
     )
 
 
-def _require_metrics_token(request: Request[Any, Any, Any]) -> None:
+def _require_metrics_token(settings: Settings, request: Request[Any, Any, Any]) -> None:
     """With QUIRE_METRICS_TOKEN set, the scraper sends it as a bearer token. Without one the
     endpoint is open in development and absent in production, where queue figures, error counts
     and worker names are nobody else's business."""
-    settings = get_settings()
     # An empty value (QUIRE_METRICS_TOKEN= in a compose file) counts as unset, never as a token
     # that an empty bearer header would match.
     token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
@@ -84,10 +83,10 @@ def _require_metrics_token(request: Request[Any, Any, Any]) -> None:
 @get("/metrics", sync_to_thread=True, include_in_schema=False)
 def metrics_endpoint(request: Request[Any, Any, Any], quire: QuireDep) -> Response[bytes]:
     """Prometheus exposition of every Quire process sharing this metrics directory."""
-    _require_metrics_token(request)
+    _require_metrics_token(quire.settings, request)
     return Response(
         quire.metrics.render(
-            [JobRecordCollector(lambda: overview(quire.db, heartbeat_window_s=get_settings().lease_seconds))]
+            [JobRecordCollector(lambda: overview(quire.db, heartbeat_window_s=quire.settings.lease_seconds))]
         ),
         media_type=CONTENT_TYPE,
     )

@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import logging
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +22,6 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from quire.accounts.service import Principal, normalise_email
-from quire.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +161,9 @@ class CountingRateLimitMiddleware(RateLimitMiddleware):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         app = scope["litestar_app"]
+        if isinstance(self.config, PerMinuteSetting):
+            # The number is the app's own setting: routes are declared before any app is built.
+            self.max_requests = getattr(app.state["quire"].settings, self.config.setting)
         request = app.request_class(scope)
         store = self.config.get_store_from_app(app)
         if isinstance(store, RateLimitStore) and await self.should_check_request(request=request):
@@ -197,10 +200,21 @@ async def _posts_only(request: Any) -> bool:
     return bool(request.method == "POST")
 
 
-def _per_minute(rate: int, key: Any) -> RateLimitConfig:
-    """POSTs per minute per key, counted in the `rate_limit` store (a RateLimitStore)."""
-    return RateLimitConfig(
-        rate_limit=("minute", rate),
+@dataclass
+class PerMinuteSetting(RateLimitConfig):
+    """A per-minute limit whose number is the setting `setting` of the app's `Quire`, read by the
+    middleware at each request (a route's middleware is declared before the app and its settings
+    exist)."""
+
+    setting: str = ""
+
+
+def _per_minute(setting: str, key: Any) -> RateLimitConfig:
+    """POSTs per minute per key, as many as the setting `setting` allows, counted in the
+    `rate_limit` store (a RateLimitStore)."""
+    return PerMinuteSetting(
+        setting=setting,
+        rate_limit=("minute", 1),  # replaced by the setting's number at each request
         store="rate_limit",
         identifier_for_request=key,
         check_throttle_handler=_posts_only,
@@ -209,10 +223,10 @@ def _per_minute(rate: int, key: Any) -> RateLimitConfig:
 
 
 def login_rate_limit() -> RateLimitConfig:
-    """Login attempts per client address."""
-    return _per_minute(get_settings().login_attempts_per_minute, _login_key)
+    """Login attempts per client address (`QUIRE_LOGIN_ATTEMPTS_PER_MINUTE`)."""
+    return _per_minute("login_attempts_per_minute", _login_key)
 
 
 def submission_rate_limit() -> RateLimitConfig:
-    """Job submissions per person."""
-    return _per_minute(get_settings().submissions_per_minute, _submitter_key)
+    """Job submissions per person (`QUIRE_SUBMISSIONS_PER_MINUTE`)."""
+    return _per_minute("submissions_per_minute", _submitter_key)

@@ -39,6 +39,7 @@ from quire.db import Database
 from quire.jobs.line import QueuePlace, places_in_line
 from quire.jobs.models import JobStatus
 from quire.queue.live import CHANNEL, Change
+from quire.settings import Settings
 from quire.web.links import JobOut
 
 log = logging.getLogger(__name__)
@@ -349,10 +350,10 @@ class LiveHub:
         self._lose_all()
 
 
-def read_places(db: Database, job_ids: frozenset[str]) -> dict[str, QueuePlace]:
+def read_places(settings: Settings, db: Database, job_ids: frozenset[str]) -> dict[str, QueuePlace]:
     """The places in line of those of `job_ids` still queued (one read of the whole line)."""
     with db.session() as session:
-        return places_in_line(session, job_ids)
+        return places_in_line(settings, session, job_ids)
 
 
 def _failed(future: asyncio.Future[Any]) -> bool:

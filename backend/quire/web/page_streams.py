@@ -22,6 +22,7 @@ from quire.db import Database
 from quire.documents.storage import Storage
 from quire.jobs import batches as batch_records
 from quire.jobs.results import ResultCache, open_reviews
+from quire.settings import Settings
 from quire.web import batches, pages
 from quire.web.deps import LiveDep, QuireDep
 from quire.web.links import JobOut
@@ -40,10 +41,16 @@ class TableFeed(ThreadedFeed):
     MIN_INTERVAL_S = 1.0
 
     def __init__(
-        self, db: Database, request: PageRequest, status: str | None, cursor: str | None, results: ResultCache
+        self,
+        settings: Settings,
+        db: Database,
+        request: PageRequest,
+        status: str | None,
+        cursor: str | None,
+        results: ResultCache,
     ) -> None:
         super().__init__(
-            db, lambda view: pages.render(request, "partials/job_row.html", _row_context(db, view, results))
+            settings, db, lambda view: pages.render(request, "partials/job_row.html", _row_context(db, view, results))
         )
         self.request = request
         self.results = results
@@ -58,7 +65,9 @@ class TableFeed(ThreadedFeed):
     def snapshot(self) -> list[ServerSentEventMessage]:
         self._table_at = time.monotonic()
         context = {
-            **pages.list_context(self.db, self.request.user, self.status, self.cursor, None, 20, self.results),
+            **pages.list_context(
+                self.settings, self.db, self.request.user, self.status, self.cursor, None, 20, self.results
+            ),
             "poll": pages.streaming(),
         }
         self._shown = {item.job_id for item in context["items"]}
@@ -80,7 +89,7 @@ class TableFeed(ThreadedFeed):
         return await to_thread.run_sync(self.snapshot)
 
     def changes(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
-        views = {job_id: read_view(self.db, job_id, self.request.user) for job_id in sorted(job_ids)}
+        views = {job_id: read_view(self.settings, self.db, job_id, self.request.user) for job_id in sorted(job_ids)}
         if any(view is None for view in views.values()):
             self._gone = True
             return []
@@ -96,7 +105,7 @@ class BatchCardFeed(Feed):
     MIN_INTERVAL_S = 1.0
 
     def __init__(self, request: PageRequest, batch_id: str, quire: Quire) -> None:
-        super().__init__(quire.db, lambda view: "")
+        super().__init__(quire.settings, quire.db, lambda view: "")
         self.request = request
         self.batch_id = batch_id
         self.quire = quire
@@ -141,9 +150,9 @@ def _row_context(db: Database, view: JobOut, results: ResultCache) -> dict[str, 
     return {"item": view, "status_labels": STATUS_LABELS, "reviews": reviews}
 
 
-def _card(storage: Storage, db: Database, request: PageRequest, view: JobOut) -> str:
+def _card(settings: Settings, storage: Storage, db: Database, request: PageRequest, view: JobOut) -> str:
     return pages.render(
-        request, "partials/job_card.html", pages.job_context(storage, db, view, None, pages.streaming())
+        request, "partials/job_card.html", pages.job_context(settings, storage, db, view, None, pages.streaming())
     )
 
 
@@ -161,8 +170,8 @@ class PageStreamsController(Controller):
     async def jobs_table_stream(
         self, request: PageRequest, status: StatusFilter, cursor: Cursor, live: LiveDep, quire: QuireDep
     ) -> ServerSentEvent:
-        feed = TableFeed(quire.db, request, status, cursor, quire.results)
-        return await start_stream(open_watch(live, owner_id=request.user.user_id), feed)
+        feed = TableFeed(quire.settings, quire.db, request, status, cursor, quire.results)
+        return await start_stream(quire.settings, open_watch(live, owner_id=request.user.user_id), feed)
 
     @get("/batches/{batch_id:str}/stream")
     async def batch_card_stream(
@@ -170,19 +179,20 @@ class PageStreamsController(Controller):
     ) -> ServerSentEvent:
         batch = await to_thread.run_sync(batches.require_page, quire.db, batch_id, request.user)
         watch = open_watch(live, owner_id=batch.owner_id)
-        return await start_stream(watch, BatchCardFeed(request, batch.id, quire))
+        return await start_stream(quire.settings, watch, BatchCardFeed(request, batch.id, quire))
 
     @get("/jobs/{job_id:str}/stream")
     async def job_card_stream(
         self, request: PageRequest, job_id: JobId, quire: QuireDep, live: LiveDep
     ) -> ServerSentEvent:
         return await job_stream_of(
+            quire.settings,
             quire.db,
             live,
             job_id,
             request.user,
             quire.recent_views,
-            lambda view: _card(quire.storage, quire.db, request, view),
+            lambda view: _card(quire.settings, quire.storage, quire.db, request, view),
             offload=True,
             render_gone=lambda gone: _deleted_card(request, gone),
         )

@@ -27,7 +27,7 @@ from quire.jobs.models import Job, JobStatus, Upload
 from quire.jobs.paging import InvalidCursor
 from quire.jobs.results import INVOICE_FIELDS, ResultCache, open_reviews
 from quire.jobs.states import TERMINAL
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.auth import AUTHENTICATES_ITSELF, FLASH_KEY, authenticate_here
 from quire.web.batches import admit_batch, form_parts
 from quire.web.csrf import CSRF_HEADER
@@ -62,15 +62,15 @@ def streaming() -> Poll:
 
 
 def job_context(
-    storage: Storage, db: Database, view: JobOut, since: int | None, poll: Poll | None = None
+    settings: Settings, storage: Storage, db: Database, view: JobOut, since: int | None, poll: Poll | None = None
 ) -> dict[str, Any]:
     terminal = view.status in TERMINAL
     result = result_preview(storage, db, view)
     job = store.get_job(db, view.job_id) if result is not None else None
     return {
-        **page_basics(),
+        **page_basics(settings),
         "job": view,
-        "poll": poll or next_poll(get_settings(), since, terminal),
+        "poll": poll or next_poll(settings, since, terminal),
         "banner": banner(view),
         "result": result,
         "preview": preview_of(storage, preview_source(db, job), view.input.filename, result) if job else None,
@@ -78,6 +78,7 @@ def job_context(
 
 
 def list_context(
+    settings: Settings,
     db: Database,
     viewer: Principal,
     status_text: str | None,
@@ -88,21 +89,21 @@ def list_context(
 ) -> dict[str, Any]:
     status = JobStatus(status_text) if status_text in set(JobStatus) else None
     try:
-        page = store.list_jobs(db, viewer.user_id, status=status, limit=limit, cursor=cursor)
+        page = store.list_jobs(settings, db, viewer.user_id, status=status, limit=limit, cursor=cursor)
     except InvalidCursor as exc:
         raise ClientException(str(exc)) from exc
     active = any(item.status not in TERMINAL for item in page.items)
     with db.session() as session:
         reviews = open_reviews(session, [item.job_id for item in page.items], results)
     return {
-        **page_basics(),
+        **page_basics(settings),
         "items": page.items,
         # A completed invoice with fields still to check says so in the list, as on its page.
         "reviews": reviews,
         "next_cursor": page.next_cursor,
         "cursor": cursor,
         "status_filter": status.value if status else "",
-        "poll": next_poll(get_settings(), since, terminal=not active),
+        "poll": next_poll(settings, since, terminal=not active),
     }
 
 
@@ -119,12 +120,14 @@ def _fragment(name: str, context: dict[str, Any]) -> Template:
 
 
 async def _read_upload_form(
-    storage: Storage, db: Database, request: PageRequest, owner: str
+    settings: Settings, storage: Storage, db: Database, request: PageRequest, owner: str
 ) -> tuple[dict[str, str], Upload | None]:
     """The upload form's fields and its stored file (None when no file was chosen)."""
     if request.headers.get(CSRF_HEADER):
         # The token came in a header, so the body is still unread: stream it to storage.
-        form = await read_form(storage, db, request, partial(service.begin_upload, storage, db, owner_id=owner))
+        form = await read_form(
+            storage, db, request, partial(service.begin_upload, settings, storage, db, owner_id=owner)
+        )
         return form.fields, form.upload
     # The form carried its CSRF token in the body: the CSRF check has read it already (Litestar
     # spools its file part to a temporary file), and the file is stored from there.
@@ -134,7 +137,7 @@ async def _read_upload_form(
     if not isinstance(file, UploadFile) or not file.filename:
         return fields, None
     return fields, await to_thread.run_sync(
-        service.store_upload, storage, db, file.filename, cast(BinaryIO, file.file), owner
+        service.store_upload, settings, storage, db, file.filename, cast(BinaryIO, file.file), owner
     )
 
 
@@ -146,7 +149,7 @@ async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | 
     try:
         # Refuse before reading what may be a large body.
         await to_thread.run_sync(quire.admission.admit)
-        fields, upload = await _read_upload_form(quire.storage, quire.db, request, owner)
+        fields, upload = await _read_upload_form(quire.settings, quire.storage, quire.db, request, owner)
         workflow = fields.get("workflow", "")
         if workflow in WORKFLOWS:
             # The next upload starts with the same workflow (the page with JavaScript keeps it too).
@@ -157,9 +160,10 @@ async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | 
             error = "Choose a workflow."
         else:
             try:
-                language = service.ocr_language(fields.get("language"))
+                language = service.ocr_language(quire.settings, fields.get("language"))
                 submitted = await to_thread.run_sync(
                     service.submit,
+                    quire.settings,
                     quire.db,
                     quire.dispatcher,
                     workflow,
@@ -186,7 +190,9 @@ async def _submit_streamed(request: PageRequest, quire: QuireDep) -> Redirect | 
             503,
         )
         headers["Retry-After"] = str(STORAGE_RETRY_AFTER_S)
-    context = await to_thread.run_sync(list_context, quire.db, request.user, None, None, None, 5, quire.results)
+    context = await to_thread.run_sync(
+        list_context, quire.settings, quire.db, request.user, None, None, None, 5, quire.results
+    )
     context = {**context, "error": error, **_chosen(request)}
     return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
@@ -197,7 +203,7 @@ class PagesController(Controller):
 
     @get("/", sync_to_thread=True)
     def index(self, request: PageRequest, quire: QuireDep) -> Template:
-        context = list_context(quire.db, request.user, None, None, None, 5, quire.results)
+        context = list_context(quire.settings, quire.db, request.user, None, None, None, 5, quire.results)
         return Template("pages/index.html", context={**context, "error": None, **_chosen(request)})
 
     @post("/jobs", status_code=303, middleware=[submission_rate_limit().middleware])
@@ -232,11 +238,12 @@ class PagesController(Controller):
         else:
             try:
                 owner = request.user.user_id
-                language = service.ocr_language(str(form.get("language") or ""))
+                language = service.ocr_language(quire.settings, str(form.get("language") or ""))
 
                 def admit_and_submit() -> service.Submitted:
                     quire.admission.admit()
                     return service.submit_document(
+                        quire.settings,
                         quire.storage,
                         quire.db,
                         quire.dispatcher,
@@ -259,7 +266,9 @@ class PagesController(Controller):
                 error = str(exc)
             except service.Overloaded as exc:
                 error, status = str(exc), 429
-        context = await to_thread.run_sync(list_context, quire.db, request.user, None, None, None, 5, quire.results)
+        context = await to_thread.run_sync(
+            list_context, quire.settings, quire.db, request.user, None, None, None, 5, quire.results
+        )
         context = {**context, "error": error, **_chosen(request)}
         return Template("pages/index.html", context=context, status_code=status, headers=headers)
 
@@ -267,7 +276,7 @@ class PagesController(Controller):
     def jobs(self, request: PageRequest, status: StatusFilter, cursor: Cursor, quire: QuireDep) -> Template:
         """The page, or for the filter form (which pushes this URL, so a reload or a shared link
         gives the whole page) just the table. htmx restoring history asks for the whole page."""
-        context = list_context(quire.db, request.user, status, cursor, None, 20, quire.results)
+        context = list_context(quire.settings, quire.db, request.user, status, cursor, None, 20, quire.results)
         headers = {"Vary": "HX-Request"}  # one URL, two bodies: caches must tell them apart
         if request.htmx and not request.htmx.history_restore_request:
             fragment = _fragment("partials/jobs_table.html", context)
@@ -280,20 +289,21 @@ class PagesController(Controller):
     def jobs_table(
         self, request: PageRequest, status: StatusFilter, cursor: Cursor, since: Since, quire: QuireDep
     ) -> Template:
-        context = list_context(quire.db, request.user, status, cursor, since, 20, quire.results)
+        context = list_context(quire.settings, quire.db, request.user, status, cursor, since, 20, quire.results)
         return _fragment("partials/jobs_table.html", context)
 
     @get("/jobs/recent", sync_to_thread=True)
     def recent_jobs(self, request: PageRequest, since: Since, quire: QuireDep) -> Template:
         return _fragment(
-            "partials/recent_jobs.html", list_context(quire.db, request.user, None, None, since, 5, quire.results)
+            "partials/recent_jobs.html",
+            list_context(quire.settings, quire.db, request.user, None, None, since, 5, quire.results),
         )
 
     @get("/jobs/{job_id:str}", sync_to_thread=True)
     def job_page(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template:
-        view = _require(quire.db, job_id, request.user, quire.recent_views)
+        view = _require(quire.settings, quire.db, job_id, request.user, quire.recent_views)
         webhooks = {"webhooks": deliveries.deliveries_of(quire.db, job_id), "webhooks_base": f"/jobs/{job_id}"}
-        context = {**job_context(quire.storage, quire.db, view, None), **webhooks}
+        context = {**job_context(quire.settings, quire.storage, quire.db, view, None), **webhooks}
         return Template("pages/job.html", context=context)
 
     @post("/jobs/{job_id:str}/webhooks/{delivery_id:str}/replay", sync_to_thread=True, status_code=303)
@@ -315,9 +325,14 @@ class PagesController(Controller):
         # Polled by every open job card: who asks and what the job says come from one session.
         with quire.db.session() as session:
             view = _require(
-                quire.db, job_id, authenticate_here(quire.db, request, session), quire.recent_views, session
+                quire.settings,
+                quire.db,
+                job_id,
+                authenticate_here(quire.db, request, session),
+                quire.recent_views,
+                session,
             )
-        return _fragment("partials/job_card.html", job_context(quire.storage, quire.db, view, since))
+        return _fragment("partials/job_card.html", job_context(quire.settings, quire.storage, quire.db, view, since))
 
     @get("/jobs/{job_id:str}/preview/{page:int}", sync_to_thread=True)
     def preview_page(
@@ -363,7 +378,13 @@ class PagesController(Controller):
             else:
                 return Redirect(f"/jobs/{job_id}", status_code=303)
             context = {
-                **job_context(quire.storage, quire.db, _require(quire.db, job_id, viewer, quire.recent_views), None),
+                **job_context(
+                    quire.settings,
+                    quire.storage,
+                    quire.db,
+                    _require(quire.settings, quire.db, job_id, viewer, quire.recent_views),
+                    None,
+                ),
                 "review_error": error,
             }
             return Template("pages/job.html", context=context, status_code=422)
@@ -372,16 +393,20 @@ class PagesController(Controller):
 
     @post("/jobs/{job_id:str}/cancel", sync_to_thread=True, status_code=200)
     def cancel(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
-        return _act(request, quire, job_id, lambda job_id: service.cancel(quire.db, quire.dispatcher, job_id))
+        return _act(
+            request, quire, job_id, lambda job_id: service.cancel(quire.settings, quire.db, quire.dispatcher, job_id)
+        )
 
     @post("/jobs/{job_id:str}/replay", sync_to_thread=True, status_code=200)
     def replay(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Template | Redirect:
-        return _act(request, quire, job_id, lambda job_id: service.replay(quire.db, quire.dispatcher, job_id))
+        return _act(
+            request, quire, job_id, lambda job_id: service.replay(quire.settings, quire.db, quire.dispatcher, job_id)
+        )
 
     @post("/jobs/{job_id:str}/delete", sync_to_thread=True, status_code=303)
     def delete(self, request: PageRequest, job_id: FromPath[str], quire: QuireDep) -> Redirect | ClientRedirect:
-        view = _require(quire.db, job_id, request.user, quire.recent_views)
-        service.delete(quire.storage, quire.db, quire.dispatcher, job_id)
+        view = _require(quire.settings, quire.db, job_id, request.user, quire.recent_views)
+        service.delete(quire.settings, quire.storage, quire.db, quire.dispatcher, job_id)
         request.session[FLASH_KEY] = f"Deleted {view.input.filename} and its results."
         if request.htmx:
             return ClientRedirect("/jobs")
@@ -395,8 +420,8 @@ def _act(request: PageRequest, quire: QuireDep, job_id: str, action: Callable[[s
     with contextlib.suppress(service.NotAllowed):
         action(job_id)
     if request.htmx:
-        view = _require(quire.db, job_id, request.user, quire.recent_views)
-        return _fragment("partials/job_card.html", job_context(quire.storage, quire.db, view, None))
+        view = _require(quire.settings, quire.db, job_id, request.user, quire.recent_views)
+        return _fragment("partials/job_card.html", job_context(quire.settings, quire.storage, quire.db, view, None))
     return Redirect(f"/jobs/{job_id}", status_code=303)
 
 
@@ -414,10 +439,15 @@ def _require_visible(db: Database, job_id: str, viewer: Principal) -> Job:
 
 
 def _require(
-    db: Database, job_id: str, viewer: Principal, recent: store.RecentViews, session: Session | None = None
+    settings: Settings,
+    db: Database,
+    job_id: str,
+    viewer: Principal,
+    recent: store.RecentViews,
+    session: Session | None = None,
 ) -> JobOut:
     """The job's view if the viewer may see it; otherwise 404, exactly as for a job that never existed."""
-    view = store.view_of(db, job_id, viewer, recent, session)
+    view = store.view_of(settings, db, job_id, viewer, recent, session)
     if view is None:
         raise NotFoundException("No such job.")
     return with_links(view)

@@ -11,7 +11,7 @@ from quire.documents.storage import Storage
 from quire.jobs import service, store
 from quire.jobs.states import TERMINAL
 from quire.jobs.store import JobView
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.workflows.registry import WORKFLOWS
 
 RETRY = "retry"
@@ -151,13 +151,12 @@ def banner(view: JobView) -> Banner | None:
     return Banner("bad", title, text, actions)
 
 
-def page_basics() -> dict[str, Any]:
+def page_basics(settings: Settings) -> dict[str, Any]:
     """What every page's templates use: the workflows, upload limits, languages and labels."""
-    settings = get_settings()
     return {
         "workflows": list(WORKFLOWS.values()),
         "max_upload_mb": settings.max_upload_mb,
-        "document_languages": service.document_languages(),
+        "document_languages": service.document_languages(settings),
         "status_labels": STATUS_LABELS,
         "event_labels": EVENT_LABELS,
         "terminal": {str(s) for s in TERMINAL},

@@ -22,6 +22,7 @@ its memory for as long as it likes. Two small pieces close that gap:
 from __future__ import annotations
 
 import asyncio
+from functools import cache
 from typing import Any
 
 from litestar.enums import ScopeType
@@ -29,9 +30,17 @@ from litestar.exceptions import HTTPException
 from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from quire.settings import get_settings
+from quire.settings import Settings
 
 REQUEST_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+@cache
+def _header_timeout_s() -> float:
+    """uvicorn builds the protocol itself, in each of its processes, and hands it nothing of ours:
+    so the protocol reads its one setting from the environment, once per process, as the app
+    factory (`create_app`) does for the rest."""
+    return Settings().header_timeout_s
 
 
 class HeaderDeadlineProtocol(HttpToolsProtocol):
@@ -43,7 +52,7 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
 
     def _arm(self) -> None:
         self._disarm()
-        self._header_deadline = self.loop.call_later(get_settings().header_timeout_s, self._headers_too_slow)
+        self._header_deadline = self.loop.call_later(_header_timeout_s(), self._headers_too_slow)
 
     def _disarm(self) -> None:
         if self._header_deadline is not None:
@@ -82,14 +91,15 @@ class BodyDeadlineMiddleware:
     """ASGI middleware: a request body that stalls for `QUIRE_BODY_TIMEOUT_S`, or comes slower
     than `QUIRE_BODY_MIN_RATE_KB_S` overall, is answered 408."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
+        self.settings = settings
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
-        settings = get_settings()
+        settings = self.settings
         timeout = settings.body_timeout_s
         length = _content_length(scope) or settings.max_upload_bytes
         loop = asyncio.get_running_loop()

@@ -23,8 +23,8 @@ from quire.accounts.service import Principal
 from quire.db import Database
 from quire.jobs import store
 from quire.jobs.states import TERMINAL
-from quire.settings import get_settings
-from quire.web.deps import DbDep, LiveDep, QuireDep
+from quire.settings import Settings
+from quire.web.deps import DbDep, LiveDep, QuireDep, SettingsDep
 from quire.web.links import JobOut, with_links
 from quire.web.live import LiveHub, LiveUnavailable, Watch
 from quire.web.problems import problem
@@ -41,7 +41,10 @@ MAX_WAIT_S = 60
 class Feed(ABC):
     """What one stream sends: its first events, and the events for the jobs that changed."""
 
-    def __init__(self, db: Database, render: Callable[[JobOut], str], hub: LiveHub | None = None) -> None:
+    def __init__(
+        self, settings: Settings, db: Database, render: Callable[[JobOut], str], hub: LiveHub | None = None
+    ) -> None:
+        self.settings = settings
         self.db = db
         self.render = render
         self.hub = hub  # shares the views and texts of moves in line between the streams it serves
@@ -103,6 +106,7 @@ class JobFeed(Feed):
 
     def __init__(
         self,
+        settings: Settings,
         db: Database,
         job_id: str,
         watch: Watch,
@@ -112,7 +116,7 @@ class JobFeed(Feed):
         offload: bool = False,
         render_gone: Callable[[str], str] | None = None,
     ) -> None:
-        super().__init__(db, render, watch.hub)
+        super().__init__(settings, db, render, watch.hub)
         self.job_id = job_id
         self.watch = watch
         self.viewer = viewer
@@ -121,7 +125,7 @@ class JobFeed(Feed):
         self.render_gone = render_gone
 
     def snapshot(self) -> list[ServerSentEventMessage]:
-        view = read_view(self.db, self.job_id, self.viewer, self.recent)
+        view = read_view(self.settings, self.db, self.job_id, self.viewer, self.recent)
         if view is None:  # not there, or not the viewer's: as if it never existed
             raise problem(404, "not_found", "No such job.")
         return self._events(view)
@@ -131,7 +135,8 @@ class JobFeed(Feed):
         if job_ids:
             # The viewer's right to see the job was checked by the snapshot, and a job keeps its owner.
             view = await self.watch.hub.shared(
-                self.job_id, lambda: to_thread.run_sync(read_view, self.db, self.job_id, None, self.recent)
+                self.job_id,
+                lambda: to_thread.run_sync(read_view, self.settings, self.db, self.job_id, None, self.recent),
             )
         else:  # only its place in line moved
             moved = self.moved_in_line(self.watch.hub, [self.job_id])
@@ -165,17 +170,25 @@ class JobFeed(Feed):
 class OwnerFeed(ThreadedFeed):
     """Every job of one person: first each unfinished one, then each that changes (new ones too)."""
 
-    def __init__(self, db: Database, viewer: Principal, watch: Watch, render: Callable[[JobOut], str]) -> None:
-        super().__init__(db, render, watch.hub)
+    def __init__(
+        self, settings: Settings, db: Database, viewer: Principal, watch: Watch, render: Callable[[JobOut], str]
+    ) -> None:
+        super().__init__(settings, db, render, watch.hub)
         self.viewer = viewer
         self.watch = watch
 
     def snapshot(self) -> list[ServerSentEventMessage]:
-        views = [with_links(v) for v in store.unfinished_jobs(self.db, self.viewer.user_id, SNAPSHOT_LIMIT)]
+        views = [
+            with_links(v) for v in store.unfinished_jobs(self.settings, self.db, self.viewer.user_id, SNAPSHOT_LIMIT)
+        ]
         return self._events(views)
 
     def changes(self, job_ids: set[str], line_moved: bool) -> list[ServerSentEventMessage]:
-        views = [view for job_id in sorted(job_ids) if (view := read_view(self.db, job_id, self.viewer)) is not None]
+        views = [
+            view
+            for job_id in sorted(job_ids)
+            if (view := read_view(self.settings, self.db, job_id, self.viewer)) is not None
+        ]
         if line_moved:
             views += self.moved_in_line(self.watch.hub, sorted(set(self._queued) - job_ids))
         return self._events(views)
@@ -203,9 +216,9 @@ def _end(job_id: str, status: str | None, reason: str) -> ServerSentEventMessage
 
 
 def read_view(
-    db: Database, job_id: str, viewer: Principal | None, recent: store.RecentViews | None = None
+    settings: Settings, db: Database, job_id: str, viewer: Principal | None, recent: store.RecentViews | None = None
 ) -> JobOut | None:
-    view = store.view_of(db, job_id, viewer, recent)
+    view = store.view_of(settings, db, job_id, viewer, recent)
     return with_links(view) if view is not None else None
 
 
@@ -221,18 +234,19 @@ def open_watch(live: LiveHub, *, job_id: str | None = None, owner_id: str | None
         raise problem(503, "live_updates_unavailable", f"{exc}; poll instead.", headers={"Retry-After": "5"}) from exc
 
 
-async def start_stream(watch: Watch, feed: Feed) -> ServerSentEvent:
+async def start_stream(settings: Settings, watch: Watch, feed: Feed) -> ServerSentEvent:
     """Read the feed's snapshot under its watcher and answer with the stream that follows it."""
     try:
         first = await to_thread.run_sync(feed.snapshot)
     except BaseException:
         watch.hub.remove(watch)
         raise
-    return ServerSentEvent(_follow(watch, feed, first), headers=STREAM_HEADERS)
+    return ServerSentEvent(_follow(settings, watch, feed, first), headers=STREAM_HEADERS)
 
 
-async def _follow(watch: Watch, feed: Feed, first: list[ServerSentEventMessage]) -> AsyncIterator[Any]:
-    settings = get_settings()
+async def _follow(
+    settings: Settings, watch: Watch, feed: Feed, first: list[ServerSentEventMessage]
+) -> AsyncIterator[Any]:
     loop = asyncio.get_running_loop()
     ends_at = loop.time() + settings.stream_max_s
     with watch:
@@ -294,18 +308,21 @@ class StreamsController(Controller):
     tags = ["jobs"]
 
     @get("/ai-jobs/stream", summary="Every change of your jobs, as server-sent events")
-    async def jobs_stream(self, db: DbDep, request: AuthedRequest, live: LiveDep) -> ServerSentEvent:
+    async def jobs_stream(
+        self, settings: SettingsDep, db: DbDep, request: AuthedRequest, live: LiveDep
+    ) -> ServerSentEvent:
         watch = open_watch(live, owner_id=request.user.user_id)
-        return await start_stream(watch, OwnerFeed(db, request.user, watch, as_json))
+        return await start_stream(settings, watch, OwnerFeed(settings, db, request.user, watch, as_json))
 
     @get("/ai-jobs/{job_id:str}/stream", summary="A job's changes, as server-sent events")
     async def job_stream(
         self, request: AuthedRequest, job_id: JobId, quire: QuireDep, live: LiveDep
     ) -> ServerSentEvent:
-        return await job_stream_of(quire.db, live, job_id, request.user, quire.recent_views, as_json)
+        return await job_stream_of(quire.settings, quire.db, live, job_id, request.user, quire.recent_views, as_json)
 
 
 async def job_stream_of(
+    settings: Settings,
     db: Database,
     live: LiveHub,
     job_id: str,
@@ -317,4 +334,6 @@ async def job_stream_of(
 ) -> ServerSentEvent:
     """One job's stream, rendered by `render`; 404 for a job the viewer may not see."""
     watch = open_watch(live, job_id=job_id)
-    return await start_stream(watch, JobFeed(db, job_id, watch, viewer, recent, render, offload, render_gone))
+    return await start_stream(
+        settings, watch, JobFeed(settings, db, job_id, watch, viewer, recent, render, offload, render_gone)
+    )

@@ -32,7 +32,7 @@ from quire.documents.storage import Storage
 from quire.jobs.batches import Part
 from quire.jobs.models import Upload
 from quire.jobs.service import UploadInProgress, discard_upload
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.problems import MULTIPART_LIMIT, problem
 
 FILE_FIELD = "file"
@@ -258,11 +258,11 @@ class _BatchReader:
         self.segment = None
 
 
-async def read_batch_form(request: Any, *, max_parts: int, max_bytes: int) -> BatchForm:
+async def read_batch_form(settings: Settings, request: Any, *, max_parts: int, max_bytes: int) -> BatchForm:
     """Read a batch's multipart request as it arrives: its text fields, and its `file` parts (other
     file fields, and file inputs left empty, are skipped). At most `max_parts` parts and `max_bytes`
     of files (413 past it, at most one chunk later); the caller closes what it returns."""
-    scratch = get_settings().data_dir.resolve() / "spool"  # where an S3 upload spools too
+    scratch = settings.data_dir.resolve() / "spool"  # where an S3 upload spools too
     scratch.mkdir(parents=True, exist_ok=True)
     spool = tempfile.TemporaryFile(dir=scratch)  # noqa: SIM115  (closed by BatchForm.close, or below)
     reader = _BatchReader(spool, max_bytes)

@@ -19,7 +19,7 @@ from quire.db import Database, utcnow
 from quire.jobs.models import Job, JobStatus
 from quire.jobs.policy import backoff_delay
 from quire.jobs.store import iso
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.views import View
 from quire.webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEvent
 from quire.webhooks.signing import new_message_id
@@ -48,6 +48,7 @@ def _queue_message_id() -> str:
 
 
 def record(
+    settings: Settings,
     connection: Connection,
     *,
     event: WebhookEvent,
@@ -74,7 +75,7 @@ def record(
             "url": url,
             "status": DeliveryStatus.PENDING,
             "attempts": 0,
-            "max_attempts": get_settings().webhook_max_attempts,
+            "max_attempts": settings.webhook_max_attempts,
             "next_attempt_at": now,
             "message_id": recorded.message_id,
             "body": body,
@@ -85,11 +86,13 @@ def record(
     return recorded
 
 
-def record_job_event(connection: Connection, job: Job, now: datetime) -> None:
+def record_job_event(settings: Settings, connection: Connection, job: Job, now: datetime) -> None:
     """Called by the transition that ends a job: record its webhook when the job has a target."""
     event = JOB_EVENTS.get(JobStatus(job.status))
     if event is not None and job.callback_url:
-        record(connection, event=event, subject_id=job.id, owner_id=job.owner_id, url=job.callback_url, now=now)
+        record(
+            settings, connection, event=event, subject_id=job.id, owner_id=job.owner_id, url=job.callback_url, now=now
+        )
 
 
 def unsent_of(db: Database, subject_id: str) -> list[Recorded]:
@@ -163,9 +166,8 @@ class Retry(Recorded):
     delay_s: float = 0.0
 
 
-def finish(db: Database, claimed: WebhookDelivery, answer: Answer) -> Retry | None:
+def finish(settings: Settings, db: Database, claimed: WebhookDelivery, answer: Answer) -> Retry | None:
     """Record the attempt and what follows: delivered, a retry after a backoff, or given up."""
-    settings = get_settings()
     now = utcnow()
     values: dict[str, Any] = {"updated_at": now, "last_error": None if answer.ok else _error_text(answer)}
     retry: Recorded | None = None
@@ -212,7 +214,7 @@ def _error_text(answer: Answer) -> str:
     return text[:200]
 
 
-def replay(db: Database, delivery_id: str) -> Recorded | None:
+def replay(settings: Settings, db: Database, delivery_id: str) -> Recorded | None:
     """Send a finished delivery again (same id and body) with a fresh attempt budget; None if unknown."""
     now = utcnow()
     recorded = Recorded(delivery_id, _queue_message_id())
@@ -225,7 +227,7 @@ def replay(db: Database, delivery_id: str) -> Recorded | None:
             .where(DELIVERY.c.id == delivery_id, DELIVERY.c.status != DeliveryStatus.PENDING)
             .values(
                 status=DeliveryStatus.PENDING,
-                max_attempts=DELIVERY.c.attempts + get_settings().webhook_max_attempts,
+                max_attempts=DELIVERY.c.attempts + settings.webhook_max_attempts,
                 next_attempt_at=now,
                 message_id=recorded.message_id,
                 delivered_at=None,

@@ -21,7 +21,7 @@ from quire.accounts.service import default_webhook_url
 from quire.db import Database, utcnow
 from quire.jobs.models import Batch, Job
 from quire.queue.dispatch import MessageQueue
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.views import View, plain
 from quire.webhooks import deliveries
 from quire.webhooks.deliveries import JOB_EVENTS, Recorded
@@ -35,6 +35,7 @@ class WebhookOutbox:
     """The webhook side of the queue; built once per process by the bootstrap."""
 
     db: Database
+    settings: Settings
     queue: MessageQueue
 
     def publish(self, recorded: Recorded, delay_s: float = 0.0) -> bool:
@@ -58,6 +59,7 @@ class WebhookOutbox:
         if not url:
             return None
         recorded = deliveries.record(
+            self.settings,
             session.connection(),
             event=WebhookEvent.BATCH_COMPLETED,
             subject_id=batch.id,
@@ -70,7 +72,7 @@ class WebhookOutbox:
         """Send a delivered or given-up delivery again: the same id and body, fresh attempts. Answers the delivery
         as the replay left it (pending), read before its message goes out: a worker may deliver it at once, and
         what the caller is told should not depend on that race. None if unknown or its job is gone."""
-        recorded = deliveries.replay(self.db, delivery_id)
+        recorded = deliveries.replay(self.settings, self.db, delivery_id)
         if recorded is None:
             return None
         view = deliveries.delivery_view(self.db, delivery_id)
@@ -80,7 +82,7 @@ class WebhookOutbox:
     def republish_lost(self, reclaim: bool = True) -> int:
         """Recovery: publish again each pending delivery that is due and whose message Redis lost;
         with `reclaim`, have the messages that dead workers took given back."""
-        grace = timedelta(seconds=get_settings().republish_after_seconds)
+        grace = timedelta(seconds=self.settings.republish_after_seconds)
         waiting = deliveries.overdue(self.db, utcnow() - grace)
         if not waiting:
             return 0

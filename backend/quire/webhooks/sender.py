@@ -22,7 +22,7 @@ from quire.accounts.service import webhook_secret
 from quire.db import Database, utcnow
 from quire.jobs.store import iso
 from quire.metrics import get_metrics
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.views import View
 from quire.webhooks import deliveries
 from quire.webhooks.deliveries import Answer
@@ -46,19 +46,20 @@ class WebhookSender:
     """Makes the attempts of deliveries; one per worker process, declared as the actor's body."""
 
     db: Database
+    settings: Settings
     outbox: WebhookOutbox
     render_job: RenderJob
     render_batch: RenderBatch
 
     def send(self, delivery_id: str) -> None:
-        timeout = get_settings().webhook_timeout_s
+        timeout = self.settings.webhook_timeout_s
         claimed = deliveries.claim(self.db, delivery_id, 3 * timeout + LEASE_MARGIN_S)
         if claimed is None:
             log.info("webhook message for %s did nothing: not due, or not pending", delivery_id)
             return
         with structlog.contextvars.bound_contextvars(delivery_id=delivery_id, attempt=claimed.attempts):
             answer = self.attempt(claimed, timeout)
-            retry = deliveries.finish(self.db, claimed, answer)
+            retry = deliveries.finish(self.settings, self.db, claimed, answer)
             outcome = "delivered" if answer.ok else "retry" if retry is not None else "failed"
             get_metrics().webhook_attempts.labels(outcome).inc()
             log.info("webhook attempt", status_code=answer.status_code, error=answer.error, outcome=outcome)
@@ -78,7 +79,7 @@ class WebhookSender:
         if secret is None:
             return Answer(error="No account to sign this webhook with.", final=True)
         try:
-            target = resolve(claimed.url)
+            target = resolve(self.settings, claimed.url)
         except TargetUnresolved as exc:
             return Answer(error=str(exc))  # retried with backoff, like a connection that failed
         except TargetRefused as exc:

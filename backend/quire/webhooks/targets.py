@@ -13,7 +13,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.webhooks.models import MAX_URL_CHARS
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -39,7 +39,7 @@ class Target:
     address: IPAddress
 
 
-def check_url(url: str) -> str:
+def check_url(settings: Settings, url: str) -> str:
     """A callback URL as given by a person or a program: http(s), a host, no credentials, not too long.
 
     A literal address is checked here too; a name is checked when it is resolved, at send time.
@@ -60,13 +60,13 @@ def check_url(url: str) -> str:
         raise TargetRefused("The callback URL's port is not valid.")
     literal = _literal(parts.hostname)
     if literal is not None:
-        refuse_private(literal)
+        refuse_private(settings, literal)
     return url
 
 
-def refuse_private(address: IPAddress, allow_private: bool | None = None) -> None:
+def refuse_private(settings: Settings, address: IPAddress, allow_private: bool | None = None) -> None:
     if allow_private is None:
-        allow_private = get_settings().webhook_allow_private
+        allow_private = settings.webhook_allow_private
     if allow_private:
         return
     mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
@@ -75,9 +75,9 @@ def refuse_private(address: IPAddress, allow_private: bool | None = None) -> Non
         raise TargetRefused(f"Webhooks are not sent to {checked}: a loopback, private or reserved address.")
 
 
-def resolve(url: str, allow_private: bool | None = None) -> Target:
+def resolve(settings: Settings, url: str, allow_private: bool | None = None) -> Target:
     """Resolve the URL's host and pick the first address that may be a target; refuse if none may."""
-    check_url(url)
+    check_url(settings, url)
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -95,7 +95,7 @@ def resolve(url: str, allow_private: bool | None = None) -> Target:
     refusal: TargetRefused | None = None
     for address in candidates:
         try:
-            refuse_private(address, allow_private)
+            refuse_private(settings, address, allow_private)
         except TargetRefused as exc:
             refusal = refusal or exc
             continue

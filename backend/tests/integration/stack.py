@@ -25,8 +25,11 @@ TERMINAL = {"completed", "dead_letter", "cancelled"}
 NEW_ACCOUNT = """
 import sys
 from quire.accounts import service
-person = service.create_user(sys.argv[1], sys.stdin.readline().rstrip("\\n"), is_admin=sys.argv[2] == "admin")
-print(service.create_token(person.user_id, "cli")[1])
+from quire.db import open_database
+from quire.settings import Settings
+db = open_database(Settings())
+person = service.create_user(db, sys.argv[1], sys.stdin.readline().rstrip("\\n"), is_admin=sys.argv[2] == "admin")
+print(service.create_token(db, person.user_id, "cli")[1])
 """
 PASSWORD = "correct horse battery"
 

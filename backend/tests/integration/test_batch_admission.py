@@ -29,7 +29,7 @@ from quire.migrations import upgrade
 from quire.queue.broker import QUEUE
 from quire.queue.embedded_redis import EmbeddedRedis
 from quire.queue.recovery import recover_once
-from quire.settings import Settings, get_settings
+from quire.settings import Settings
 
 OWNER = "bulk-owner"
 # More than one chunk of the bulk path, so every guarantee is seen across a chunk's edge.
@@ -53,7 +53,6 @@ def configure(database: ScratchDatabase, redis_url: str, data_dir: Path, **env: 
         **env,
     }
     os.environ.update(values)
-    get_settings.cache_clear()
     upgrade(database.url)
     return bootstrap(Settings())
 
@@ -64,7 +63,6 @@ def restore_env() -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(saved)
-    get_settings.cache_clear()
 
 
 def parts(count: int, size: int = 0) -> list[Part]:
@@ -76,9 +74,17 @@ def parts(count: int, size: int = 0) -> list[Part]:
     return made
 
 
-def submit(quire: Quire, files: list[Part], key: str | None = None) -> batches.BatchSubmitted:
+def submit(settings: Settings, quire: Quire, files: list[Part], key: str | None = None) -> batches.BatchSubmitted:
     return batches.submit_batch(
-        quire.storage, quire.db, quire.dispatcher, quire.batches, "document_summary", files, OWNER, idempotency_key=key
+        settings,
+        quire.storage,
+        quire.db,
+        quire.dispatcher,
+        quire.batches,
+        "document_summary",
+        files,
+        OWNER,
+        idempotency_key=key,
     )
 
 
@@ -87,9 +93,9 @@ def upload_rows(db: Database) -> int:
         return session.exec(select(func.count()).select_from(Upload).where(Upload.owner_id == OWNER)).one()
 
 
-def stored_objects() -> int:
+def stored_objects(quire: Quire) -> int:
     """Uploaded files in the local storage (not counting temporary ones)."""
-    uploads = get_settings().data_dir / "files" / "uploads"
+    uploads = quire.settings.data_dir / "files" / "uploads"
     return sum(1 for path in uploads.rglob("*") if path.is_file() and not path.name.startswith(".tmp-"))
 
 
@@ -102,14 +108,19 @@ def stored_objects() -> int:
     ids=["files-per-minute", "bytes-per-minute"],
 )
 def test_the_per_minute_limits_hold_across_a_big_batch(
-    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None, limit: dict[str, str]
+    settings: Settings,
+    database: ScratchDatabase,
+    redis_server: EmbeddedRedis,
+    tmp_path: Path,
+    restore_env: None,
+    limit: dict[str, str],
 ) -> None:
     # Given a person allowed 230 uploads (or 230,000 bytes) a minute, who has uploaded one file
     # of 1,000 bytes already
     quire = configure(database, fresh_redis_url(redis_server), tmp_path, **limit)
-    service.store_upload(quire.storage, quire.db, "earlier.txt", parts(1, size=1000)[0].stream, OWNER)
+    service.store_upload(settings, quire.storage, quire.db, "earlier.txt", parts(1, size=1000)[0].stream, OWNER)
     # When they send a batch of 240 documents of 1,000 bytes
-    submitted = submit(quire, parts(FILES, size=1000))
+    submitted = submit(settings, quire, parts(FILES, size=1000))
     # Then 229 become jobs, and the rest are refused as over the per-minute limit, each named
     assert len(submitted.jobs) == 229
     assert len(submitted.rejected) == FILES - 229
@@ -121,28 +132,28 @@ def test_the_per_minute_limits_hold_across_a_big_batch(
         assert session.exec(select(func.count()).select_from(Upload).where(Upload.sha256 == "")).one() == 0
     # When the same person is then past the limit, a whole batch is refused as rate limited
     with pytest.raises(batches.NothingAccepted) as refused:
-        submit(quire, parts(3, size=1000))
+        submit(settings, quire, parts(3, size=1000))
     assert {r.status for r in refused.value.rejected} == {429}
 
 
 def test_the_storage_quota_holds_across_a_big_batch(
-    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
+    settings: Settings, database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
 ) -> None:
     # Given a quota of 220,000 bytes and documents of 1,000 bytes each
     quota_mb = str(220_000 / 1_048_576)
     quire = configure(database, fresh_redis_url(redis_server), tmp_path, QUIRE_STORAGE_QUOTA_MB=quota_mb)
-    submitted = submit(quire, parts(FILES, size=1000))
+    submitted = submit(settings, quire, parts(FILES, size=1000))
     # Then exactly as many as fit become jobs, and the others are refused for the quota
     assert len(submitted.jobs) == 220
     assert {(r.status, r.reason.startswith("Your stored documents have reached")) for r in submitted.rejected} == {
         (413, True)
     }
     assert upload_rows(quire.db) == 220
-    assert stored_objects() == 220
+    assert stored_objects(quire) == 220
 
 
 def test_a_batch_sent_while_redis_is_down_loses_nothing(
-    database: ScratchDatabase, tmp_path: Path, restore_env: None, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, database: ScratchDatabase, tmp_path: Path, restore_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(batches, "CHUNK_DOCUMENTS", SMALL_CHUNK)
     server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
@@ -152,7 +163,7 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
         server.stop()
         # When a batch of 65 documents is sent, it is accepted, every job recorded as queued
         # with its message id and its first event
-        submitted = submit(quire, parts(ACROSS))
+        submitted = submit(settings, quire, parts(ACROSS))
         assert len(submitted.jobs) == ACROSS
         assert not submitted.rejected
         ids = [job.job_id for job in submitted.jobs]
@@ -164,7 +175,7 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
         assert sorted(e.job_id for e in events if e.type == EventType.QUEUED) == sorted(ids)
         # Then once Redis is back (empty), recovery publishes every one of them
         server = EmbeddedRedis(server.directory, port=server.port, persistent=False).start()
-        report = recover_once(quire.db, quire.dispatcher)
+        report = recover_once(settings, quire.db, quire.dispatcher)
         assert report.republished == ACROSS
         with quire.db.session() as session:
             message_ids = session.exec(select(Job.message_id).where(col(Job.id).in_(ids))).all()
@@ -174,22 +185,22 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
 
 
 def test_a_retried_batch_answers_the_same_batch_and_stores_nothing_again(
-    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
+    settings: Settings, database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
 ) -> None:
     redis_url = fresh_redis_url(redis_server)
     quire = configure(database, redis_url, tmp_path)
     files = parts(FILES)
-    first = submit(quire, files, key="month-1")
-    uploads, objects = upload_rows(quire.db), stored_objects()
+    first = submit(settings, quire, files, key="month-1")
+    uploads, objects = upload_rows(quire.db), stored_objects(quire)
     # When the client sends the same request again with the same key
     for part in files:
         part.stream.seek(0)
-    again = submit(quire, files, key="month-1")
+    again = submit(settings, quire, files, key="month-1")
     # Then it gets the same batch and jobs, and nothing more is stored or queued
     assert (again.batch.id, again.created, first.created) == (first.batch.id, False, True)
     assert [j.job_id for j in again.jobs] == [j.job_id for j in first.jobs]
     assert len(first.jobs) == FILES
-    assert (upload_rows(quire.db), stored_objects()) == (uploads, objects) == (FILES, FILES)
+    assert (upload_rows(quire.db), stored_objects(quire)) == (uploads, objects) == (FILES, FILES)
     with quire.db.session() as session:
         message_ids = session.exec(select(Job.message_id).where(Job.owner_id == OWNER)).all()
     assert len(message_ids) == FILES
@@ -198,4 +209,4 @@ def test_a_retried_batch_answers_the_same_batch_and_stores_nothing_again(
     assert redis.Redis.from_url(redis_url).hlen(f"dramatiq:{QUEUE}.msgs") == FILES
     # And other files with the same key are a conflict
     with pytest.raises(service.IdempotencyConflict):
-        submit(quire, parts(2), key="month-1")
+        submit(settings, quire, parts(2), key="month-1")

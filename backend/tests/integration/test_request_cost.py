@@ -20,6 +20,7 @@ from backend.tests.integration.conftest import fresh_redis_url
 from quire.bootstrap import Quire
 from quire.db import Database
 from quire.queue.embedded_redis import EmbeddedRedis
+from quire.settings import Settings
 
 PASSWORD = "a long enough password"
 
@@ -43,7 +44,7 @@ def app_quire(
 
 
 @pytest.fixture
-def app_env(app_quire: Quire) -> dict[str, str]:
+def app_env(settings: Settings, app_quire: Quire) -> dict[str, str]:
     """An account, its token and a job."""
     from quire.accounts import service as accounts
     from quire.jobs import service
@@ -51,10 +52,10 @@ def app_env(app_quire: Quire) -> dict[str, str]:
     owner = accounts.create_user(app_quire.db, "owner@example.com", PASSWORD)
     _, token = accounts.create_token(app_quire.db, owner.user_id, "test")
     upload = service.store_upload(
-        app_quire.storage, app_quire.db, "a.txt", io.BytesIO(b"A document with a sentence."), owner.user_id
+        settings, app_quire.storage, app_quire.db, "a.txt", io.BytesIO(b"A document with a sentence."), owner.user_id
     )
     job_id = service.submit(
-        app_quire.db, app_quire.dispatcher, "document_summary", upload, service.Limits(), owner.user_id
+        settings, app_quire.db, app_quire.dispatcher, "document_summary", upload, service.Limits(), owner.user_id
     ).job.id
     return {"token": token, "job_id": job_id, "owner_id": owner.user_id}
 

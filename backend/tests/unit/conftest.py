@@ -11,20 +11,24 @@ import pytest
 from backend.tests.conftest import ScratchDatabase
 from quire.db import Database
 from quire.documents.storage import Storage, configured_storage
-from quire.settings import Settings, get_settings
+from quire.settings import Settings
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """The settings the test environment gives (see the root conftest)."""
+    return Settings()
 
 
 @pytest.fixture
 def migrated(database: ScratchDatabase) -> Iterator[ScratchDatabase]:
     from quire.migrations import upgrade
 
-    # For what still reads the settings from the environment (a bootstrap in a test, say).
+    # For a bootstrap in a test, which reads the settings from the environment.
     os.environ["QUIRE_DATABASE_URL"] = database.url
-    get_settings.cache_clear()
     upgrade(database.url)
     yield database
     os.environ.pop("QUIRE_DATABASE_URL", None)
-    get_settings.cache_clear()
 
 
 @pytest.fixture
@@ -35,5 +39,5 @@ def db(migrated: ScratchDatabase) -> Iterator[Database]:
 
 
 @pytest.fixture
-def storage() -> Storage:
-    return configured_storage(Settings())
+def storage(settings: Settings) -> Storage:
+    return configured_storage(settings)

@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 
-from backend.tests.conftest import ScratchDatabase
 from backend.tests.unit.test_states import force, make_job
 from quire.db import Database
 from quire.jobs import service
 from quire.jobs.models import utcnow
-from quire.settings import get_settings
 
 
-@pytest.fixture
-def limit_10s(migrated: ScratchDatabase) -> Iterator[None]:
-    os.environ["QUIRE_ADMISSION_MAX_QUEUE_AGE_S"] = "10"
-    get_settings.cache_clear()
-    yield
-    os.environ.pop("QUIRE_ADMISSION_MAX_QUEUE_AGE_S")
-    get_settings.cache_clear()
-
-
-def test_refuses_while_the_oldest_ready_job_waited_too_long(db: Database, limit_10s: None) -> None:
-    admission = service.Admission(db)
+def test_refuses_while_the_oldest_ready_job_waited_too_long(db: Database) -> None:
+    admission = service.Admission(db, max_queue_age_s=10)
     admission.admit()  # an empty queue admits
     job = make_job(db)
     force(db, job.id, available_at=utcnow() - timedelta(seconds=30))
@@ -39,8 +26,8 @@ def test_refuses_while_the_oldest_ready_job_waited_too_long(db: Database, limit_
     admission.admit()
 
 
-def test_a_recent_read_admits_only_while_its_bound_holds(db: Database, limit_10s: None) -> None:
-    admission = service.Admission(db)
+def test_a_recent_read_admits_only_while_its_bound_holds(db: Database) -> None:
+    admission = service.Admission(db, max_queue_age_s=10)
     job = make_job(db)
     force(db, job.id, available_at=utcnow() - timedelta(seconds=30))
     # A read from 0.5 s ago that found the oldest job 2 s old bounds its age now by 2.5 s: admitted

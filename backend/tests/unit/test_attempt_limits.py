@@ -13,6 +13,7 @@ from quire.jobs.models import utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
 from quire.queue.execution import AttemptLimits, AttemptTimedOut, DeadlinePassed
+from quire.settings import Settings
 
 REF = AttemptRef("job-1", 1, "worker-a")
 
@@ -21,7 +22,7 @@ REF = AttemptRef("job-1", 1, "worker-a")
 def passed(monkeypatch: pytest.MonkeyPatch) -> list[DeadlinePolicy]:
     """The policies the runner reported the deadline passing with (the job record is not needed)."""
     calls: list[DeadlinePolicy] = []
-    monkeypatch.setattr(states, "pass_deadline", lambda db, job_id, policy, ref=None: calls.append(policy))
+    monkeypatch.setattr(states, "pass_deadline", lambda settings, db, job_id, policy, ref=None: calls.append(policy))
     return calls
 
 
@@ -31,7 +32,7 @@ def never_finishes(seconds: float) -> bool:
 
 
 def limits(db: Database, timeout_s: float, deadline_in_s: float, policy: DeadlinePolicy) -> AttemptLimits:
-    return AttemptLimits(db, REF, timeout_s, utcnow() + timedelta(seconds=deadline_in_s), policy)
+    return AttemptLimits(db, Settings(), REF, timeout_s, utcnow() + timedelta(seconds=deadline_in_s), policy)
 
 
 @pytest.mark.parametrize("policy", list(DeadlinePolicy))

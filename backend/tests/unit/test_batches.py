@@ -21,7 +21,7 @@ from quire.jobs.models import Artifact, Batch, Job, Upload, utcnow
 from quire.jobs.results import NO_RESULT, ResultCache
 from quire.jobs.store import UploadActivity
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
-from quire.settings import get_settings
+from quire.settings import Settings
 
 LIMITS = ArchiveLimits(max_files=5, max_total_bytes=10_000_000, max_file_bytes=3_000_000, max_ratio=100)
 
@@ -87,16 +87,16 @@ def test_an_encrypted_entry_is_refused() -> None:
 
 
 def test_the_default_upload_limits_admit_one_batch_of_the_largest_size() -> None:
-    settings = get_settings()
+    settings = Settings()
     now = utcnow()
     # Given a person who has just sent every file but the last of a full-size batch
     sent = UploadActivity(count=settings.batch_max_files - 1, size=settings.batch_max_bytes - 1, first_at=now)
     # Then its last file is still within the per-minute limits (no 429)
-    assert service._room(sent, stored=0, size=1, now=now) >= 1
+    assert service._room(settings, sent, stored=0, size=1, now=now) >= 1
     # And one more file after it is refused until the minute has passed
     full = UploadActivity(count=settings.uploads_per_minute, size=0, first_at=now)
     with pytest.raises(service.UploadRejected) as refused:
-        service._room(full, stored=0, size=1, now=now)
+        service._room(settings, full, stored=0, size=1, now=now)
     assert refused.value.status == 429
 
 
@@ -125,7 +125,7 @@ def test_formula_escaping(text: str, shown: str) -> None:
     assert escape_formula(text) == shown
 
 
-def _batch_of(db: Database, dispatcher: Dispatcher, count: int) -> tuple[str, list[str]]:
+def _batch_of(settings: Settings, db: Database, dispatcher: Dispatcher, count: int) -> tuple[str, list[str]]:
     batch = Batch(owner_id="owner", workflow="document_summary", sealed_at=utcnow())
     with db.session() as session:
         session.add(batch)
@@ -133,7 +133,9 @@ def _batch_of(db: Database, dispatcher: Dispatcher, count: int) -> tuple[str, li
     for i in range(count):
         upload = Upload(owner_id="owner", filename=f"{i}.txt", size=1, sha256="0" * 64, content_type="text/plain")
         jobs.append(
-            service.submit(db, dispatcher, "document_summary", upload, service.Limits(), batch_id=batch.id).job.id
+            service.submit(
+                settings, db, dispatcher, "document_summary", upload, service.Limits(), batch_id=batch.id
+            ).job.id
         )
     return batch.id, jobs
 
@@ -148,33 +150,33 @@ def _listening(db: Database) -> tuple[Dispatcher, BatchCompletion, list[str]]:
     return dispatcher, completion, heard
 
 
-def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(db: Database) -> None:
+def test_a_batch_finishing_is_heard_once_and_again_after_a_replay(settings: Settings, db: Database) -> None:
     # Given a sealed batch of two jobs, and a listener on the dispatcher's after-commit hook
     dispatcher, completion, heard = _listening(db)
-    batch_id, (first, second) = _batch_of(db, dispatcher, 2)
+    batch_id, (first, second) = _batch_of(settings, db, dispatcher, 2)
     # When the first job ends, the batch is not finished
-    service.cancel(db, dispatcher, first)
+    service.cancel(settings, db, dispatcher, first)
     assert heard == []
     # When the last one ends, the listener hears it once
-    service.cancel(db, dispatcher, second)
+    service.cancel(settings, db, dispatcher, second)
     assert heard == [batch_id]
     assert completion.check(batch_id) is False
     # When a job is replayed and ends again, the batch finishes a second time
-    service.replay(db, dispatcher, first)
-    service.cancel(db, dispatcher, first)
+    service.replay(settings, db, dispatcher, first)
+    service.cancel(settings, db, dispatcher, first)
     assert heard == [batch_id, batch_id]
 
 
-def test_the_list_of_someones_batches_counts_each_from_its_jobs(db: Database) -> None:
+def test_the_list_of_someones_batches_counts_each_from_its_jobs(settings: Settings, db: Database) -> None:
     # Someone with no batches gets an empty list
     assert batches.owner_batches(db, "owner") == []
     # Given two batches: one with a job done and one queued, one with both jobs done
     dispatcher = Dispatcher(InMemoryQueue())
-    running, (done, _queued) = _batch_of(db, dispatcher, 2)
-    service.cancel(db, dispatcher, done)
-    finished, jobs = _batch_of(db, dispatcher, 2)
+    running, (done, _queued) = _batch_of(settings, db, dispatcher, 2)
+    service.cancel(settings, db, dispatcher, done)
+    finished, jobs = _batch_of(settings, db, dispatcher, 2)
     for job_id in jobs:
-        service.cancel(db, dispatcher, job_id)
+        service.cancel(settings, db, dispatcher, job_id)
     # Then each is counted from its own jobs, newest first, on SQLite and PostgreSQL alike
     listed = {b.batch_id: b for b in batches.owner_batches(db, "owner")}
     assert [b.batch_id for b in batches.owner_batches(db, "owner")] == [finished, running]
@@ -183,21 +185,23 @@ def test_the_list_of_someones_batches_counts_each_from_its_jobs(db: Database) ->
     assert batches.owner_batches(db, "someone else") == []
 
 
-def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(db: Database, storage: Storage) -> None:
+def test_deleting_a_batchs_last_active_job_finishes_the_batch_at_once(
+    settings: Settings, db: Database, storage: Storage
+) -> None:
     dispatcher, _completion, heard = _listening(db)
-    batch_id, (first, second) = _batch_of(db, dispatcher, 2)
-    service.cancel(db, dispatcher, first)
+    batch_id, (first, second) = _batch_of(settings, db, dispatcher, 2)
+    service.cancel(settings, db, dispatcher, first)
     # When the other, still queued, is deleted, the batch is finished then, not at the next recovery pass
-    assert service.delete(storage, db, dispatcher, second)
+    assert service.delete(settings, storage, db, dispatcher, second)
     assert heard == [batch_id]
 
 
-def test_a_batch_is_not_finished_while_it_is_still_being_admitted(db: Database) -> None:
+def test_a_batch_is_not_finished_while_it_is_still_being_admitted(settings: Settings, db: Database) -> None:
     dispatcher, completion, heard = _listening(db)
-    batch_id, (job,) = _batch_of(db, dispatcher, 1)
+    batch_id, (job,) = _batch_of(settings, db, dispatcher, 1)
     with db.session() as session:
         session.get_one(Batch, batch_id).sealed_at = None
-    service.cancel(db, dispatcher, job)
+    service.cancel(settings, db, dispatcher, job)
     assert heard == []
     with db.session() as session:
         session.get_one(Batch, batch_id).sealed_at = utcnow()
@@ -205,7 +209,7 @@ def test_a_batch_is_not_finished_while_it_is_still_being_admitted(db: Database) 
     assert heard == [batch_id]
 
 
-def test_a_listener_that_fails_leaves_the_batch_unmarked_for_recovery(db: Database) -> None:
+def test_a_listener_that_fails_leaves_the_batch_unmarked_for_recovery(settings: Settings, db: Database) -> None:
     # Given a batch whose completion listener fails the first time it is called
     dispatcher = Dispatcher(InMemoryQueue())
     completion = BatchCompletion(db)
@@ -223,9 +227,9 @@ def test_a_listener_that_fails_leaves_the_batch_unmarked_for_recovery(db: Databa
         return lambda: after_commit.append(batch.id)
 
     completion.on_completed(listener)
-    batch_id, (job,) = _batch_of(db, dispatcher, 1)
+    batch_id, (job,) = _batch_of(settings, db, dispatcher, 1)
     # When its last job ends, the failure undoes the mark and what the listener wrote with it
-    service.cancel(db, dispatcher, job)
+    service.cancel(settings, db, dispatcher, job)
     with db.session() as session:
         assert session.get_one(Batch, batch_id).completed_at is None
         assert session.exec(select(Upload).where(Upload.filename == "written-with-it.txt")).all() == []
@@ -239,16 +243,16 @@ def test_a_listener_that_fails_leaves_the_batch_unmarked_for_recovery(db: Databa
     assert after_commit == [batch_id]
 
 
-def test_recovery_marks_a_batch_whose_last_job_ended_in_a_process_that_died(db: Database) -> None:
+def test_recovery_marks_a_batch_whose_last_job_ended_in_a_process_that_died(settings: Settings, db: Database) -> None:
     # Given a batch whose last job ended without the after-commit hook (its process died)
     completion = BatchCompletion(db)
     heard: list[str] = []
     completion.on_completed(lambda _session, batch: heard.append(batch.id))
-    batch_id, (job,) = _batch_of(db, Dispatcher(InMemoryQueue()), 1)
-    service.cancel(db, Dispatcher(InMemoryQueue()), job)
+    batch_id, (job,) = _batch_of(settings, db, Dispatcher(InMemoryQueue()), 1)
+    service.cancel(settings, db, Dispatcher(InMemoryQueue()), job)
     assert heard == []
     # Then the recovery pass marks it once; a batch still running is left alone
-    _running, _ = _batch_of(db, Dispatcher(InMemoryQueue()), 1)
+    _running, _ = _batch_of(settings, db, Dispatcher(InMemoryQueue()), 1)
     assert completion.finish_unmarked() == 1
     assert heard == [batch_id]
     assert completion.finish_unmarked() == 0
@@ -260,7 +264,7 @@ def _documents(count: int) -> list[Part]:
 
 @pytest.mark.parametrize("fails_at", [1, 3])
 def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
-    db: Database, storage: Storage, monkeypatch: pytest.MonkeyPatch, fails_at: int
+    settings: Settings, db: Database, storage: Storage, monkeypatch: pytest.MonkeyPatch, fails_at: int
 ) -> None:
     # Given storage that fails on the `fails_at`th document, admitted one chunk per document
     monkeypatch.setattr(batches, "CHUNK_DOCUMENTS", 1)
@@ -280,7 +284,7 @@ def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
     dispatcher.on_commit(completion)
     # When a batch of four is submitted, the caller hears of the failure
     with pytest.raises(StorageUnavailable):
-        submit_batch(storage, db, dispatcher, completion, "document_summary", _documents(4), "owner")
+        submit_batch(settings, storage, db, dispatcher, completion, "document_summary", _documents(4), "owner")
     with db.session() as session:
         kept = session.exec(select(Batch)).all()
         jobs = session.exec(select(Job)).all()
@@ -293,7 +297,7 @@ def test_a_batch_whose_storage_fails_partway_is_sealed_with_what_it_admitted(
     assert batch.sealed_at is not None
     assert {job.batch_id for job in jobs} == {batch.id}
     for job in jobs:
-        service.cancel(db, dispatcher, job.id)
+        service.cancel(settings, db, dispatcher, job.id)
     with db.session() as session:
         assert session.get_one(Batch, batch.id).completed_at is not None
 

@@ -163,3 +163,26 @@ def test_the_import_graph_has_no_cycles() -> None:
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+# Where a process's settings, database and storage are made (docs/architecture.md, "One bootstrap"):
+# everything else is handed them.
+MADE_ONLY_BY = {
+    # The environment read: the CLI's group, the app factory (each uvicorn process), the bootstrap's
+    # default, an isolated attempt's process, and uvicorn's protocol (which uvicorn builds itself).
+    "Settings": {"quire.cli", "quire.app", "quire.bootstrap", "quire.queue.isolation", "quire.web.server"},
+    "open_database": {"quire.bootstrap", "quire.queue.isolation", "quire.commands.people", "quire.commands.serve"},
+    "configured_storage": {"quire.bootstrap", "quire.queue.isolation"},
+}
+
+
+def test_settings_database_and_storage_are_made_at_the_entry_points_and_handed_on() -> None:
+    made: dict[str, set[str]] = {name: set() for name in MADE_ONLY_BY}
+    for name in _modules():
+        path = PACKAGE.parent / (name.replace(".", "/") + ".py")
+        if not path.exists():
+            path = PACKAGE.parent / name.replace(".", "/") / "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in made:
+                made[node.func.id].add(name)
+    assert made == MADE_ONLY_BY

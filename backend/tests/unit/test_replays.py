@@ -17,6 +17,7 @@ from quire.jobs import replays, states
 from quire.jobs.models import GroupReplay, JobStatus, ReplayState, utcnow
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
 from quire.queue.replays import carry_out
+from quire.settings import Settings
 
 ERROR = "upstream_rejected"
 
@@ -34,7 +35,7 @@ def _replayed_events(db: Database, job_id: str) -> int:
     return event_types(db, job_id).count("replayed")
 
 
-def test_a_replay_takes_the_group_as_it_was_and_replays_each_job_once(db: Database) -> None:
+def test_a_replay_takes_the_group_as_it_was_and_replays_each_job_once(settings: Settings, db: Database) -> None:
     # Given four dead letters of the group and one of another group
     group = _dead_letters(db, 4)
     other = _dead_letters(db, 1, error="internal_error")
@@ -51,7 +52,7 @@ def test_a_replay_takes_the_group_as_it_was_and_replays_each_job_once(db: Databa
         force(db, job_id, status=JobStatus.DEAD_LETTER, error_code=ERROR, updated_at=utcnow())
 
     held = GroupReplay.model_validate(replay.model_dump() | {"owner": "worker-a"})
-    assert carry_out(db, held, dispatcher, threading.Event(), on_replayed=fails_again)
+    assert carry_out(settings, db, held, dispatcher, threading.Event(), on_replayed=fails_again)
     # Then every job of the group was replayed exactly once, and the other group not at all
     assert [_replayed_events(db, job_id) for job_id in group] == [1, 1, 1, 1]
     assert _replayed_events(db, other[0]) == 0
@@ -60,7 +61,7 @@ def test_a_replay_takes_the_group_as_it_was_and_replays_each_job_once(db: Databa
     assert (view.state, view.replayed, view.total) == (ReplayState.DONE, 4, 4)
 
 
-def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(db: Database) -> None:
+def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(settings: Settings, db: Database) -> None:
     # Given a replay that worker-a took on and advanced by one job before it died
     group = _dead_letters(db, 3)
     queue = InMemoryQueue()
@@ -70,7 +71,7 @@ def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(db: Database) ->
     assert first is not None
     stop_after_one = threading.Event()
     # (stopping gives the replay up; a dead worker gives nothing up, so take the lease back by hand)
-    carry_out(db, first, dispatcher, stop_after_one, on_replayed=lambda _job_id: stop_after_one.set())
+    carry_out(settings, db, first, dispatcher, stop_after_one, on_replayed=lambda _job_id: stop_after_one.set())
     with db.session() as session:
         session.execute(
             update(GroupReplay)
@@ -90,22 +91,26 @@ def test_a_replay_whose_holder_died_is_taken_on_from_its_cursor(db: Database) ->
     assert second.cursor_id == group[0]
     # (a late write of worker-a's, while worker-b holds the replay, touches neither the job nor the cursor)
     with pytest.raises(replays.Lost):
-        replays.replay_next(db, first, group[1], utcnow(), "m-late", 30)
+        replays.replay_next(settings, db, first, group[1], utcnow(), "m-late", 30)
     assert (current(db, group[1]).status, _replayed_events(db, group[1])) == (JobStatus.DEAD_LETTER, 0)
-    assert carry_out(db, second, dispatcher, threading.Event())
+    assert carry_out(settings, db, second, dispatcher, threading.Event())
     # Then the rest was replayed once each, and worker-a's late write changes nothing
     assert [_replayed_events(db, job_id) for job_id in group] == [1, 1, 1]
     assert all(current(db, job_id).status == JobStatus.QUEUED for job_id in group)
 
 
-def test_a_job_replayed_by_someone_else_meanwhile_is_counted_as_skipped_and_not_sent(db: Database) -> None:
+def test_a_job_replayed_by_someone_else_meanwhile_is_counted_as_skipped_and_not_sent(
+    settings: Settings, db: Database
+) -> None:
     # Given a replay held by worker-a, and one job of its group replayed by hand after it read the job
     [job_id] = _dead_letters(db, 1)
     queue = InMemoryQueue()
     replay = replays.start(db, ERROR, None, None, rate=1000, created_by=None, owner="worker-a", lease_s=30)
-    assert states.replay(db, job_id, "m-by-hand") is not None
+    assert states.replay(settings, db, job_id, "m-by-hand") is not None
     # When worker-a replays it, as carry_out does
-    moved = Dispatcher(queue).move(job_id, partial(replays.replay_next, db, replay, job_id, utcnow(), lease_s=30))
+    moved = Dispatcher(queue).move(
+        job_id, partial(replays.replay_next, settings, db, replay, job_id, utcnow(), lease_s=30)
+    )
     # Then nothing is sent, the job was replayed once (by hand), and the replay counts it as skipped
     assert moved.moved is None
     assert queue.messages == []

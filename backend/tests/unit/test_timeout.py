@@ -12,10 +12,11 @@ from quire.jobs.models import utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import AttemptRef
 from quire.queue.execution import AttemptLimits, AttemptTimedOut, ExecutionControl, call_with_timeout
+from quire.settings import Settings
 
 
 def limits(db: Database, timeout_s: float) -> AttemptLimits:
-    return AttemptLimits(db, AttemptRef("job-1", 1, "worker-a"), timeout_s, utcnow() + timedelta(hours=1),
+    return AttemptLimits(db, Settings(), AttemptRef("job-1", 1, "worker-a"), timeout_s, utcnow() + timedelta(hours=1),
                          DeadlinePolicy.STOP)  # fmt: skip
 
 

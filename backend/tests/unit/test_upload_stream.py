@@ -23,7 +23,7 @@ from quire.db import Database
 from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.storage import Storage
 from quire.jobs import service
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.web.uploads import read_batch_form, read_form
 
 BOUNDARY = "quire-test-boundary"
@@ -73,37 +73,43 @@ def text_of(size: int) -> Iterator[bytes]:
 
 
 def files_left() -> list[Path]:
-    data = get_settings().data_dir
+    data = Settings().data_dir
     return [p for p in data.rglob("*") if p.is_file() and ("uploads" in p.parts or "spool" in p.parts)]
 
 
-def test_an_upload_over_the_limit_is_refused_within_one_chunk_of_it(db: Database, storage: Storage) -> None:
-    limit = get_settings().max_upload_bytes
+def test_an_upload_over_the_limit_is_refused_within_one_chunk_of_it(
+    settings: Settings, db: Database, storage: Storage
+) -> None:
+    limit = settings.max_upload_bytes
     before = files_left()
     request = StreamedRequest({"workflow": "document_summary"}, "big.txt", text_of(limit + 20 * CHUNK))
     with pytest.raises(service.UploadRejected) as refused:
-        run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
+        run_async(read_form, storage, db, request, partial(service.begin_upload, settings, storage, db, owner_id=None))
     assert refused.value.status == 413
     # Read: the small field and the part's headers, the limit, and at most the one chunk that passed it
     assert limit < request.read <= limit + CHUNK + 1024, request.read
     assert files_left() == before
 
 
-def test_the_type_is_decided_from_the_first_bytes(db: Database, storage: Storage) -> None:
+def test_the_type_is_decided_from_the_first_bytes(settings: Settings, db: Database, storage: Storage) -> None:
     binary = iter([b"\x7fELF\x02\x01\x01" + b"\x00" * (CHUNK - 7)] * 200)  # 12.8 MB of something unreadable
     before = files_left()
     request = StreamedRequest({}, "a.pdf", binary)
     with pytest.raises(service.UploadRejected) as refused:
-        run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
+        run_async(read_form, storage, db, request, partial(service.begin_upload, settings, storage, db, owner_id=None))
     assert refused.value.status == 415
     assert request.read <= HEAD_BYTES + 2 * CHUNK
     assert files_left() == before
 
 
-def test_a_streamed_form_stores_its_file_and_reads_its_fields(db: Database, storage: Storage) -> None:
+def test_a_streamed_form_stores_its_file_and_reads_its_fields(
+    settings: Settings, db: Database, storage: Storage
+) -> None:
     content = b"".join(text_of(3 * 1024 * 1024 + 17))
     request = StreamedRequest({"workflow": "document_summary", "timeout_s": "30"}, "notes.txt", iter([content]))
-    form = run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
+    form = run_async(
+        read_form, storage, db, request, partial(service.begin_upload, settings, storage, db, owner_id=None)
+    )
     assert form.fields == {"workflow": "document_summary", "timeout_s": "30"}
     assert form.upload is not None
     assert (form.upload.size, form.upload.sha256) == (len(content), hashlib.sha256(content).hexdigest())
@@ -121,7 +127,7 @@ class CutShortRequest(StreamedRequest):
             yield piece
 
 
-def test_a_form_cut_short_after_its_file_keeps_nothing(db: Database, storage: Storage) -> None:
+def test_a_form_cut_short_after_its_file_keeps_nothing(settings: Settings, db: Database, storage: Storage) -> None:
     from sqlmodel import select
 
     from quire.jobs.models import Upload
@@ -129,7 +135,7 @@ def test_a_form_cut_short_after_its_file_keeps_nothing(db: Database, storage: St
     before = files_left()
     request = CutShortRequest({}, "notes.txt", text_of(300_000))
     with pytest.raises(ClientException):
-        run_async(read_form, storage, db, request, partial(service.begin_upload, storage, db, owner_id=None))
+        run_async(read_form, storage, db, request, partial(service.begin_upload, settings, storage, db, owner_id=None))
     assert files_left() == before
     with db.session() as session:
         assert session.exec(select(Upload)).all() == []
@@ -155,7 +161,7 @@ class BatchRequest(StreamedRequest):
         yield f"--{BOUNDARY}--\r\n".encode()
 
 
-def test_a_batch_is_read_into_windows_of_one_spool_each_a_file_of_its_own() -> None:
+def test_a_batch_is_read_into_windows_of_one_spool_each_a_file_of_its_own(settings: Settings) -> None:
     # Given a batch of three files, one of them a ZIP archive, each larger than a chunk or not
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zipped:
@@ -163,7 +169,7 @@ def test_a_batch_is_read_into_windows_of_one_spool_each_a_file_of_its_own() -> N
     files = {"a.txt": b"a" * (3 * CHUNK + 5), "b.txt": b"small", "c.zip": archive.getvalue()}
     request = BatchRequest({"workflow": "invoice_summary", "language": "de"}, files)
     # When it is read as it streams
-    form = run_async(partial(read_batch_form, request, max_parts=10, max_bytes=10 * CHUNK))
+    form = run_async(partial(read_batch_form, settings, request, max_parts=10, max_bytes=10 * CHUNK))
     try:
         # Then the fields are kept, and each part reads back as exactly its file, from any point
         assert form.fields == {"workflow": "invoice_summary", "language": "de"}
@@ -186,15 +192,15 @@ def test_a_batch_is_read_into_windows_of_one_spool_each_a_file_of_its_own() -> N
     assert form.spool.closed
 
 
-def test_a_batch_over_its_size_is_refused_within_one_chunk_of_it() -> None:
+def test_a_batch_over_its_size_is_refused_within_one_chunk_of_it(settings: Settings) -> None:
     request = BatchRequest({"workflow": "document_summary"}, {"big.txt": b"x" * (40 * CHUNK)})
     with pytest.raises(HTTPException) as refused:
-        run_async(partial(read_batch_form, request, max_parts=10, max_bytes=4 * CHUNK))
+        run_async(partial(read_batch_form, settings, request, max_parts=10, max_bytes=4 * CHUNK))
     assert refused.value.status_code == 413
     assert request.read <= 6 * CHUNK  # the fields and headers, the limit, and one chunk past it
 
 
-def test_a_batch_with_more_parts_than_allowed_is_refused() -> None:
+def test_a_batch_with_more_parts_than_allowed_is_refused(settings: Settings) -> None:
     request = BatchRequest({"workflow": "document_summary"}, {f"{n}.txt": b"x" for n in range(12)})
     with pytest.raises(ClientException):
-        run_async(partial(read_batch_form, request, max_parts=10, max_bytes=4 * CHUNK))
+        run_async(partial(read_batch_form, settings, request, max_parts=10, max_bytes=4 * CHUNK))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import ipaddress
 import json
-import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import partial
@@ -30,7 +29,7 @@ from quire.jobs.models import Batch, JobStatus, Upload, utcnow
 from quire.jobs.results import ResultCache
 from quire.jobs.states import AttemptRef
 from quire.queue.dispatch import Dispatcher, InMemoryQueue
-from quire.settings import get_settings
+from quire.settings import Settings
 from quire.webhooks import deliveries
 from quire.webhooks.models import WebhookEvent
 from quire.webhooks.outbox import WebhookOutbox
@@ -64,15 +63,15 @@ def test_account_secrets_are_whsec_and_32_random_bytes() -> None:
      "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00:ec2::254", "::ffff:127.0.0.1",
      "::ffff:10.0.0.1", "ff02::1"],
 )  # fmt: skip
-def test_internal_addresses_are_refused(address: str) -> None:
+def test_internal_addresses_are_refused(settings: Settings, address: str) -> None:
     with pytest.raises(TargetRefused):
-        refuse_private(ipaddress.ip_address(address), allow_private=False)
-    refuse_private(ipaddress.ip_address(address), allow_private=True)
+        refuse_private(settings, ipaddress.ip_address(address), allow_private=False)
+    refuse_private(settings, ipaddress.ip_address(address), allow_private=True)
 
 
 @pytest.mark.parametrize("address", ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
-def test_public_addresses_are_allowed(address: str) -> None:
-    refuse_private(ipaddress.ip_address(address), allow_private=False)
+def test_public_addresses_are_allowed(settings: Settings, address: str) -> None:
+    refuse_private(settings, ipaddress.ip_address(address), allow_private=False)
 
 
 @pytest.mark.parametrize(
@@ -80,37 +79,37 @@ def test_public_addresses_are_allowed(address: str) -> None:
     ["ftp://example.com/", "example.com/hook", "http://", "https://user:pw@example.com/", "http://example.com:0/",
      "http://example.com:99999/", "https://example.com/" + "x" * 2048],
 )  # fmt: skip
-def test_callback_urls_must_be_http_with_a_host(url: str) -> None:
+def test_callback_urls_must_be_http_with_a_host(settings: Settings, url: str) -> None:
     with pytest.raises(TargetRefused):
-        check_url(url)
+        check_url(settings, url)
 
 
-def test_names_are_checked_after_resolution() -> None:
+def test_names_are_checked_after_resolution(settings: Settings) -> None:
     # localhost passes the check of the URL as written, and is refused once resolved
-    assert check_url("http://localhost:8080/hook") == "http://localhost:8080/hook"
+    assert check_url(settings, "http://localhost:8080/hook") == "http://localhost:8080/hook"
     with pytest.raises(TargetRefused, match="loopback"):
-        resolve("http://localhost:8080/hook", allow_private=False)
-    target = resolve("http://localhost:8080/hook", allow_private=True)
+        resolve(settings, "http://localhost:8080/hook", allow_private=False)
+    target = resolve(settings, "http://localhost:8080/hook", allow_private=True)
     assert target.address.is_loopback
     assert (target.host, target.port) == ("localhost", 8080)
 
 
 @pytest.fixture
-def outbox(db: Database) -> Iterator[WebhookOutbox]:
-    # The in-memory queue ignores delays: retries are due at once (no backoff).
-    env = {
-        "QUIRE_WEBHOOK_ALLOW_PRIVATE": "true",
-        "QUIRE_REPUBLISH_AFTER_SECONDS": "0",
-        "QUIRE_WEBHOOK_TIMEOUT_S": "2",
-        "QUIRE_WEBHOOK_MAX_ATTEMPTS": "3",
-        "QUIRE_WEBHOOK_RETRY_MAX_S": "0",
-    }
-    os.environ.update(env)
-    get_settings.cache_clear()
-    yield WebhookOutbox(db, InMemoryQueue())
-    for name in env:
-        os.environ.pop(name)
-    get_settings.cache_clear()
+def settings() -> Settings:
+    # The receivers listen on this machine; the in-memory queue ignores delays, so retries are due
+    # at once (no backoff).
+    return Settings(
+        webhook_allow_private=True,
+        republish_after_seconds=0,
+        webhook_timeout_s=2,
+        webhook_max_attempts=3,
+        webhook_retry_max_s=0,
+    )
+
+
+@pytest.fixture
+def outbox(settings: Settings, db: Database) -> WebhookOutbox:
+    return WebhookOutbox(db, settings, InMemoryQueue())
 
 
 @pytest.fixture
@@ -157,7 +156,9 @@ def test_a_batch_completed_event_is_recorded_sent_signed_and_sent_once(
     # When the published message is delivered, twice (at-least-once delivery)
     message = _queue(outbox).take()
     view = {"batch_id": batch.id, "status": "completed", "total": 2}
-    sender = WebhookSender(db, outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: view)
+    sender = WebhookSender(
+        db, outbox.settings, outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: view
+    )
     sender.send(message.job_id)
     sender.send(message.job_id)
     # Then exactly one POST went out, the batch's view with the event's type, signed
@@ -186,7 +187,9 @@ def test_a_batch_delivery_whose_batch_is_gone_is_given_up(db: Database, outbox: 
     publish = _record_completed(db, outbox, batch)
     assert publish is not None
     publish()
-    sender = WebhookSender(db, outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: None)
+    sender = WebhookSender(
+        db, outbox.settings, outbox, render_job=lambda _job_id: None, render_batch=lambda _batch_id: None
+    )
     sender.send(_queue(outbox).take().job_id)
     [delivery] = deliveries.deliveries_of(db, batch.id)
     assert delivery.status == "failed"
@@ -194,7 +197,7 @@ def test_a_batch_delivery_whose_batch_is_gone_is_given_up(db: Database, outbox: 
 
 
 def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish(
-    db: Database, outbox: WebhookOutbox, receiver: WebhookReceiver
+    settings: Settings, db: Database, outbox: WebhookOutbox, receiver: WebhookReceiver
 ) -> None:
     # Given a running job with a callback URL
     owner = accounts.create_user(db, "jobs@example.com", "correct horse battery").user_id
@@ -202,7 +205,7 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
     url = receiver.url("flaky")
     force(db, job.id, callback_url=url, owner_id=owner)
     # When it completes but its process dies before any after-commit hook ran
-    assert states.complete(db, AttemptRef(job.id, 1, WORKER), [], {}) is not None
+    assert states.complete(settings, db, AttemptRef(job.id, 1, WORKER), [], {}) is not None
     # Then the delivery is in the record, though no message went out
     [delivery] = deliveries.deliveries_of(db, job.id)
     assert (delivery.event, delivery.status, delivery.attempts) == ("job.completed", "pending", ())
@@ -215,7 +218,11 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
     assert _queue(outbox).reclaims == 1
     # And the sender delivers it after the receiver's two 500s, with the job's view as the body
     sender = WebhookSender(
-        db, outbox, render_job=lambda job_id: {"job_id": job_id, "status": "completed"}, render_batch=lambda _id: None
+        db,
+        outbox.settings,
+        outbox,
+        render_job=lambda job_id: {"job_id": job_id, "status": "completed"},
+        render_batch=lambda _id: None,
     )
     _deliver_all(outbox, sender)
     assert [c.status for c in receiver.at(url)] == [500, 500, 200]
@@ -227,15 +234,19 @@ def test_a_job_webhook_is_recorded_by_the_transition_and_survives_a_lost_publish
     assert [a.status_code for a in delivery.attempts] == [500, 500, 200]
 
 
-def test_a_host_that_cannot_be_looked_up_is_tried_again_not_given_up(db: Database, outbox: WebhookOutbox) -> None:
+def test_a_host_that_cannot_be_looked_up_is_tried_again_not_given_up(
+    settings: Settings, db: Database, outbox: WebhookOutbox
+) -> None:
     # Given a completed job whose callback host does not resolve (a name server down, a host being set up)
     owner = accounts.create_user(db, "lookup@example.com", "correct horse battery").user_id
     job = make_job(db, JobStatus.RUNNING, attempt=1)
     force(db, job.id, callback_url="https://hooks.example.invalid/quire", owner_id=owner)
-    assert states.complete(db, AttemptRef(job.id, 1, WORKER), [], {}) is not None
+    assert states.complete(settings, db, AttemptRef(job.id, 1, WORKER), [], {}) is not None
     assert outbox.republish_lost() == 1
     # When the sender makes its first attempt
-    sender = WebhookSender(db, outbox, render_job=lambda job_id: {"job_id": job_id}, render_batch=lambda _id: None)
+    sender = WebhookSender(
+        db, outbox.settings, outbox, render_job=lambda job_id: {"job_id": job_id}, render_batch=lambda _id: None
+    )
     sender.send(_queue(outbox).take().job_id)
     # Then the delivery waits for its next attempt, as after a refused connection, and the retry is queued
     [delivery] = deliveries.deliveries_of(db, job.id)
@@ -245,16 +256,16 @@ def test_a_host_that_cannot_be_looked_up_is_tried_again_not_given_up(db: Databas
     assert len(_queue(outbox).messages) == 1
 
 
-def test_a_host_name_no_lookup_can_ever_resolve_is_refused_for_good() -> None:
+def test_a_host_name_no_lookup_can_ever_resolve_is_refused_for_good(settings: Settings) -> None:
     with pytest.raises(TargetRefused) as refused:
-        resolve("https://" + "a" * 64 + ".example/hook")  # a label longer than DNS allows
+        resolve(settings, "https://" + "a" * 64 + ".example/hook")  # a label longer than DNS allows
     assert not isinstance(refused.value, TargetUnresolved)
     with pytest.raises(TargetUnresolved):
-        resolve("https://hooks.example.invalid/hook")
+        resolve(settings, "https://hooks.example.invalid/hook")
 
 
 def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_others(
-    db: Database, outbox: WebhookOutbox
+    settings: Settings, db: Database, outbox: WebhookOutbox
 ) -> None:
     dispatcher = Dispatcher(InMemoryQueue())
     dispatcher.on_commit(outbox.after_transition)
@@ -262,7 +273,7 @@ def test_the_dispatchers_hook_sends_a_terminal_jobs_webhook_and_nothing_for_othe
     force(db, with_url.id, callback_url="https://hooks.example.com/x")
     for job in (with_url, without):
         ref = AttemptRef(job.id, 1, WORKER)
-        dispatcher.record(job.id, partial(states.dead_letter, db, ref, ErrorCode.INVALID_INPUT, "bad"))
+        dispatcher.record(job.id, partial(states.dead_letter, settings, db, ref, ErrorCode.INVALID_INPUT, "bad"))
     [message] = _queue(outbox).messages
     assert [d.delivery_id for d in deliveries.deliveries_of(db, with_url.id)] == [message.job_id]
     assert deliveries.deliveries_of(db, with_url.id)[0].event == WebhookEvent.JOB_DEAD_LETTER
@@ -283,7 +294,7 @@ def test_the_post_goes_to_the_checked_address_with_the_name_in_host(receiver: We
 
 
 def test_a_finished_batch_sends_its_view_as_batch_completed(
-    db: Database, storage: Storage, outbox: WebhookOutbox, receiver: WebhookReceiver
+    settings: Settings, db: Database, storage: Storage, outbox: WebhookOutbox, receiver: WebhookReceiver
 ) -> None:
     # Given a batch with a callback URL, its completion hook wired to the outbox as the bootstrap does
     owner = accounts.create_user(db, "batches@example.com", "correct horse battery").user_id
@@ -297,15 +308,19 @@ def test_a_finished_batch_sends_its_view_as_batch_completed(
         session.add(batch)
     upload = Upload(owner_id=owner, filename="a.txt", size=1, sha256="0" * 64, content_type="text/plain")
     job_id = service.submit(
-        db, dispatcher, "document_summary", upload, service.Limits(), owner, batch_id=batch.id
+        settings, db, dispatcher, "document_summary", upload, service.Limits(), owner, batch_id=batch.id
     ).job.id
     # When its last job ends
-    service.cancel(db, dispatcher, job_id)
+    service.cancel(settings, db, dispatcher, job_id)
     # Then one signed batch.completed arrives with the batch's view
     _deliver_all(
         outbox,
         WebhookSender(
-            db, outbox, render_job=lambda _job_id: None, render_batch=partial(batch_body, db, ResultCache(storage))
+            db,
+            outbox.settings,
+            outbox,
+            render_job=lambda _job_id: None,
+            render_batch=partial(batch_body, db, ResultCache(storage)),
         ),
     )
     [call] = receiver.at(url)

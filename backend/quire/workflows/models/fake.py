@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from quire.documents.extract import Document
 from quire.errors import UpstreamRejected, UpstreamUnavailable
-from quire.settings import get_settings
 from quire.workflows.models import Task
 from quire.workflows.models.local import LocalProvider
 
@@ -33,13 +32,9 @@ def fake_mode(text: str) -> str:
     return match.group(1) if match else "success"
 
 
-def calls_log() -> Path:
-    return get_settings().data_dir / "fake" / "calls.log"
-
-
-def _record_call(sha256: str) -> int:
-    """Append this call and return how many calls for the same document came before it."""
-    path = calls_log()
+def _record_call(path: Path, sha256: str) -> int:
+    """Append this call to the log at `path` and return how many calls for the same document came
+    before it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     before = path.read_text().split().count(sha256) if path.exists() else 0
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -55,12 +50,13 @@ class FakeProvider:
     redacted: dict[str, int] | None = None  # nothing leaves the machine
     model_name = "quire-fake-1"
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path) -> None:
         self._local = LocalProvider()
+        self.calls_log = data_dir / "fake" / "calls.log"  # shared by every worker on the data directory
 
     def answer(self, task: Task, document: Document, schema: type[BaseModel]) -> dict[str, Any]:
         mode, _, argument = fake_mode(document.text).partition(":")
-        previous_calls = _record_call(document.sha256)
+        previous_calls = _record_call(self.calls_log, document.sha256)
         if mode == "slow":
             time.sleep(float(argument or "1"))
         elif mode == "malformed":
