@@ -1,4 +1,5 @@
-"""Settings: one object, read once from `QUIRE_*` environment variables and `.env`."""
+"""Settings: one object per process, read from `QUIRE_*` environment variables and `.env` where the
+process starts and handed to what needs it (docs/architecture.md, "One bootstrap, nothing on import")."""
 
 from __future__ import annotations
 

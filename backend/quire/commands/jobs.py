@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from quire.bootstrap import bootstrap
+from quire.db import open_database
 from quire.jobs import operations, replays, service
 from quire.jobs.models import JobStatus
 from quire.jobs.store import list_jobs, view_of
@@ -37,10 +38,8 @@ def _print(data: Any) -> None:
 @click.pass_obj
 def jobs_list(settings: Settings, status: str | None, limit: int) -> None:
     """List jobs, newest first."""
-    quire = bootstrap(settings)
-    page = list_jobs(
-        settings, quire.db, None, every_owner=True, status=JobStatus(status) if status else None, limit=limit
-    )
+    db = open_database(settings)
+    page = list_jobs(settings, db, None, every_owner=True, status=JobStatus(status) if status else None, limit=limit)
     for row in page.items:
         click.echo(
             f"{row.job_id}  {row.status:<11}  attempt {row.attempt}/{row.max_attempts}  "
@@ -53,8 +52,8 @@ def jobs_list(settings: Settings, status: str | None, limit: int) -> None:
 @click.pass_obj
 def jobs_show(settings: Settings, job_id: str) -> None:
     """Print a job's full record as JSON."""
-    quire = bootstrap(settings)
-    view = view_of(settings, quire.db, job_id)
+    db = open_database(settings)
+    view = view_of(settings, db, job_id)
     if view is None:
         raise click.ClickException(f"no job {job_id}")
     _print(with_links(view))
@@ -124,8 +123,8 @@ def jobs_purge(settings: Settings, older_than: str) -> None:
 @click.pass_obj
 def jobs_stats(settings: Settings) -> None:
     """Counts by state and the dead-letter groups, as JSON."""
-    quire = bootstrap(settings)
-    _print(operations.stats(quire.db))
+    db = open_database(settings)
+    _print(operations.stats(db))
 
 
 @jobs.command("cancel")

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Protocol, runtime_checkable
 from urllib.parse import unquote, urlsplit
 
 from quire.documents.objects import CHUNK, PendingObject, Stored, TooLarge, Writes, check_key
@@ -27,6 +27,8 @@ __all__ = [
 ]  # fmt: skip
 
 
+# Runtime-checkable: Litestar checks an injected value against its parameter's type (web/deps.py).
+@runtime_checkable
 class Storage(Protocol):
     """What Quire needs from a place to keep files.
 

@@ -170,7 +170,8 @@ class ExecutionControl:
     abandoned: list[_Call] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     threads: AttemptThreads = field(default_factory=AttemptThreads)
-    max_abandoned: int = 8  # QUIRE_MAX_ABANDONED_ATTEMPTS (its default): the process restarts past it
+    # QUIRE_MAX_ABANDONED_ATTEMPTS (the worker's runner passes it): the process restarts past it.
+    max_abandoned: int = Settings.model_fields["max_abandoned_attempts"].default
 
     def hold(self, ref: AttemptRef) -> None:
         with self.lock:

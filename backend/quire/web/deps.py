@@ -18,6 +18,6 @@ QuireDep = NamedDependency[Quire]
 LiveDep = NamedDependency[LiveHub]
 # `db: DbDep` and `storage: StorageDep`: the database and the file store (`quire.db`, `quire.storage`).
 DbDep = NamedDependency[Database]
-StorageDep = NamedDependency[Storage]
+StorageDep = NamedDependency[Storage]  # checked as `isinstance`: Storage is a runtime-checkable Protocol
 # `settings: SettingsDep`: the settings the bootstrap was given (`quire.settings`).
 SettingsDep = NamedDependency[Settings]

@@ -12,6 +12,7 @@ import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 import redis
@@ -39,28 +40,37 @@ SMALL_CHUNK = 20
 ACROSS = 3 * SMALL_CHUNK + 5
 
 
-def configure(database: ScratchDatabase, redis_url: str, data_dir: Path, **env: str) -> Quire:
-    """This process's settings, engine and storage pointed at a fresh database, data directory and Redis."""
-    values = {
-        "QUIRE_DATABASE_URL": database.url,
-        "QUIRE_REDIS_URL": redis_url,
-        "QUIRE_DATA_DIR": str(data_dir),
-        "QUIRE_UPLOADS_PER_MINUTE": "100000",
-        "QUIRE_UPLOAD_MB_PER_MINUTE": "100000",
-        "QUIRE_STORAGE_QUOTA_MB": "100000",
-        "QUIRE_BATCH_MAX_FILES": "1000",
-        "QUIRE_REPUBLISH_AFTER_SECONDS": "0",
-        **env,
-    }
-    os.environ.update(values)
-    upgrade(database.url)
-    return bootstrap(Settings())
+class Configure(Protocol):
+    def __call__(self, database: ScratchDatabase, redis_url: str, data_dir: Path, **env: str) -> Quire: ...
 
 
 @pytest.fixture
-def restore_env() -> Iterator[None]:
+def configured() -> Iterator[Configure]:
+    """Bootstraps this process as a web process on a fresh database, data directory and Redis, with
+    `env` on top; the environment is put back and the database closed after the test."""
     saved = dict(os.environ)
-    yield
+    made: list[Quire] = []
+
+    def configure(database: ScratchDatabase, redis_url: str, data_dir: Path, **env: str) -> Quire:
+        values = {
+            "QUIRE_DATABASE_URL": database.url,
+            "QUIRE_REDIS_URL": redis_url,
+            "QUIRE_DATA_DIR": str(data_dir),
+            "QUIRE_UPLOADS_PER_MINUTE": "100000",
+            "QUIRE_UPLOAD_MB_PER_MINUTE": "100000",
+            "QUIRE_STORAGE_QUOTA_MB": "100000",
+            "QUIRE_BATCH_MAX_FILES": "1000",
+            "QUIRE_REPUBLISH_AFTER_SECONDS": "0",
+            **env,
+        }
+        os.environ.update(values)
+        upgrade(database.url)
+        made.append(bootstrap(Settings()))
+        return made[-1]
+
+    yield configure
+    for quire in made:
+        quire.db.dispose()
     os.environ.clear()
     os.environ.update(saved)
 
@@ -74,9 +84,9 @@ def parts(count: int, size: int = 0) -> list[Part]:
     return made
 
 
-def submit(settings: Settings, quire: Quire, files: list[Part], key: str | None = None) -> batches.BatchSubmitted:
+def submit(quire: Quire, files: list[Part], key: str | None = None) -> batches.BatchSubmitted:
     return batches.submit_batch(
-        settings,
+        quire.settings,
         quire.storage,
         quire.db,
         quire.dispatcher,
@@ -108,19 +118,18 @@ def stored_objects(quire: Quire) -> int:
     ids=["files-per-minute", "bytes-per-minute"],
 )
 def test_the_per_minute_limits_hold_across_a_big_batch(
-    settings: Settings,
     database: ScratchDatabase,
     redis_server: EmbeddedRedis,
     tmp_path: Path,
-    restore_env: None,
+    configured: Configure,
     limit: dict[str, str],
 ) -> None:
     # Given a person allowed 230 uploads (or 230,000 bytes) a minute, who has uploaded one file
     # of 1,000 bytes already
-    quire = configure(database, fresh_redis_url(redis_server), tmp_path, **limit)
-    service.store_upload(settings, quire.storage, quire.db, "earlier.txt", parts(1, size=1000)[0].stream, OWNER)
+    quire = configured(database, fresh_redis_url(redis_server), tmp_path, **limit)
+    service.store_upload(quire.settings, quire.storage, quire.db, "earlier.txt", parts(1, size=1000)[0].stream, OWNER)
     # When they send a batch of 240 documents of 1,000 bytes
-    submitted = submit(settings, quire, parts(FILES, size=1000))
+    submitted = submit(quire, parts(FILES, size=1000))
     # Then 229 become jobs, and the rest are refused as over the per-minute limit, each named
     assert len(submitted.jobs) == 229
     assert len(submitted.rejected) == FILES - 229
@@ -132,17 +141,17 @@ def test_the_per_minute_limits_hold_across_a_big_batch(
         assert session.exec(select(func.count()).select_from(Upload).where(Upload.sha256 == "")).one() == 0
     # When the same person is then past the limit, a whole batch is refused as rate limited
     with pytest.raises(batches.NothingAccepted) as refused:
-        submit(settings, quire, parts(3, size=1000))
+        submit(quire, parts(3, size=1000))
     assert {r.status for r in refused.value.rejected} == {429}
 
 
 def test_the_storage_quota_holds_across_a_big_batch(
-    settings: Settings, database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
+    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, configured: Configure
 ) -> None:
     # Given a quota of 220,000 bytes and documents of 1,000 bytes each
     quota_mb = str(220_000 / 1_048_576)
-    quire = configure(database, fresh_redis_url(redis_server), tmp_path, QUIRE_STORAGE_QUOTA_MB=quota_mb)
-    submitted = submit(settings, quire, parts(FILES, size=1000))
+    quire = configured(database, fresh_redis_url(redis_server), tmp_path, QUIRE_STORAGE_QUOTA_MB=quota_mb)
+    submitted = submit(quire, parts(FILES, size=1000))
     # Then exactly as many as fit become jobs, and the others are refused for the quota
     assert len(submitted.jobs) == 220
     assert {(r.status, r.reason.startswith("Your stored documents have reached")) for r in submitted.rejected} == {
@@ -153,17 +162,17 @@ def test_the_storage_quota_holds_across_a_big_batch(
 
 
 def test_a_batch_sent_while_redis_is_down_loses_nothing(
-    settings: Settings, database: ScratchDatabase, tmp_path: Path, restore_env: None, monkeypatch: pytest.MonkeyPatch
+    database: ScratchDatabase, tmp_path: Path, configured: Configure, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(batches, "CHUNK_DOCUMENTS", SMALL_CHUNK)
     server = EmbeddedRedis(tmp_path / "redis", persistent=False).start()
     try:
-        quire = configure(database, server.url, tmp_path / "data")
+        quire = configured(database, server.url, tmp_path / "data")
         # Given Redis is down
         server.stop()
         # When a batch of 65 documents is sent, it is accepted, every job recorded as queued
         # with its message id and its first event
-        submitted = submit(settings, quire, parts(ACROSS))
+        submitted = submit(quire, parts(ACROSS))
         assert len(submitted.jobs) == ACROSS
         assert not submitted.rejected
         ids = [job.job_id for job in submitted.jobs]
@@ -175,7 +184,7 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
         assert sorted(e.job_id for e in events if e.type == EventType.QUEUED) == sorted(ids)
         # Then once Redis is back (empty), recovery publishes every one of them
         server = EmbeddedRedis(server.directory, port=server.port, persistent=False).start()
-        report = recover_once(settings, quire.db, quire.dispatcher)
+        report = recover_once(quire.settings, quire.db, quire.dispatcher)
         assert report.republished == ACROSS
         with quire.db.session() as session:
             message_ids = session.exec(select(Job.message_id).where(col(Job.id).in_(ids))).all()
@@ -185,17 +194,17 @@ def test_a_batch_sent_while_redis_is_down_loses_nothing(
 
 
 def test_a_retried_batch_answers_the_same_batch_and_stores_nothing_again(
-    settings: Settings, database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, restore_env: None
+    database: ScratchDatabase, redis_server: EmbeddedRedis, tmp_path: Path, configured: Configure
 ) -> None:
     redis_url = fresh_redis_url(redis_server)
-    quire = configure(database, redis_url, tmp_path)
+    quire = configured(database, redis_url, tmp_path)
     files = parts(FILES)
-    first = submit(settings, quire, files, key="month-1")
+    first = submit(quire, files, key="month-1")
     uploads, objects = upload_rows(quire.db), stored_objects(quire)
     # When the client sends the same request again with the same key
     for part in files:
         part.stream.seek(0)
-    again = submit(settings, quire, files, key="month-1")
+    again = submit(quire, files, key="month-1")
     # Then it gets the same batch and jobs, and nothing more is stored or queued
     assert (again.batch.id, again.created, first.created) == (first.batch.id, False, True)
     assert [j.job_id for j in again.jobs] == [j.job_id for j in first.jobs]
@@ -209,4 +218,4 @@ def test_a_retried_batch_answers_the_same_batch_and_stores_nothing_again(
     assert redis.Redis.from_url(redis_url).hlen(f"dramatiq:{QUEUE}.msgs") == FILES
     # And other files with the same key are a conflict
     with pytest.raises(service.IdempotencyConflict):
-        submit(settings, quire, parts(2), key="month-1")
+        submit(quire, parts(2), key="month-1")

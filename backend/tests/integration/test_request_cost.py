@@ -32,7 +32,6 @@ def app_quire(
     """What the web app in this process runs on: a migrated database, a fresh Redis and data directory."""
     from quire.bootstrap import bootstrap
     from quire.migrations import upgrade
-    from quire.settings import Settings
 
     monkeypatch.setenv("QUIRE_DATABASE_URL", database.url)
     monkeypatch.setenv("QUIRE_REDIS_URL", fresh_redis_url(redis_server))
@@ -44,7 +43,7 @@ def app_quire(
 
 
 @pytest.fixture
-def app_env(settings: Settings, app_quire: Quire) -> dict[str, str]:
+def app_env(app_quire: Quire) -> dict[str, str]:
     """An account, its token and a job."""
     from quire.accounts import service as accounts
     from quire.jobs import service
@@ -52,10 +51,21 @@ def app_env(settings: Settings, app_quire: Quire) -> dict[str, str]:
     owner = accounts.create_user(app_quire.db, "owner@example.com", PASSWORD)
     _, token = accounts.create_token(app_quire.db, owner.user_id, "test")
     upload = service.store_upload(
-        settings, app_quire.storage, app_quire.db, "a.txt", io.BytesIO(b"A document with a sentence."), owner.user_id
+        app_quire.settings,
+        app_quire.storage,
+        app_quire.db,
+        "a.txt",
+        io.BytesIO(b"A document with a sentence."),
+        owner.user_id,
     )
     job_id = service.submit(
-        settings, app_quire.db, app_quire.dispatcher, "document_summary", upload, service.Limits(), owner.user_id
+        app_quire.settings,
+        app_quire.db,
+        app_quire.dispatcher,
+        "document_summary",
+        upload,
+        service.Limits(),
+        owner.user_id,
     ).job.id
     return {"token": token, "job_id": job_id, "owner_id": owner.user_id}
 

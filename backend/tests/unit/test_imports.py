@@ -165,13 +165,20 @@ def test_the_import_graph_has_no_cycles() -> None:
     assert cycles == []
 
 
-# Where a process's settings, database and storage are made (docs/architecture.md, "One bootstrap"):
+# Where a process's settings, database and storage are made (docs/architecture.md, "One bootstrap,
+# nothing on import"):
 # everything else is handed them.
 MADE_ONLY_BY = {
     # The environment read: the CLI's group, the app factory (each uvicorn process), the bootstrap's
     # default, an isolated attempt's process, and uvicorn's protocol (which uvicorn builds itself).
     "Settings": {"quire.cli", "quire.app", "quire.bootstrap", "quire.queue.isolation", "quire.web.server"},
-    "open_database": {"quire.bootstrap", "quire.queue.isolation", "quire.commands.people", "quire.commands.serve"},
+    "open_database": {
+        "quire.bootstrap",
+        "quire.queue.isolation",
+        "quire.commands.jobs",
+        "quire.commands.people",
+        "quire.commands.serve",
+    },
     "configured_storage": {"quire.bootstrap", "quire.queue.isolation"},
 }
 
