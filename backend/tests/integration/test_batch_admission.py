@@ -68,11 +68,14 @@ def configured() -> Iterator[Configure]:
         made.append(bootstrap(Settings()))
         return made[-1]
 
-    yield configure
-    for quire in made:
-        quire.db.dispose()
-    os.environ.clear()
-    os.environ.update(saved)
+    try:
+        yield configure
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        for quire in made:
+            quire.db.dispose()
+            quire.broker.client.close()
 
 
 def parts(count: int, size: int = 0) -> list[Part]:
