@@ -41,6 +41,7 @@ from quire.web.api import JobsController, max_request_bytes
 from quire.web.auth import PUBLIC_PATHS, QuireAuthentication, add_security_headers, session_middleware
 from quire.web.batches import BatchesController, BatchPagesController, JobExportController
 from quire.web.csrf import CSRF_HEADER, SessionCSRFMiddleware
+from quire.web.deps import quire_of
 from quire.web.health import healthz, metrics_endpoint, readyz
 from quire.web.limits import LoginThrottle, RateLimitStore
 from quire.web.live import LiveHub, read_places
@@ -136,7 +137,7 @@ def _error_words(request: Request[Any, Any, Any], exc: HTTPException) -> tuple[s
     if exc.status_code >= 500 and not isinstance(exc, ProblemDetailsException):
         return title, fallback  # an exception's own words are for the log, not for the page
     if exc.status_code == 413:
-        max_mb = request.app.state["quire"].settings.max_upload_mb
+        max_mb = quire_of(request).settings.max_upload_mb
         return title, f"Files can be up to {max_mb:g} MB. Choose a smaller file."
     try:
         reason = HTTPStatus(exc.status_code).phrase

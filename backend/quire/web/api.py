@@ -16,7 +16,6 @@ from litestar.response import Redirect, Stream
 from pydantic import BaseModel, Field, ValidationError
 
 from quire.accounts.service import Principal
-from quire.bootstrap import Quire
 from quire.db import Database
 from quire.documents.storage import Storage, StorageUnavailable
 from quire.jobs import review, service, store
@@ -36,7 +35,7 @@ from quire.web.admission import (
 )
 from quire.web.admission import callback_url as checked_callback_url
 from quire.web.auth import AUTHENTICATES_ITSELF, authenticate_here
-from quire.web.deps import DbDep, LiveDep, QuireDep, SettingsDep, StorageDep
+from quire.web.deps import DbDep, LiveDep, QuireDep, SettingsDep, StorageDep, quire_of
 from quire.web.limits import submission_rate_limit
 from quire.web.links import (
     Accepted,
@@ -132,7 +131,7 @@ async def _refuse_early(request: AuthedRequest) -> None:
     if not length.isdigit() or not request.content_type[0].startswith("multipart/"):
         return
     declared_file = max(0, int(length) - FORM_OVERHEAD_BYTES)
-    quire: Quire = request.app.state.quire
+    quire = quire_of(request)
     await to_thread.run_sync(
         answer_errors, service.refuse_early, quire.settings, quire.db, request.user.user_id, declared_file
     )

@@ -35,6 +35,7 @@ from sqlmodel import Session
 from quire.accounts.service import Principal, principal_for_token, session_principal
 from quire.db import Database
 from quire.settings import Settings
+from quire.web.deps import quire_of
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ class QuireAuthentication(AbstractAuthenticationMiddleware):
     """A bearer token, else the session's user; anything else is 401 (pages turn it into a login)."""
 
     async def authenticate_request(self, connection: ASGIConnection[Any, Any, Any, Any]) -> AuthenticationResult:
-        db: Database = connection.app.state["quire"].db
+        db = quire_of(connection).db
         return await to_thread.run_sync(principal_of, db, credentials_of(connection))
 
 

@@ -28,7 +28,7 @@ from quire.jobs.models import Batch, JobStatus
 from quire.jobs.results import InvoiceRow
 from quire.jobs.states import TERMINAL
 from quire.web.admission import IdempotencyKey, admit, answer_errors, submit_fields
-from quire.web.deps import DbDep, QuireDep
+from quire.web.deps import DbDep, QuireDep, quire_of
 from quire.web.limits import submission_rate_limit
 from quire.web.links import (
     BatchAccepted,
@@ -70,7 +70,7 @@ async def _refuse_early(request: AuthedRequest) -> None:
     """Before the body is read: refuse at once when the person is past a per-minute upload limit
     or their storage quota is full (each file is checked again as it is stored)."""
     if request.content_type[0].startswith("multipart/"):
-        quire: Quire = request.app.state.quire
+        quire = quire_of(request)
         await to_thread.run_sync(answer_errors, service.refuse_early, quire.settings, quire.db, request.user.user_id, 0)
 
 
@@ -170,7 +170,7 @@ async def _list_page_if_html(request: AuthedRequest) -> Template | None:
     """A browser asking for HTML gets the page of its batches at the address of their JSON list."""
     if not _wants_page(request):
         return None
-    quire: Quire = request.app.state.quire
+    quire = quire_of(request)
     found = await to_thread.run_sync(batches.owner_batches, quire.db, request.user.user_id, BATCH_LIST_LIMIT)
     context = {**page_basics(quire.settings), "batches": found, "limit": BATCH_LIST_LIMIT}
     return Template("pages/batches.html", context=context, media_type=MediaType.HTML, headers=_BY_ACCEPT)
@@ -183,7 +183,7 @@ async def _page_if_html(request: AuthedRequest) -> Template | None:
     """
     if not _wants_page(request):
         return None
-    quire: Quire = request.app.state.quire
+    quire = quire_of(request)
     batch_id = request.path_params["batch_id"]
     batch = await to_thread.run_sync(
         batches.owned_batch, quire.db, batch_id, request.user.user_id, request.user.is_admin

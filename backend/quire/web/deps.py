@@ -3,6 +3,9 @@ and its database, storage and settings on their own."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
+from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
 
 from quire.bootstrap import Quire
@@ -21,3 +24,9 @@ DbDep = NamedDependency[Database]
 StorageDep = NamedDependency[Storage]  # checked as `isinstance`: Storage is a runtime-checkable Protocol
 # `settings: SettingsDep`: the settings the bootstrap was given (`quire.settings`).
 SettingsDep = NamedDependency[Settings]
+
+
+def quire_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Quire:
+    """The app's `Quire`, for what gets no dependencies: middleware, exception handlers and
+    before-request hooks (`create_app` keeps it in the app's state)."""
+    return cast(Quire, connection.app.state["quire"])
