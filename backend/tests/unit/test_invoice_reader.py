@@ -1489,6 +1489,8 @@ def test_a_head_whose_second_line_makes_it_no_amount_label_is_no_amount_column()
         ("Total  EUR  119.00  USD  140.00", Decimal("119.00")),
         # A count and an amount, or one amount grouped by a space: nothing tells which
         ("TOTAL 2 112.50", None),
+        # ...after a word that ends in a currency code ("IRON": RON) as after any other word
+        ("TOTAL IRON 2 112.50", None),
         # A space groups thousands where the decimal mark is a comma
         ("Total TTC  1 234,56 €", Decimal("1234.56")),
         # The first amount in the label's own phrase, a currency, a count or a rate between them

@@ -90,9 +90,10 @@ _DUE_ON = re.compile(
 
 
 # An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
-# ("USD 1 234.56" is one amount: no count stands between a currency and its amount).
+# ("USD 1 234.56" is one amount: no count stands between a currency and its amount). The code is a word of its
+# own: "IRON 2 112.50" ends in RON and is still a count and an amount.
 _SPACE_GROUPED = re.compile(
-    r"(?<![\d.,$€£])(?<![$€£]\s)(?<!(?:" + "|".join(sorted(CURRENCY_CODES)) + r")\s)\b\d{1,3} \d{3}\.\d{2}(?!\d)"
+    r"(?<![\d.,$€£])(?<![$€£]\s)(?<!\b(?:" + "|".join(sorted(CURRENCY_CODES)) + r")\s)\b\d{1,3} \d{3}\.\d{2}(?!\d)"
 )
 
 
