@@ -1937,3 +1937,46 @@ def test_a_label_with_its_value_to_the_right_is_read_as_before_beside_heads() ->
     beside = page((40, 40, "Northwind Traders Ltd"), (40, 110, "Invoice Date Invoice No."), (200, 110, "25/03/2024"))
     assert beside["invoice_number"] is None
     assert beside["issue_date"] == "2024-03-25"
+
+
+def test_what_a_bill_asks_for_when_paid_late_is_no_total() -> None:
+    # Given a telephone bill whose stub prints the amount due after the due date, a late fee added, last and largest
+    result = text_invoice(
+        "Northline Telecom, Inc.\nInvoice Number: 88-1204\nTotal Amount Due $251.74\n"
+        "Amount Due After 04/01/2024 $256.74\nTotal due if paid after the due date: $256.74"
+    )
+    # Then the total is the amount due on time
+    assert result["total"] == Decimal("251.74")
+
+
+@pytest.mark.parametrize("label", ["Total inkl. MWST", "Summe inkl. 19 % MwSt.", "Betrag inkl. USt"])
+def test_a_german_total_that_says_it_includes_the_vat_is_the_total(label: str) -> None:
+    # Given a Swiss invoice rounded to five centimes: the total with VAT, the rounding, then the amount billed
+    result = text_invoice(
+        "Rheinblick Informatik AG\nRechnungsnummer RE-24-77\nTotal exkl. MWST 9'889.30\nMWST 8.1 % 801.03\n"
+        f"{label} 10'690.33\nRundungsdifferenz 0.02\nRechnungsbetrag CHF 10'690.35"
+    )
+    # Then the printed VAT is read, not derived from the rounded total, and the total is the amount billed
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("9889.30"),
+        Decimal("801.03"),
+        Decimal("10690.35"),
+    )
+
+
+def test_grid_heads_a_little_more_than_a_letter_apart_on_a_text_layer_are_heads_of_their_own() -> None:
+    # Given an Italian courtesy copy whose header grid prints "Art. 73" a gap of 1.6 letters' height before
+    # "Numero documento", with the document's number under it
+    result = page(
+        (40, 20, "Torrefazione Esempio S.r.l."),
+        (60, 100, "Tipologia documento"),
+        (200, 100, "Art. 73"),
+        (249, 100, "Numero documento"),
+        (360, 100, "Data documento"),
+        (60, 115, "TD01 fattura"),
+        (249, 115, "312/2024"),
+        (360, 115, "31/05/2024"),
+        (40, 200, "Totale documento 2260,20 EUR"),
+    )
+    # Then the number is read from under its head
+    assert result["invoice_number"] == "312/2024"

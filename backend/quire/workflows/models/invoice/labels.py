@@ -115,7 +115,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
-        ("de", r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
+        ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
+                    r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
                     r"summe\s+brutto|summe|gesamt|bruttobetrag"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?t\.?t\.?c\.?|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
@@ -276,6 +277,12 @@ PAYABLE = re.compile(
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 _OF = re.compile(r"(?:der|des|of|de|del|della|van|du)\s+[a-z]")
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
+# What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",
+# "Late payment amount"): the total with a late fee added, no total of this invoice.
+_LATE = re.compile(
+    r"\b(?:due|payable)\s+after\b|\bif\s+(?:paid|received)\s+(?:after|late)\b|"
+    r"\bafter\s+(?:the\s+)?due\s+date\b|\blate\s+(?:payment\s+)?(?:amount|total)\b"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,6 +412,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             if field == "total":
                 weight = 1.0 if PAYABLE.search(label) else weight
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
+                if _LATE.search(folded):
+                    continue
             if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
             if field in ("tax", "withholding") and _BASE.match(folded[match.end() :]):
