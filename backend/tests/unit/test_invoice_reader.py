@@ -1980,3 +1980,12 @@ def test_grid_heads_a_little_more_than_a_letter_apart_on_a_text_layer_are_heads_
     )
     # Then the number is read from under its head
     assert result["invoice_number"] == "312/2024"
+
+
+def test_a_due_date_stated_in_a_later_sentence_of_the_small_print_is_read() -> None:
+    # Given a British plumber's invoice that gives its due date only in its payment terms, a sentence in
+    result = text_invoice(
+        "J. Example Plumbing Ltd\nInvoice No. 2417\nDate 14/05/2024\nTOTAL DUE £3,133.02\n"
+        "Payment terms: 14 days from date of invoice. Payment due by 28/05/2024."
+    )
+    assert result["due_date"] == "2024-05-28"

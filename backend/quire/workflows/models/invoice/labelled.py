@@ -17,6 +17,9 @@ from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase
 SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tvh")
 
 
+# The end of a sentence in running text: four words or more, the last of small letters and its full stop, then a
+# capital ("Total incl. GST" is no sentence).
+_SENTENCE_END = re.compile(r"(?:\S+\s+){3,}?[a-z]{2,}\.\s+(?=[A-Z])")
 _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)", re.I)
 
 
@@ -36,7 +39,10 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
     found: Labelled = []
     for index, line in enumerate(lines):
         for phrase in (
-            piece for whole in line.phrases for part in _tax_parts(whole) for piece in (part, *_heads(part))
+            piece
+            for whole in line.phrases
+            for part in (*_tax_parts(whole), *_sentences(whole))
+            for piece in (part, *_heads(part))
         ):
             matches = match_labels(phrase.text)
             if not matches and phrase.confidence < 1.0 and (repaired := ocr_repaired(phrase.text)) is not None:
@@ -56,6 +62,15 @@ def _tax_parts(phrase: Phrase) -> list[Phrase]:
     if not cuts:
         return [phrase]
     bounds = [0, *cuts, len(phrase.text)]
+    return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
+
+
+def _sentences(phrase: Phrase) -> list[Phrase]:
+    """The second and later sentences of a phrase of running text, each as a phrase of its own: small print that
+    states a date in passing ("Payment terms: 14 days. Payment due by 28/05/2024.") names it with a label that
+    starts its sentence, not the phrase."""
+    cuts = [m.end() for m in _SENTENCE_END.finditer(phrase.text)]
+    bounds = [*cuts, len(phrase.text)]
     return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
 
 
