@@ -1989,3 +1989,32 @@ def test_a_due_date_stated_in_a_later_sentence_of_the_small_print_is_read() -> N
         "Payment terms: 14 days from date of invoice. Payment due by 28/05/2024."
     )
     assert result["due_date"] == "2024-05-28"
+
+
+def test_an_indian_invoices_output_cgst_and_sgst_add_up_to_its_tax() -> None:
+    # Given a Tally-style GST invoice: the seller's "Output" taxes at equal rates, no tax total, no subtotal label
+    result = text_invoice(
+        "Example Technosoft Private Limited\nInvoice No. ETP/24-25/0187\n1,72,838.00\n"
+        "Output CGST @ 9% 9 % 15,555.42\nOutput SGST @ 9% 9 % 15,555.42\nRound Off 0.16\nTotal ₹ 2,03,949.00"
+    )
+    assert result["tax"] == Decimal("31110.84")
+
+
+def test_a_tax_head_over_a_column_of_rows_gives_no_row_as_the_tax() -> None:
+    # Given an Indian invoice's tax summary by HSN code: "Tax Amount" heads a column of one amount a row
+    result = page(
+        (40, 20, "Example Technosoft Private Limited"),
+        (40, 40, "Invoice No. ETP/0187"),
+        (40, 60, "Total ₹ 2,03,949.00"),
+        (40, 100, "HSN/SAC"),
+        (200, 100, "Taxable Value"),
+        (400, 100, "Tax Amount"),
+        (40, 115, "998313"),
+        (200, 115, "85,000.00"),
+        (400, 115, "15,300.00"),
+        (40, 130, "998314"),
+        (200, 130, "62,838.00"),
+        (400, 130, "11,310.84"),
+    )
+    # Then the first row's tax is not the invoice's
+    assert result["tax"] != Decimal("15300.00")

@@ -171,6 +171,10 @@ def tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
         first, last = cluster[0], cluster[-1]
         summed = sum((value for _, value in distinct), Decimal(0))
         score = 0.95 * min(c.score for c in cluster)
+        if all(name for name, _ in distinct):
+            # Taxes levied side by side on one sale (central and state GST): together they are the tax, surer than
+            # either part alone.
+            score = max(c.score for c in cluster) + 0.05
         whole = Candidate("tax", Amount(summed, first.value.currency), score, first.label, last.source, last.line)
         sums.append((whole, frozenset(c.line for c in cluster)))
     return sums
@@ -189,9 +193,10 @@ def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:
 
 
 def _split_tax(label: str) -> str:
-    """The name of one of the taxes levied side by side ("CGST @ 9%" -> "cgst"), else "" (any other tax line)."""
-    word = re.match(r"[^\W\d_]+", fold(label))
-    return word.group(0) if word and word.group(0) in _SPLIT_TAXES else ""
+    """The name of one of the taxes levied side by side ("CGST @ 9%", "Output CGST @ 9%" -> "cgst"), else "" (any
+    other tax line)."""
+    word = re.match(r"(?:output\s+)?([^\W\d_]+)", fold(label))
+    return word.group(1) if word and word.group(1) in _SPLIT_TAXES else ""
 
 
 def per_rate_tax(

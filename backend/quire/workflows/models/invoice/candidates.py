@@ -97,6 +97,10 @@ _SPACE_GROUPED = re.compile(
 )
 
 
+# A phrase that is, or holds, an amount with two decimals ("15,300.00", "1'234.50", "€ 12,00").
+_AMOUNT_TEXT = re.compile(r"[^\d\n]{0,4}\d[\d.,'\u2019 ]*[.,]\d{2}[^\d\n]{0,4}")
+
+
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
     r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
@@ -146,14 +150,26 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
     labels = sum(1 for p in line.phrases if match_labels(p.text))
     if labels >= 3 and any(_ITEM_COLUMN.match(fold(p.text)) for p in line.phrases):
         return found  # a line-item table's header: the values below are column entries, not this label's value
-    for below in lines[index + 1 : index + 4]:
+    for at, below in enumerate(lines[index + 1 : index + 4], start=index + 1):
         if below.page != line.page or below.y0 - line.y1 > 3 * max(phrase.height, 8.0):
             break
         for candidate in below.phrases:
             if overlaps(candidate, phrase) and not match_labels(candidate.text):
-                found.append(("below", candidate))
+                if not _column_goes_on(lines, at, candidate):
+                    found.append(("below", candidate))
                 return found
     return found
+
+
+def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
+    """Whether an amount under a head has another amount right under it: the head's column of rows ("Total Tax
+    Amount" over a tax table's rows), whose first row is no value of the head's own."""
+    if index + 1 >= len(lines) or not _AMOUNT_TEXT.search(value.text):
+        return False
+    after = lines[index + 1]
+    if after.page != value.page or after.y0 - value.y1 > 2 * max(value.height, 8.0):
+        return False
+    return any(overlaps(p, value) and _AMOUNT_TEXT.fullmatch(p.text.strip()) for p in after.phrases)
 
 
 def _invoice_number(text: str, numbered: bool = False) -> str | None:

@@ -91,9 +91,10 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     "tax": [
         ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
                     r"taxes,?\s+fees|"
-                    # India's central, state, integrated and union-territory GST; Canada's provincial and Quebec taxes;
+                    # India's central, state, integrated and union-territory GST (the seller's "Output" tax in its
+                    # books); Canada's provincial and Quebec taxes;
                     # the United States' state, county and city sales taxes.
-                    r"(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
+                    r"(?:output\s+)?(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
                     # A tax the total includes, named after "includes" ("Includes GST", "Includes 10% GST").
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
