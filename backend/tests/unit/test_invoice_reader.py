@@ -2018,3 +2018,23 @@ def test_a_tax_head_over_a_column_of_rows_gives_no_row_as_the_tax() -> None:
     )
     # Then the first row's tax is not the invoice's
     assert result["tax"] != Decimal("15300.00")
+
+
+def test_a_czech_tax_document_is_read() -> None:
+    # Given a Czech "Faktura – daňový doklad" with its number after "č.", three dates and "Celkem k úhradě"
+    result = text_invoice(
+        "Hotel Příklad s.r.o.\nFaktura – daňový doklad č. 2024010142\nDatum vystavení: 18.03.2024\n"
+        "Datum zdanitelného plnění: 13.03.2024\nDatum splatnosti: 01.04.2024\nZáklad daně 61 400,00 Kč\n"
+        "DPH 9 402,00 Kč\nCelkem k úhradě: 70 802,00 Kč"
+    )
+    assert (result["invoice_number"], result["issue_date"], result["due_date"]) == (
+        "2024010142",
+        "2024-03-18",
+        "2024-04-01",
+    )
+    assert (result["subtotal"], result["tax"], result["total"], result["currency"]) == (
+        Decimal("61400.00"),
+        Decimal("9402.00"),
+        Decimal("70802.00"),
+        "CZK",
+    )

@@ -174,7 +174,7 @@ def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
 
 def _invoice_number(text: str, numbered: bool = False) -> str | None:
     """The invoice number in a label's value; a date-shaped one only after a number word ("Faktura nr 12/05/2024")."""
-    text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number)\s*:?\s*", "", text.strip(), flags=re.I)
+    text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number|č\.)\s*:?\s*", "", text.strip(), flags=re.I)
     # "(Selbst ausgestellte Rechnung) (389) Nr. 47110818": the number is what follows a number sign, not a code
     named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
     if named is not None:

@@ -37,6 +37,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
+        ("cs", r"(?:faktura\s*[-–]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)|faktura"),
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -51,6 +52,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"data\s+(?:de\s+|da\s+)?(?:emiss[aã]o|fatura)|emiss[aã]o|data\s+(?:do\s+)?pedido|data"),
         ("sv", r"faktura\s*-?\s*(?:datum|dato)|dato"),
         ("fi", r"laskun\s+paiva(?:maara)?|laskutuspaiva|paivays|paivamaara"),
+        ("cs", r"datum\s+(?:vystaveni|vyhotovenia|vystavenia)|vystaveno\s+dne"),
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
@@ -67,6 +69,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"data\s+de\s+vencimento|vencimento"),
         ("sv", r"forfallo(?:dag|datum)|forfalds?dato|forfallsdato|betales\s+senest|sidste\s+rettidige\s+betalingsdag"),
         ("fi", r"erapaiva|maksettava\s+viimeistaan"),
+        ("cs", r"datum\s+splatnosti|splatnost|splatne\s+do"),
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
@@ -87,6 +90,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
+        ("cs", r"(?:celkem\s+|celkom\s+|spolu\s+)?bez\s+dph|zaklad\s+(?:dane|dph)|zaklad"),
     ],
     "tax": [
         ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
@@ -109,6 +113,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
         ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
+        ("cs", r"(?:celkem\s+|celkom\s+|vyse\s+)?dph(?:\s+celkem)?"),
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
@@ -135,6 +140,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt(?!\s*(?:ekskl|exkl|excl|eks\b|ex\b|uden|utan|uten))|totalt|"
                     r"totalbel(?:o)?p|totalbelb"),
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
+        ("cs", r"(?:celkem|celkom|spolu)\s+k\s+uhrade|k\s+uhrade|(?:celkem|celkom|spolu)\s+(?:s|vcetne|vratane)\s+dph|"
+                    r"celkova\s+castka|celkem|celkom"),
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
@@ -157,6 +164,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("es", r"descuento"),
         ("it", r"sconto"),
         ("pl", r"rabat|upust"),
+        ("cs", r"sleva|zlava"),
         ("pt", r"desconto"),
     ],
     # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
@@ -178,6 +186,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"arredondamento"),
         ("sv", r"(?:ore)?s?avrundning|afrunding|avrunding"),
         ("fi", r"pyoristys"),
+        ("cs", r"zaokrouhleni|zaokruhlenie"),
     ],
     # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
     # the change is what was paid, and that is the total (checks.py, `payment_check`).
@@ -215,6 +224,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("es", r"proveedor|emisor|vendedor|prestador"),
         ("it", r"fornitore|cedente(?:\s*/\s*prestatore)?|venditore|mittente"),
         ("pl", r"sprzedawca|wystawca|dostawca"),
+        ("cs", r"dodavatel"),
         ("pt", r"emitente|fornecedor|vendedor|prestador"),
     ],
     "buyer": [
@@ -227,6 +237,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"cessionario(?:\s*/\s*committente)?|cliente|destinatario|spett\.?(?:le)?"),
         ("pl", r"nabywca|odbiorca"),
         ("pt", r"destinat[aá]rio|tomador|cliente"),
+        ("cs", r"odberatel"),
     ],
 }  # fmt: skip
 
@@ -234,7 +245,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
 NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer"})
 # How strongly a label names its field: specific words say more than a bare `total`, `data` or `to`.
 _WEAK = {
-    "total": {"total", "summe", "gesamt", "totaal", "totale", "razem", "totalt", "yhteensa", "gross"},
+    "total": {"total", "summe", "gesamt", "totaal", "totale", "razem", "totalt", "yhteensa", "gross", "celkem", "celkom"},
     "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao", "dato", "paivays"},
     "tax": {
         "tax",
@@ -252,6 +263,7 @@ _WEAK = {
         "moms",
         "mva",
         "alv",
+        "dph",
     },
     "due_date": {"due"},
     "invoice_number": {
