@@ -2038,3 +2038,27 @@ def test_a_czech_tax_document_is_read() -> None:
         Decimal("70802.00"),
         "CZK",
     )
+
+
+def test_a_label_printed_again_in_a_second_language_after_a_slash_takes_the_value_under_it() -> None:
+    # Given a UAE tax invoice whose labels are English, a slash, then the Arabic label in Latin letters
+    result = page(
+        (40, 20, "Example Technical Trading L.L.C."),
+        (300, 60, "Invoice No. / Raqam al-Fatoorah"),
+        (300, 72, "ANT/TI/2024/1187"),
+        (40, 200, "Grand Total (AED) / al-Majmoo' al-Kulli 18,039.00"),
+    )
+    assert result["invoice_number"] == "ANT/TI/2024/1187"
+
+
+def test_a_dirham_invoice_writes_its_dates_day_first() -> None:
+    result = text_invoice("Example Trading L.L.C.\nInvoice No. 1187\nInvoice Date 04/09/2024\nGrand Total AED 18,039.00")
+    assert (result["issue_date"], result["currency"]) == ("2024-09-04", "AED")
+
+
+def test_an_english_date_either_way_round_with_no_currency_printed_is_for_review() -> None:
+    # Given an English invoice that prints no currency and no date that tells its order
+    result = text_invoice("Example Ltd\nInvoice No. 1187\nInvoice Date: 04/09/2024\nTotal 180.00")
+    # Then the date is read the American way, but a person checks it
+    assert result["issue_date"] == "2024-04-09"
+    assert "issue_date" in result["needs_review"]

@@ -383,10 +383,16 @@ def language_votes(matches: Iterable[LabelMatch]) -> str | None:
     return max(votes, key=lambda language: (round(votes[language], 6), -_LANGUAGE_ORDER.index(language)), default=None)
 
 
+# A label printed again in a second language after a slash, a few words without digits.
+_SECOND_LANGUAGE = re.compile(r"/\s*[^\W\d_][^\d/]{0,40}")
+
+
 def _rest(text: str) -> str:
     """What follows a label: without the colons, bullets and dashes around it, but a minus right after an amount
     with its decimals is its sign ("119,00-", a credit), not a dash ("03/05/2023-" is a date)."""
     rest = re.sub(r"^[\s:#.]*(?:[-\u2013]\s+)?", "", text).rstrip(" :#.\u2013")
+    if _SECOND_LANGUAGE.fullmatch(rest):
+        return ""  # "Invoice No. / Raqam al-Fatoorah", "Date / Fecha": the label again in another language
     return rest if re.search(r"\d[.,]\d{2}-$", rest) else rest.rstrip(" :#.-\u2013")
 
 

@@ -80,14 +80,26 @@ def _currency_sightings(lines: list[Line]) -> dict[str, float]:
     return seen
 
 
-def _decide_day_first(lines: list[Line], language: str, currency: str | None) -> bool:
+def _decide_day_first(lines: list[Line], language: str, currency: str | None) -> tuple[bool, bool]:
+    """Whether the page writes its dates day first, and whether anything on it says so: its unambiguous dates,
+    dotted dates, its language or its currency. An English page with no currency printed is only guessed to be
+    American."""
     texts = [line.text for line in lines]
     day, month = day_first_votes(texts)
     if day != month:
-        return day > month
+        return day > month, True
     if any(re.search(r"\b\d{1,2}\.\d{1,2}\.\d{2,4}\b", t) for t in texts):
-        return True
-    return not (language == "en" and currency in (None, "USD", "CAD"))
+        return True, True
+    return not (language == "en" and currency in (None, "USD", "CAD")), not (language == "en" and currency is None)
+
+
+# A date whose day and month could be either way round ("04/09/2024").
+_EITHER_WAY = re.compile(r"(?<!\d)(0?[1-9]|1[0-2])[/-](0?[1-9]|1[0-2])[/-](?:\d{4}|\d{2})(?!\d)")
+
+
+def _either_way(candidate: Candidate) -> bool:
+    match = _EITHER_WAY.search(candidate.source.text)
+    return match is not None and int(match[1]) != int(match[2])
 
 
 def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
@@ -104,7 +116,9 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     language = language_votes(matches[0] for _, _, matches in labelled if matches[0].field not in PAYMENT) or "en"
     # A bare "$" on a page that prints an Australian ABN is the Australian dollar, and dates day first there.
     dollar = dollar_currency(text)
-    day_first = _decide_day_first(lines, language, (dollar if currency == "USD" else None) or currency or country)
+    day_first, order_known = _decide_day_first(
+        lines, language, (dollar if currency == "USD" else None) or currency or country
+    )
     found = read_candidates(lines, labelled, mark, day_first)
 
     chosen: dict[str, tuple[Candidate | None, float]] = {
@@ -132,6 +146,12 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if issue is not None and chosen["due_date"][0] is None and _only_date(lines, day_first) == issue.value:
         # A receipt prints one date, perhaps twice: with no other date to mistake it for, it is the date of issue.
         chosen["issue_date"] = (issue, max(confidence, 0.65))
+
+    if not order_known:
+        for field in DATE_FIELDS:  # the order was guessed: a date that reads either way round is for a person to check
+            candidate, confidence = chosen[field]
+            if candidate is not None and _either_way(candidate):
+                chosen[field] = (candidate, min(confidence, FOR_REVIEW))
 
     values: dict[str, Any] = {}
     fields: dict[str, dict[str, Any]] = {}

@@ -26,10 +26,12 @@ _SPACES = "\u00a0\u202f\u2009 "
 
 CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "R$": "BRL", "zł": "PLN", "A$": "AUD",
                     "C$": "CAD", "₹": "INR", "RM": "MYR", "S$": "SGD", "NZ$": "NZD", "HK$": "HKD", "Rs": "INR",
-                    "Rs.": "INR", "Kč": "CZK"}  # fmt: skip
+                    "Rs.": "INR", "Kč": "CZK", "₱": "PHP", "₺": "TRY", "₪": "ILS", "฿": "THB", "₩": "KRW", "₫": "VND",
+                    "₦": "NGN"}  # fmt: skip
 CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
                             "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
-                            "RON", "BGN"])  # fmt: skip
+                            "RON", "BGN", "AED", "SAR", "QAR", "KWD", "OMR", "PHP", "THB", "IDR", "TRY", "ILS",
+                            "EGP", "NGN", "KES", "TWD", "KRW", "VND", "ISK", "CLP", "COP", "ARS", "UAH"])  # fmt: skip
 # The signs several currencies write (`$`, `¥`, `Rs`): read from such a sign alone, the currency is a guess that
 # the page's country, a code or a sign of its own (`US$`, `₹`) must settle.
 _SHARED_SYMBOLS = frozenset(["$", "¥", "Rs", "Rs."])
