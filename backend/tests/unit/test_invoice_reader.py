@@ -2062,3 +2062,25 @@ def test_an_english_date_either_way_round_with_no_currency_printed_is_for_review
     # Then the date is read the American way, but a person checks it
     assert result["issue_date"] == "2024-04-09"
     assert "issue_date" in result["needs_review"]
+
+
+def test_a_tax_the_total_includes_named_in_passing_in_a_sentence_is_the_tax() -> None:
+    # Given an Australian ride receipt that states its GST only in a sentence under the total
+    result = text_invoice(
+        "RideExample Australia Pty Ltd\nABN 12 345 678 901\nReceipt RM-88412\nTotal A$37.70\n"
+        "The total of your fare includes GST of $3.33"
+    )
+    assert (result["tax"], result["total"]) == (Decimal("3.33"), Decimal("37.70"))
+
+
+def test_an_energy_bills_vat_on_its_charges_is_the_vat_not_the_charges() -> None:
+    # Given a British energy bill: "Charges before VAT", then the VAT line naming the amount it is levied on
+    result = text_invoice(
+        "Example Energy Supply Ltd\nBill number 100482913\nCharges before VAT £184.28\n"
+        "VAT at 5% (domestic fuel) on £184.28 £9.21\nTotal charges for this period £193.49\nAmount to pay £193.49"
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("184.28"),
+        Decimal("9.21"),
+        Decimal("193.49"),
+    )

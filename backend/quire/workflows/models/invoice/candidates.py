@@ -48,9 +48,10 @@ _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 
 
-# A tax rate and the amount it is levied on: "19% auf 200,00", "7% of 275.00", "3 % s/ 37,42", "21% sobre 100".
+# A tax rate and the amount it is levied on: "19% auf 200,00", "7% of 275.00", "3 % s/ 37,42", "21% sobre 100",
+# "5% (domestic fuel) on £184.28".
 _RATE_BASE = re.compile(
-    r"\d{1,2}(?:[.,]\d{1,2})?\s*%\s*(?:auf|von|on|of|over|sur|s/|su|sobre|op|over|de|od|na|z)\s+"
+    r"\d{1,2}(?:[.,]\d{1,2})?\s*%\s*(?:\([^()\d]{1,30}\)\s*)?(?:auf|von|on|of|over|sur|s/|su|sobre|op|over|de|od|na|z)\s+"
     r"(?:[A-Z]{3}\s?|[€$£]\s?)?-?\d[\d.,'\u00a0 ]*\d(?:\s?(?:[A-Z]{3}|[€$£]))?(?![\d.,]*\s*%)",
     re.I,
 )

@@ -20,6 +20,7 @@ SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tv
 # The end of a sentence in running text: four words or more, the last of small letters and its full stop, then a
 # capital ("Total incl. GST" is no sentence).
 _SENTENCE_END = re.compile(r"(?:\S+\s+){3,}?[a-z]{2,}\.\s+(?=[A-Z])")
+_INCLUDES_TAX = re.compile(r"\bincludes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)\b", re.I)
 _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)", re.I)
 
 
@@ -41,7 +42,7 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
         for phrase in (
             piece
             for whole in line.phrases
-            for part in (*_tax_parts(whole), *_sentences(whole))
+            for part in (*_tax_parts(whole), *_sentences(whole), *_included_tax(whole))
             for piece in (part, *_heads(part))
         ):
             matches = match_labels(phrase.text)
@@ -72,6 +73,13 @@ def _sentences(phrase: Phrase) -> list[Phrase]:
     cuts = [m.end() for m in _SENTENCE_END.finditer(phrase.text)]
     bounds = [*cuts, len(phrase.text)]
     return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
+
+
+def _included_tax(phrase: Phrase) -> list[Phrase]:
+    """The words from "includes GST" on, when a sentence says in passing which tax its total includes ("The total of
+    your fare includes GST of $3.33"), as a phrase of its own."""
+    found = _INCLUDES_TAX.search(phrase.text)
+    return [_part(phrase, found.start(), len(phrase.text), Phrase)] if found is not None and found.start() else []
 
 
 def _part(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:

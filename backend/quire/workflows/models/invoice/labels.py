@@ -73,7 +73,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"amount\s+(?:excl\.?|before)\s+(?:vat|tax)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
+                    r"(?:amount|charges)\s+(?:excl\.?|excluding|before)\s+(?:vat|tax|gst)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
                     # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
