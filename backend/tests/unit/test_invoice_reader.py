@@ -2021,9 +2021,9 @@ def test_a_tax_head_over_a_column_of_rows_gives_no_row_as_the_tax() -> None:
 
 
 def test_a_czech_tax_document_is_read() -> None:
-    # Given a Czech "Faktura – daňový doklad" with its number after "č.", three dates and "Celkem k úhradě"
+    # Given a Czech "Faktura - daňový doklad" (an en dash) with its number after "č.", three dates and "Celkem k úhradě"
     result = text_invoice(
-        "Hotel Příklad s.r.o.\nFaktura – daňový doklad č. 2024010142\nDatum vystavení: 18.03.2024\n"
+        "Hotel Příklad s.r.o.\nFaktura \u2013 daňový doklad č. 2024010142\nDatum vystavení: 18.03.2024\n"
         "Datum zdanitelného plnění: 13.03.2024\nDatum splatnosti: 01.04.2024\nZáklad daně 61 400,00 Kč\n"
         "DPH 9 402,00 Kč\nCelkem k úhradě: 70 802,00 Kč"
     )
@@ -2052,7 +2052,9 @@ def test_a_label_printed_again_in_a_second_language_after_a_slash_takes_the_valu
 
 
 def test_a_dirham_invoice_writes_its_dates_day_first() -> None:
-    result = text_invoice("Example Trading L.L.C.\nInvoice No. 1187\nInvoice Date 04/09/2024\nGrand Total AED 18,039.00")
+    result = text_invoice(
+        "Example Trading L.L.C.\nInvoice No. 1187\nInvoice Date 04/09/2024\nGrand Total AED 18,039.00"
+    )
     assert (result["issue_date"], result["currency"]) == ("2024-09-04", "AED")
 
 

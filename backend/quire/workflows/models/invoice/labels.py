@@ -37,7 +37,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
-        ("cs", r"(?:faktura\s*[-–]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)|faktura"),
+        ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)|faktura"),
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -245,7 +245,19 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
 NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer"})
 # How strongly a label names its field: specific words say more than a bare `total`, `data` or `to`.
 _WEAK = {
-    "total": {"total", "summe", "gesamt", "totaal", "totale", "razem", "totalt", "yhteensa", "gross", "celkem", "celkom"},
+    "total": {
+        "total",
+        "summe",
+        "gesamt",
+        "totaal",
+        "totale",
+        "razem",
+        "totalt",
+        "yhteensa",
+        "gross",
+        "celkem",
+        "celkom",
+    },
     "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao", "dato", "paivays"},
     "tax": {
         "tax",
