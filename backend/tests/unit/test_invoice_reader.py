@@ -12,7 +12,7 @@ from quire.documents.extract import Document, Word
 from quire.workflows.invoice_summary import CHECK_LABELS
 from quire.workflows.models.invoice import read_invoice
 from quire.workflows.models.invoice.labels import match_labels, ocr_repaired
-from quire.workflows.models.invoice.values import amounts_in, dates_in
+from quire.workflows.models.invoice.values import amounts_in, currencies_in, dates_in
 
 
 def text_invoice(text: str) -> dict[str, Any]:
@@ -2086,3 +2086,53 @@ def test_an_energy_bills_vat_on_its_charges_is_the_vat_not_the_charges() -> None
         Decimal("9.21"),
         Decimal("193.49"),
     )
+
+
+def test_a_vat_recap_read_from_a_skewed_scan_gives_no_rows_first_line_as_the_total() -> None:
+    # Given a Czech VAT recap whose rate column OCR put on lines of their own between the rows of amounts
+    result = page(
+        (40, 20, "Hotel Příklad s.r.o."),
+        (40, 40, "Faktura č. 2024010142"),
+        (60, 95, "Sazba"),
+        (160, 95, "Základ"),
+        (240, 95, "DPH"),
+        (320, 95, "Celkem"),
+        (60, 108, "21%"),
+        (160, 116, "22 600,00"),
+        (240, 116, "4 746,00"),
+        (320, 116, "27 346,00"),
+        (60, 124, "12%"),
+        (160, 132, "38 800,00"),
+        (240, 132, "4 656,00"),
+        (320, 132, "43 456,00"),
+    )
+    assert result["total"] != Decimal("27346.00")
+
+
+def test_a_one_row_tables_row_repeated_by_its_totals_row_is_still_read() -> None:
+    # Given a table of one line item under "Kwota VAT" and "Wartość brutto", its totals row repeating the row
+    result = page(
+        (40, 20, "Przykład sp. z o.o."),
+        (40, 40, "Faktura nr 12/2024"),
+        (300, 100, "Wartość netto"),
+        (380, 100, "Kwota VAT"),
+        (460, 100, "Wartość brutto"),
+        (300, 115, "257,59"),
+        (380, 115, "59,24"),
+        (460, 115, "316,83"),
+        (220, 128, "Razem:"),
+        (300, 128, "257,59"),
+        (380, 128, "59,24"),
+        (460, 128, "316,83"),
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("257.59"),
+        Decimal("59.24"),
+        Decimal("316.83"),
+    )
+
+
+def test_a_dollar_sign_a_word_runs_on_from_is_no_currency() -> None:
+    # OCR reads the "Š" of a Czech word as "$": "$koleni" names no dollar
+    assert currencies_in("v rámci $koleni") == []
+    assert currencies_in("$ 12.00 and $12.00") == ["USD", "USD"]

@@ -163,14 +163,25 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
 
 
 def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
-    """Whether an amount under a head has another amount right under it: the head's column of rows ("Total Tax
-    Amount" over a tax table's rows), whose first row is no value of the head's own."""
-    if index + 1 >= len(lines) or not _AMOUNT_TEXT.search(value.text):
+    """Whether an amount under a head has another, different amount right under it (or starting a phrase OCR ran on
+    into the next column): the head's column of rows ("Total Tax Amount" over a tax table's rows), whose first row is
+    no value of the head's own."""
+    own = _AMOUNT_TEXT.search(value.text)
+    if own is None:
         return False
-    after = lines[index + 1]
-    if after.page != value.page or after.y0 - value.y1 > 2 * max(value.height, 8.0):
-        return False
-    return any(overlaps(p, value) and _AMOUNT_TEXT.fullmatch(p.text.strip()) for p in after.phrases)
+    for after in lines[index + 1 : index + 3]:  # two lines: a skewed scan may put a row's rate on a line of its own
+        if after.page != value.page or after.y0 - value.y1 > 2 * max(value.height, 8.0):
+            return False
+        for phrase in (p for p in after.phrases if overlaps(p, value)):
+            below = _AMOUNT_TEXT.match(phrase.text.strip())
+            # Another amount: the next row. The same one is a one-row table's totals row repeating its row.
+            if below is not None and _digits(below.group(0)) != _digits(own.group(0)):
+                return True
+    return False
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", text)
 
 
 def _invoice_number(text: str, numbered: bool = False) -> str | None:

@@ -75,14 +75,17 @@ def named_for_sure(text: str, currency: str) -> bool:
 
 
 # A symbol with letters in it ("RM", "Rs", "R$") is a symbol only where it does not touch other letters:
-# "RM" in "FORMAT" or "Rs" in "Hours" is part of a word. `€`, `$`, `£` need no such care.
+# "RM" in "FORMAT" or "Rs" in "Hours" is part of a word. `€`, `$`, `£` are signs unless a word runs on from them
+# (OCR reads the "Š" of "školení" as "$").
 CURRENCY = re.compile(
     r"(?<![^\W\d_])(?:"
     + "|".join(sorted(CURRENCY_CODES, key=len, reverse=True))
     + "|"
     + "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True) if re.search(r"[^\W\d_]", s))
     + r")(?![^\W\d_])|"
+    + "(?:"
     + "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True) if not re.search(r"[^\W\d_]", s))
+    + r")(?![^\W\d_]{2})"
 )
 # OCR reads a zero as the letter O in amounts ("RMO.55", "O.25"): a lone O before a decimal part is a zero.
 _OCR_ZERO = re.compile(r"(?:(?<![^\W\d_])|(?<=RM))[Oo](?=\d*[.,]\d{2}(?!\d))")
