@@ -2136,3 +2136,62 @@ def test_a_dollar_sign_a_word_runs_on_from_is_no_currency() -> None:
     # OCR reads the "Š" of a Czech word as "$": "$koleni" names no dollar
     assert currencies_in("v rámci $koleni") == []
     assert currencies_in("$ 12.00 and $12.00") == ["USD", "USD"]
+
+
+@pytest.mark.parametrize("attention", ["t.a.v. mevrouw J. van Dam", "À l'attention de M. Lemaire", "z. Hd. Herrn Berg"])
+def test_the_company_above_an_attention_line_is_the_buyer(attention: str) -> None:
+    # Given a freelancer's letterhead without a company form, and the customer's company above an attention line
+    result = page(
+        (380, 40, "Studio Voorbeeld"),
+        (380, 60, "Oudegracht 212"),
+        (45, 150, "Bakkerij Voorbeeld B.V."),
+        (45, 162, attention),
+        (45, 174, "Voorstraat 88"),
+        (45, 240, "Factuurnummer 2024-017"),
+        (45, 300, "Totaal incl. btw € 3.472,70"),
+    )
+    assert result["vendor"] != "Bakkerij Voorbeeld B.V."
+
+
+def test_a_logos_monogram_gives_way_to_the_name_it_stands_for() -> None:
+    # Given a letterhead of a large monogram beside the freelancer's name
+    result = page(
+        (45, 34, "LdV", 24),
+        (378, 42, "Studio Lieke de Vries", 19),
+        (464, 65, "Webdesign & branding"),
+        (489, 76, "Oudegracht 212"),
+        (45, 150, "Klant B.V."),
+        (45, 162, "t.a.v. de administratie"),
+        (45, 240, "Factuurnummer 2024-017"),
+        (45, 260, "Factuurdatum 15 april 2024"),
+        (45, 300, "Totaal incl. btw € 3.472,70"),
+    )
+    assert result["vendor"] == "Studio Lieke de Vries"
+
+
+def test_belgian_htva_and_tvac_labels() -> None:
+    result = text_invoice(
+        "Atelier Exemple SRL\nFacture 2024/0157\nTotal HTVA 3 480,00 €\nTVA 21 % 730,80 €\nTotal TVAC 4 210,80 €"
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("3480.00"),
+        Decimal("730.80"),
+        Decimal("4210.80"),
+    )
+
+
+def test_a_column_whose_first_row_wraps_its_description_is_still_a_column() -> None:
+    # Given a Polish invoice: "Wartość netto" heads a column whose first row's description wraps onto a second line
+    result = page(
+        (45, 20, "Przykład Catering Sp. z o.o."),
+        (45, 40, "Faktura VAT nr FV/112/05/2024"),
+        (364, 249, "Wartość"),
+        (375, 259, "netto"),
+        (71, 279, "Catering - przerwa kawowa"),
+        (365, 279, "4 140,00"),
+        (71, 291, "(konferencja 13.05.2024)"),
+        (71, 310, "Wynajem sprzętu"),
+        (372, 310, "650,00"),
+        (45, 380, "Do zapłaty: 5 861,10 PLN"),
+    )
+    assert result["subtotal"] != Decimal("4140.00")

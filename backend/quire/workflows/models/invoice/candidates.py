@@ -169,8 +169,9 @@ def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
     own = _AMOUNT_TEXT.search(value.text)
     if own is None:
         return False
-    for after in lines[index + 1 : index + 3]:  # two lines: a skewed scan may put a row's rate on a line of its own
-        if after.page != value.page or after.y0 - value.y1 > 2 * max(value.height, 8.0):
+    # Two lines: a row's description may wrap, and a skewed scan may put a row's rate on a line of its own.
+    for after in lines[index + 1 : index + 3]:
+        if after.page != value.page or after.y0 - value.y1 > 3 * max(value.height, 8.0):
             return False
         for phrase in (p for p in after.phrases if overlaps(p, value)):
             below = _AMOUNT_TEXT.match(phrase.text.strip())

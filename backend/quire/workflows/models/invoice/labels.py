@@ -79,7 +79,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|"
                     r"(?:total|betrag|gesamtbetrag)\s+(?:exkl\.?|ohne|excl\.?)\s*(?:ust|mwst|mehrwertsteuer|umsatzsteuer)\.?|netto"),
-        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?|(?:total|montant)\s+hors\s+(?:tax(?:e|es)|tva)|base\s+h\.?t\.?"),
+        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?(?:v\.?a\.?)?|(?:total|montant)\s+hors\s+(?:tax(?:e|es)|tva)|base\s+h\.?t\.?"),
         ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw|maatstaf\s+van\s+heffing|"
                     r"heffingsgrondslag"),
         ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|total\s+sin\s+(?:iva|impuestos)|suma"),
@@ -125,7 +125,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
                     r"summe\s+brutto|summe|gesamt|bruttobetrag"),
-        ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?t\.?t\.?c\.?|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
+        ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
                     r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total"),
         ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
                     r"bedrag\s+incl\.?\s*(?:btw)?|totaal"),

@@ -85,6 +85,12 @@ _TITLE_FROM = re.compile(
 _COPYRIGHT = re.compile(r"^\s*(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-\u2013]\s*\d{4})?\s*)?,?\s*", re.I)
 # A letter's return-address line: name, street and town in one small line, split by dots or bars.
 _RETURN_ADDRESS = re.compile(r"^([^·|•]{3,60}?)\s*[·|•]\s*[^·|•]+[·|•]\s*.*\b\d{4,5}\b")
+# A line addressed to a person at the buyer: "t.a.v.", "z. Hd.", "Attn:", "à l'attention de", "all'attenzione di".
+_ATTENTION = re.compile(
+    r"^(?:t\.\s?a\.\s?v\.|z\.\s?hd\.?|zu\s+h[aä]nden|attn\.?:?|attention:|[aà]\s+l['\u2019]\s?attention|"
+    r"all['\u2019]\s?attenzione|a\s+la\s+atenci[oó]n|c/o)(?=\s|$)",
+    re.I,
+)
 _HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?<=@)[a-z0-9.-]+\.[a-z]{2,6}")
 # The company register and VAT numbers a legal footer prints beside the issuer's name.
 _LEGAL_IDS = re.compile(
@@ -140,6 +146,11 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
             matches = match_labels(phrase.text)
             if matches and matches[0].field == "buyer":
                 block.update(p for p in line.phrases if p.x0 >= phrase.x0)
+            elif _ATTENTION.match(phrase.text):
+                # "t.a.v. mevrouw J. van Dam", "z. Hd. Herrn Müller": the company above it in its column is the buyer.
+                block.add(phrase)
+                if index > 0 and lines[index - 1].page == line.page:
+                    block.update(p for p in lines[index - 1].phrases if abs(p.x0 - phrase.x0) < 10)
             elif not _RETURN_ADDRESS.match(phrase.text):
                 continue
             above = line
@@ -286,9 +297,20 @@ def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
     if tallest.height < _LETTERHEAD_SIZE * usual or any(p is not tallest and p.height >= tallest.height for p in top):
         return None
     text = tallest.text
+    if re.fullmatch(r"[^\W\d_]{2,4}", text):
+        # A logo's monogram ("LdV"): the name it stands for, printed beside it ("Studio Lieke de Vries").
+        spelled = [p for p in top if p is not tallest and p not in buyer and _initials_hold(text, p.text)]
+        if spelled and _looks_like_name(spelled[0].text) and len(spelled[0].text.split()) <= 6:
+            return spelled[0]
     if tallest in buyer or _FORM.search(text) or not _looks_like_name(text) or len(text.split()) > 6:
         return None
     return tallest
+
+
+def _initials_hold(short: str, name: str) -> bool:
+    """Whether a monogram's letters are the initials of words of a name, in order ("LdV" of "Lieke de Vries")."""
+    initials = "".join(word[0] for word in re.findall(r"[^\W\d_]+", fold(name)))
+    return len(initials) >= 2 and fold(short) in initials
 
 
 def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
