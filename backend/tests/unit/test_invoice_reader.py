@@ -2195,3 +2195,28 @@ def test_a_column_whose_first_row_wraps_its_description_is_still_a_column() -> N
         (45, 380, "Do zapłaty: 5 861,10 PLN"),
     )
     assert result["subtotal"] != Decimal("4140.00")
+
+
+def test_austrias_jaenner_is_january() -> None:
+    assert [d.value.isoformat() for d in dates_in("Rechnungsdatum: 3. Jänner 2024", True)] == ["2024-01-03"]
+
+
+def test_a_norwegian_amount_to_pay_is_the_total() -> None:
+    result = text_invoice("Eksempel Elektro AS\nFakturanr. 10234\nSum eks. mva 7 678,50\nMva 25 % 1 919,63\n"
+                          "Beløp å betale kr 9 598,13")  # fmt: skip
+    assert result["total"] == Decimal("9598.13")
+
+
+def test_the_legal_name_after_its_label_under_the_sellers_heading_is_the_vendor() -> None:
+    # Given a Brazilian service invoice: the provider's block, its legal name after "Razão Social:"
+    result = page(
+        (40, 20, "PREFEITURA MUNICIPAL DE EXEMPLO"),
+        (40, 40, "Número da Nota 00001284"),
+        (40, 100, "PRESTADOR DE SERVIÇOS"),
+        (40, 112, "Razão Social: Alves & Exemplo Consultoria Ltda."),
+        (40, 124, "CNPJ: 12.345.678/0001-90"),
+        (40, 160, "TOMADOR DE SERVIÇOS"),
+        (40, 172, "Razão Social: Metalúrgica Exemplo S.A."),
+        (40, 300, "VALOR TOTAL DO SERVIÇO = R$ 18.500,00"),
+    )
+    assert result["vendor"] == "Alves & Exemplo Consultoria Ltda."

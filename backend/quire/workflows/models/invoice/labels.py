@@ -136,7 +136,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
         ("pt", r"valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
-        ("sv", r"(?:summa\s+|total\s+|sum\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
+        ("sv", r"(?:summa\s+|total\s+|sum\s+|bel[oø]pp?\s+|bel[oø]b\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt(?!\s*(?:ekskl|exkl|excl|eks\b|ex\b|uden|utan|uten))|totalt|"
                     r"totalbel(?:o)?p|totalbelb"),
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),

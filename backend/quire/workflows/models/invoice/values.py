@@ -386,7 +386,7 @@ def _month_numbers() -> dict[str, int]:
             for context in ("format", "stand-alone"):
                 for number, name in get_month_names(width, context, language).items():
                     names.setdefault(fold(name).rstrip("."), number)
-    names.update({"sept": 9, "mrz": 3, "maerz": 3, "juil": 7})
+    names.update({"sept": 9, "mrz": 3, "maerz": 3, "juil": 7, "janner": 1, "jaenner": 1})  # Austria's "Jänner"
     return names
 
 

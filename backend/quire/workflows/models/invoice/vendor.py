@@ -85,6 +85,13 @@ _TITLE_FROM = re.compile(
 _COPYRIGHT = re.compile(r"^\s*(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-\u2013]\s*\d{4})?\s*)?,?\s*", re.I)
 # A letter's return-address line: name, street and town in one small line, split by dots or bars.
 _RETURN_ADDRESS = re.compile(r"^([^·|•]{3,60}?)\s*[·|•]\s*[^·|•]+[·|•]\s*.*\b\d{4,5}\b")
+# The label of a party's legal name: "Razão Social: Alves & Rocha Ltda.", "Raison sociale :", "Company name:".
+_NAME_LABEL = re.compile(
+    r"^\s*(?:raz[aã]o\s+social|raison\s+sociale|ragione\s+sociale|raz[oó]n\s+social|denominaci[oó]n(?:\s+social)?|"
+    r"(?:registered\s+|legal\s+)?company\s+name|legal\s+name|firmenname|firmierung|nazwa(?:\s+firmy)?|bedrijfsnaam|"
+    r"statutaire\s+naam)\s*:\s*",
+    re.I,
+)
 # A line addressed to a person at the buyer: "t.a.v.", "z. Hd.", "Attn:", "à l'attention de", "all'attenzione di".
 _ATTENTION = re.compile(
     r"^(?:t\.\s?a\.\s?v\.|z\.\s?hd\.?|zu\s+h[aä]nden|attn\.?:?|attention:|[aà]\s+l['\u2019]\s?attention|"
@@ -175,6 +182,7 @@ def _name_of(text: str) -> str:
     """The company name in a phrase: up to and including its company form, labels, bullets and a copyright
     sign with its years removed."""
     text = re.sub(r"^[^:]{0,25}:\s*", "", text) if ":" in text[:26] and match_labels(text) else text
+    text = _NAME_LABEL.sub("", text)
     text = _COPYRIGHT.sub("", text)
     text = re.split(r"\s[•●·|\u2013-]\s|,\s(?=\d)|\s{2,}", text)[0]
     forms = list(_FORM.finditer(text))
@@ -341,7 +349,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 rest = _quoted(rest, lines, index, phrase)
                 below = [
                     p for other in lines[index + 1 : index + 5] if other.page == line.page
-                    for p in other.phrases if abs(p.x0 - phrase.x0) < 30 and ":" not in other.text
+                    for p in other.phrases
+                    if abs(p.x0 - phrase.x0) < 30 and (":" not in other.text or _NAME_LABEL.match(p.text))
                 ]  # fmt: skip
                 for text, source in [(rest, phrase)] + [(p.text, p) for p in below]:
                     # The name alone: a remittance line runs on into its address ("Summit Staffing LLC, PO Box 100").
