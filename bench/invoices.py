@@ -5,7 +5,8 @@
 Each set is a folder with a `truth.json` (file name -> vendor, invoice_number, issue_date, due_date,
 currency, subtotal, tax, total). With no arguments the sets are the ZUGFeRD corpus committed under
 backend/tests/corpus (its XML e-invoices, its Factur-X PDFs, its PDFs without XML), our own invoices in
-the languages and kinds the real sets lack (backend/tests/corpus/own), the real invoices of invoice2data's
+the languages and kinds the real sets lack (backend/tests/corpus/own), invoices written by authors who had
+not seen the reader (backend/tests/corpus/blind), the real invoices of invoice2data's
 test suite when bench/fetch_invoice2data.py has laid them out under var/invoice2data, and the generated
 invoices.
 A fixed third of every set, chosen by a hash of the file name, is held out: rules are tuned
@@ -50,6 +51,7 @@ FIELDS = ["vendor", "invoice_number", "issue_date", "due_date", "currency", "sub
 SROIE_FIELDS = ["vendor", "issue_date", "currency", "total"]
 CORPUS = ROOT / "backend" / "tests" / "corpus" / "zugferd"
 OWN = ROOT / "backend" / "tests" / "corpus" / "own"
+BLIND = ROOT / "backend" / "tests" / "corpus" / "blind"
 INVOICE2DATA = ROOT / "var" / "invoice2data"
 _FORMS = re.compile(
     r"\b(gmbh|ag|kg|ug|e\.?k|inc|llc|ltd|limited|lp|plc|corp|co|sa|sas|sarl|sl|slu|spa|srl|bv|nv|ltda|"
@@ -184,6 +186,7 @@ def main() -> None:
     run_set("zugferd factur-x", CORPUS / "factur-x", facturx, tallies)
     run_set("zugferd pdf", CORPUS / "pdf", json.loads((CORPUS / "pdf" / "truth.json").read_text()), tallies)
     run_set("own", OWN, json.loads((OWN / "truth.json").read_text()), tallies)
+    run_set("blind", BLIND, json.loads((BLIND / "truth.json").read_text()), tallies)
     if INVOICE2DATA.is_dir():  # bench/fetch_invoice2data.py lays it out; the labels are committed here
         run_set(
             "invoice2data",
