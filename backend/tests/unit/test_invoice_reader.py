@@ -2220,3 +2220,27 @@ def test_the_legal_name_after_its_label_under_the_sellers_heading_is_the_vendor(
         (40, 300, "VALOR TOTAL DO SERVIÇO = R$ 18.500,00"),
     )
     assert result["vendor"] == "Alves & Exemplo Consultoria Ltda."
+
+
+def test_a_bills_own_charges_are_its_total_when_the_amount_due_adds_an_earlier_balance() -> None:
+    # Given a telephone bill: an earlier balance left open, this month's charges, and the amount due of both
+    result = text_invoice(
+        "Example Communications, Inc.\nInvoice Number: NW-77290\nPrevious balance $142.37\n"
+        "Payment received - thank you -$117.37\nPast due balance $25.00\nTotal Current Charges $226.74\n"
+        "Total Amount Due $251.74"
+    )
+    assert result["total"] == Decimal("226.74")
+
+
+def test_an_amount_due_that_adds_an_earlier_balance_and_no_own_total_is_left_for_review() -> None:
+    result = text_invoice("Example Utility Co.\nBill No. 4471\nPrevious balance $40.00\nAmount due $98.50")
+    assert result["total"] is None
+    assert "total" in result["needs_review"]
+
+
+def test_a_page_carried_forward_is_no_earlier_balance() -> None:
+    # Given a two-page invoice: page 1 ends with the running sum carried forward to page 2
+    result = text_invoice(
+        "Example Systems Corp.\nInvoice No. PSI-1187\nCarried forward 187,186.00\nTotal USD 240,776.23"
+    )
+    assert result["total"] == Decimal("240776.23")

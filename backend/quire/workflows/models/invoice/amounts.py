@@ -45,6 +45,25 @@ def net_charges(found: dict[str, list[Candidate]]) -> Decimal:
     return sum(added, Decimal(0)) - sum(taken, Decimal(0))
 
 
+# A total of this bill's own charges ("Total Current Charges", "Total charges for this period", "New charges").
+_OWN_CHARGES = re.compile(r"\b(?:current|new|this\s+(?:period|bill|invoice|month))\b|\blaufend|\baktuell|\bcourant")
+
+
+def without_earlier_balance(
+    found: dict[str, list[Candidate]], total: Candidate | None
+) -> tuple[Candidate | None, bool]:
+    """A bill that prints an earlier balance left open ("Previous balance", "Past due") asks for more than its own
+    total: its amount due adds that balance. Its own total is the total of this bill's charges where one is printed
+    ("Total Current Charges"); with none, the total is in doubt. (The total, and whether it is in doubt.)"""
+    earlier = [c for c in found.get("earlier", []) if c.value.value != 0 and c.score >= ABSTAIN_BELOW]
+    if total is None or not earlier:
+        return total, False
+    own = [c for c in found.get("total", []) if _OWN_CHARGES.search(fold(c.label.text)) and c.score >= ABSTAIN_BELOW]
+    if not own:
+        return total, True
+    return max(own, key=lambda c: (c.score, c.line)), False
+
+
 def after_rounding(
     lines: list[Line], labelled: Labelled, found: dict[str, list[Candidate]], total: Candidate | None
 ) -> tuple[Candidate, str] | None:

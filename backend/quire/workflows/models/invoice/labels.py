@@ -117,6 +117,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
+                    r"(?:total\s+)?(?:current|new)\s+charges|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
@@ -168,6 +169,17 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"desconto"),
     ],
     # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
+    # A balance an earlier bill left open, which the amount due of this one adds ("Previous balance", "Past due").
+    # Not a page's "Carried forward" subtotal, which is this invoice's own.
+    "earlier": [
+        ("en", r"previous\s+balance|prior\s+balance|balance\s+(?:brought\s+)?forward|past\s+due(?:\s+(?:balance|amount))?|"
+                    r"(?:previous|prior)\s+(?:invoice\s+)?amount|unpaid\s+balance"),
+        ("de", r"vorsaldo|saldo\s+(?:vormonat|aus\s+vorrechnung|vortrag)|offener\s+vorsaldo"),
+        ("fr", r"solde\s+(?:pr[eé]c[eé]dent|ant[eé]rieur|report[eé])"),
+        ("nl", r"vorig\s+saldo|openstaand\s+saldo\s+vorige"),
+        ("es", r"saldo\s+anterior|saldo\s+pendiente\s+anterior"),
+        ("it", r"saldo\s+precedente"),
+    ],
     "withholding": [
         ("es", r"(?:(?:retenci[oó]n|ret\.)\s*)?i\.?r\.?p\.?f\.?(?:\s*-?\s*cuota)?|retenci[oó]n"),
         ("it", r"ritenuta(?:\s+d['\u2019]\s*acconto)?"),
@@ -357,11 +369,11 @@ _LANGUAGE_ORDER = tuple(dict.fromkeys(language for entries in _LEXICON.values() 
 # The payment lines' fields: what was handed over, and the change given back.
 PAYMENT = ("tendered", "change")
 AMOUNT_FIELDS = ("subtotal", "tax", "total")
-ADJUSTMENTS = ("charge", "discount", "withholding", "rounding")
+ADJUSTMENTS = ("charge", "discount", "withholding", "rounding", "earlier")
 DATE_FIELDS = ("issue_date", "due_date")
 # Fields tried in this order: more specific fields first where their labels share words.
 ORDER = ("due_date", "invoice_number", "subtotal", "tax", "issue_date", "rounding", "total", "charge", "discount",
-         "withholding", "tendered", "change", "vendor", "buyer")  # fmt: skip
+         "withholding", "earlier", "tendered", "change", "vendor", "buyer")  # fmt: skip
 
 
 # A phrase's first word written in joined-up capitals, as some PDFs' text comes out ("TotalDue", "InvoiceNo.12");

@@ -21,6 +21,7 @@ from quire.workflows.models.invoice.amounts import (
     net_charges,
     per_rate_tax,
     tax_sums,
+    without_earlier_balance,
 )
 from quire.workflows.models.invoice.candidates import (
     ABSTAIN_BELOW,
@@ -137,6 +138,13 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         assert before is not None
         charges += rounded[0].value.value - before.value.value
         chosen["total"] = (rounded[0], chosen["total"][1])
+    own_total, in_doubt = without_earlier_balance(found, chosen["total"][0])
+    # The amount due after it adds the earlier balance: it outranks this bill's own total by design.
+    own_bill = own_total is not chosen["total"][0]
+    if own_bill:
+        chosen["total"] = (own_total, own_total.score if own_total is not None else 0.0)
+    elif in_doubt:
+        chosen["total"] = (own_total, min(chosen["total"][1], ABSTAIN_BELOW - 0.05))
     chosen["tax"] = per_rate_tax(chosen, sums, charges)
     if chosen["issue_date"][0] is None:
         chosen["issue_date"] = _first_date(lines, day_first)
@@ -170,7 +178,9 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     # Another total as strong as this one (on another page, or larger after it): which one is owed depends on
     # how the bill is built, which no payment line settles.
     confirmed = checks["totals_add_up"] and all(chosen[f][0] is not None for f in AMOUNT_FIELDS)
-    rivalled = (not confirmed and total_rivalled(found, total)) or total_outranked(found, total, rounded is not None)
+    rivalled = not own_bill and (
+        (not confirmed and total_rivalled(found, total)) or total_outranked(found, total, rounded is not None)
+    )
     paid = payment_check(found, total)
     if paid is not None:
         checks["payment_matches_total"] = paid
