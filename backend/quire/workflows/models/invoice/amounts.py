@@ -92,7 +92,7 @@ def after_rounding(
 # A tax line that says its tax is part of the total ("VAT 20% incl.", "enth. MwSt", "dont TVA", "di cui IVA",
 # "Includes GST"): a receipt's prices include it, so its subtotal may be the total itself.
 _INCLUDED = re.compile(
-    r"\b(?:incl\.?|includ\w*|inclu[ií]d\w*|inclus\w*|enth\.?|enthalten\w*|darin|davon|dont|di\s+cui|waarvan|"
+    r"\b(?:incl\.?|inkl\.?|includ\w*|inclu[ií]d\w*|inclus\w*|enth\.?|enthalten\w*|darin|davon|dont|di\s+cui|waarvan|"
     r"inbegrepen|w\s+tym|varav|heraf|herav|josta|sisaltaa)(?!\w)"
 )
 # ... unless it says the opposite ("IVA (no incluido)", "VAT not included", "nicht enthalten").
@@ -132,6 +132,10 @@ def choose_amounts(
                 rank += 0.1 if candidate.value.value == largest else 0.0
             if field == "tax" and candidate.value.value < 0:
                 rank -= 0.3
+            # A printed tax total the per-rate lines above it add up to ("SUMA PTU" under "PTU A", "PTU B").
+            printed = all(candidate is not whole for whole in tax_sums)
+            if field == "tax" and printed and any(whole.value.value == candidate.value.value for whole in tax_sums):
+                rank += 0.05
             value = candidate.value.value
             if value not in ranked or ranked[value][1] < rank:
                 ranked[value] = (candidate, rank)
@@ -190,13 +194,17 @@ def tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
         first, last = cluster[0], cluster[-1]
         summed = sum((value for _, value in distinct), Decimal(0))
         score = 0.95 * min(c.score for c in cluster)
-        if all(name for name, _ in distinct):
-            # Taxes levied side by side on one sale (central and state GST): together they are the tax, surer than
-            # either part alone.
+        names = [name for name, _ in distinct]
+        if len(names) == len(set(names)) and set(names) <= _CENTRAL_AND_STATE:
+            # India's central and state (or union-territory) GST, one line each: together they are the tax, surer
+            # than either part alone. (Other taxes' names are printed twice for one tax: "HST 13%", "GST/HST".)
             score = max(c.score for c in cluster) + 0.05
         whole = Candidate("tax", Amount(summed, first.value.currency), score, first.label, last.source, last.line)
         sums.append((whole, frozenset(c.line for c in cluster)))
     return sums
+
+
+_CENTRAL_AND_STATE = frozenset({"cgst", "sgst", "utgst"})
 
 
 def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:

@@ -98,8 +98,9 @@ _SPACE_GROUPED = re.compile(
 )
 
 
-# A phrase that is, or holds, an amount with two decimals ("15,300.00", "1'234.50", "€ 12,00").
-_AMOUNT_TEXT = re.compile(r"[^\d\n]{0,4}\d[\d.,'\u2019 ]*[.,]\d{2}[^\d\n]{0,4}")
+# A phrase that is, or holds, an amount with two decimals ("15,300.00", "1'234.50", "€ 12,00"); not a date
+# ("15.04.2024").
+_AMOUNT_TEXT = re.compile(r"[^\d\n]{0,4}(?<![\d.,])\d[\d.,'\u2019 ]*?[.,]\d{2}(?![.,]?\d)[^\d\n]{0,4}")
 
 
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
@@ -142,7 +143,7 @@ class Candidate:
         return evidence(confidence, text, self.source.page, box)
 
 
-def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str, Phrase]]:
+def _neighbours(lines: list[Line], index: int, phrase: Phrase, field: str) -> list[tuple[str, Phrase]]:
     """Phrases that may hold the value of a label: to its right on its line, then just below it."""
     line = lines[index]
     found: list[tuple[str, Phrase]] = []
@@ -156,7 +157,7 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase) -> list[tuple[str
             break
         for candidate in below.phrases:
             if overlaps(candidate, phrase) and not match_labels(candidate.text):
-                if not _column_goes_on(lines, at, candidate):
+                if field not in AMOUNT_FIELDS or not _column_goes_on(lines, at, candidate):
                     found.append(("below", candidate))
                 return found
     return found
@@ -169,15 +170,17 @@ def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
     own = _AMOUNT_TEXT.search(value.text)
     if own is None:
         return False
-    # Two lines: a row's description may wrap, and a skewed scan may put a row's rate on a line of its own.
-    for after in lines[index + 1 : index + 3]:
-        if after.page != value.page or after.y0 - value.y1 > 3 * max(value.height, 8.0):
+    # Three lines: a row's description may wrap, and a skewed scan may put a row's rate on a line of its own.
+    for after in lines[index + 1 : index + 4]:
+        if after.page != value.page or after.y0 - value.y1 > 4 * max(value.height, 8.0):
             return False
         for phrase in (p for p in after.phrases if overlaps(p, value)):
-            below = _AMOUNT_TEXT.match(phrase.text.strip())
+            below = _AMOUNT_TEXT.fullmatch(phrase.text.strip()) or _AMOUNT_TEXT.match(phrase.text.strip())
+            if below is None or match_labels(phrase.text):
+                # Words under the value (a label, a table's heads): a stack of labels and values, or another block.
+                return False
             # Another amount: the next row. The same one is a one-row table's totals row repeating its row.
-            if below is not None and _digits(below.group(0)) != _digits(own.group(0)):
-                return True
+            return _digits(below.group(0)) != _digits(own.group(0))
     return False
 
 
@@ -311,7 +314,7 @@ def _read_label(
             Candidate("due_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
         )
     if not sentence:
-        sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase)]
+        sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
     unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2

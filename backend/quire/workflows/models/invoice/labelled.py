@@ -17,10 +17,14 @@ from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase
 SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tvh")
 
 
-# The end of a sentence in running text: four words or more, the last of small letters and its full stop, then a
-# capital ("Total incl. GST" is no sentence).
-_SENTENCE_END = re.compile(r"(?:\S+\s+){3,}?[a-z]{2,}\.\s+(?=[A-Z])")
-_INCLUDES_TAX = re.compile(r"\bincludes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)\b", re.I)
+# The end of a sentence in running text: four words or more, the last a word of four small letters or more and its
+# full stop, then a capital ("Total incl. GST", "amount payable incl. VAT" end none).
+_SENTENCE_END = re.compile(r"(?:\S+\s+){3,}?(?!(?:incl|excl|inkl|exkl|zzgl|approx|resp|bzgl)\.)[a-z]{4,}\.\s+(?=[A-Z])")
+# "includes GST of $3.33": the tax a sentence says the total includes, and its amount right after it.
+_INCLUDES_TAX = re.compile(
+    r"\bincludes\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)\s+(?:of\s+)?[^\s\d]{0,3}\s?\d[\d,.']*[.,]\d{2}\b",
+    re.I,
+)
 _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)", re.I)
 
 
@@ -39,13 +43,24 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
     wrapped over two lines of a narrow box ("SUB" over "TOTAL") counts as one."""
     found: Labelled = []
     for index, line in enumerate(lines):
-        for phrase in (
-            piece
+        pieces = [
+            (piece, in_passing)
             for whole in line.phrases
-            for part in (*_tax_parts(whole), *_sentences(whole), *_included_tax(whole))
+            for parts, in_passing in (
+                (_tax_parts(whole), False),
+                (_sentences(whole), True),
+                (_included_tax(whole), False),
+            )
+            for part in parts
             for piece in (part, *_heads(part))
-        ):
+        ]
+        for phrase, in_passing in pieces:
             matches = match_labels(phrase.text)
+            if in_passing:
+                # Small print states dates in passing; its amounts are examples, fees and other invoices' sums.
+                if dated := tuple(m for m in matches if m.field in DATE_FIELDS):
+                    found.append((index, phrase, dated))
+                continue
             if not matches and phrase.confidence < 1.0 and (repaired := ocr_repaired(phrase.text)) is not None:
                 matches = match_labels(repaired)  # OCR read "TATAL 78.10": the label as printed, the value as read
             wrapped = _wrapped_label(lines, index, phrase)
@@ -76,10 +91,10 @@ def _sentences(phrase: Phrase) -> list[Phrase]:
 
 
 def _included_tax(phrase: Phrase) -> list[Phrase]:
-    """The words from "includes GST" on, when a sentence says in passing which tax its total includes ("The total of
-    your fare includes GST of $3.33"), as a phrase of its own."""
+    """The words from "includes GST" to the amount after them, when a sentence says in passing which tax its total
+    includes ("The total of your fare includes GST of $3.33"), as a phrase of its own."""
     found = _INCLUDES_TAX.search(phrase.text)
-    return [_part(phrase, found.start(), len(phrase.text), Phrase)] if found is not None and found.start() else []
+    return [_part(phrase, found.start(), found.end(), Phrase)] if found is not None and found.start() else []
 
 
 def _part(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:

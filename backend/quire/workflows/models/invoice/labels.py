@@ -22,10 +22,13 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
         ("en", r"(?:tax\s+|vat\s+|gst\s+|commercial\s+|pro\s*-?\s*forma\s+)invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|"
                     r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\.?\s*(?:no\.?|#|number)|invoice|bill\s*(?:no\.?|number)|"
-                    r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|number"),
+                    r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|"
+                    # A till receipt's own number: "TRANS # 48213", a restaurant's "Check #3021".
+                    r"trans(?:action)?\s*(?:no\.?|number|#)|check\s*#|number"),
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
-                    r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|nummer"),
+                    r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
+                    r"bon\s*-?\s*(?:nr\.?|nummer)|nummer"),
         ("fr", r"(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
                     r"num[eé]ro"),
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
@@ -35,9 +38,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
         ("pt", r"(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
                     r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?"),
-        ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?"),  # Swedish, Danish, Norwegian
+        ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
-        ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)|faktura"),
+        ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)"),
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -103,7 +106,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
                     r"(?:zzgl\.?\s+|zuz[uü]gl(?:ich|\.)\s*|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer|"
-                    r"(?:darin\s+|davon\s+)?(?:enth\.?|enthaltene?r?|davon|darin)\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?"
+                    r"(?:darin\s+|davon\s+)?(?:enth\.?|enthaltene?r?|davon|darin|inkl\.?)\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?"
                     r"(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?"),
         ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|(?:dont\s+)?t\.?v\.?a\.?|tps|tvq|tvh"),
         ("nl", r"(?:totaal\s+|waarvan\s+)?btw(?:\s*-?\s*bedrag)?"),
@@ -237,7 +240,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"fornitore|cedente(?:\s*/\s*prestatore)?|venditore|mittente"),
         ("pl", r"sprzedawca|wystawca|dostawca"),
         ("cs", r"dodavatel"),
-        ("pt", r"emitente|fornecedor|vendedor|prestador"),
+        ("pt", r"emitente|fornecedor|vendedor|prestador(?:\s+d[eo]s?\s+servi[cç]os?)?"),
     ],
     "buyer": [
         ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
@@ -248,7 +251,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("es", r"facturar\s+a|cliente|destinatario|datos\s+del\s+cliente"),
         ("it", r"cessionario(?:\s*/\s*committente)?|cliente|destinatario|spett\.?(?:le)?"),
         ("pl", r"nabywca|odbiorca"),
-        ("pt", r"destinat[aá]rio|tomador|cliente"),
+        ("pt", r"destinat[aá]rio|tomador(?:\s+d[eo]s?\s+servi[cç]os?)?|cliente"),
         ("cs", r"odberatel"),
     ],
 }  # fmt: skip
@@ -300,6 +303,15 @@ _WEAK = {
         "faktura",
         "fatura",
         *NUMBER_WORDS,
+        # A payment's reference as often as a receipt's number: "Paid by check # 1042", "Transaction no. 8837".
+        "check #",
+        "trans #",
+        "trans no.",
+        "trans no",
+        "transaction #",
+        "transaction no.",
+        "transaction no",
+        "transaction number",
     },
     "subtotal": {"net"},
 }
@@ -317,7 +329,7 @@ _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|beza
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",
 # "Late payment amount"): the total with a late fee added, no total of this invoice.
 _LATE = re.compile(
-    r"\b(?:due|payable)\s+after\b|\bif\s+(?:paid|received)\s+(?:after|late)\b|"
+    r"\b(?:due|payable)\s+after\s+(?=\d|(?:the\s+)?due\s+date|[a-z]{3,9}\.?\s+\d)|\bif\s+(?:paid|received)\s+(?:after|late)\b|"
     r"\bafter\s+(?:the\s+)?due\s+date\b|\blate\s+(?:payment\s+)?(?:amount|total)\b"
 )
 

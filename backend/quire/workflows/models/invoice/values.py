@@ -28,10 +28,14 @@ CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "
                     "C$": "CAD", "₹": "INR", "RM": "MYR", "S$": "SGD", "NZ$": "NZD", "HK$": "HKD", "Rs": "INR",
                     "Rs.": "INR", "Kč": "CZK", "₱": "PHP", "₺": "TRY", "₪": "ILS", "฿": "THB", "₩": "KRW", "₫": "VND",
                     "₦": "NGN"}  # fmt: skip
+# Codes that are also words or abbreviations on invoices ("PHP 8 upgrade", "AED pads", "ILS approach", "TRY OUR
+# APP"): a sighting of one of them names its currency only beside an amount or in brackets of its own ("AED
+# 1,250.00", "Total (AED)").
+_LOOSE_CODES = frozenset(["AED", "SAR", "QAR", "KWD", "OMR", "PHP", "THB", "IDR", "TRY", "ILS", "EGP", "NGN", "KES",
+                          "TWD", "KRW", "VND", "ISK", "CLP", "COP", "ARS", "UAH"])  # fmt: skip
 CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
                             "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
-                            "RON", "BGN", "AED", "SAR", "QAR", "KWD", "OMR", "PHP", "THB", "IDR", "TRY", "ILS",
-                            "EGP", "NGN", "KES", "TWD", "KRW", "VND", "ISK", "CLP", "COP", "ARS", "UAH"])  # fmt: skip
+                            "RON", "BGN"]) | _LOOSE_CODES  # fmt: skip
 # The signs several currencies write (`$`, `¥`, `Rs`): read from such a sign alone, the currency is a guess that
 # the page's country, a code or a sign of its own (`US$`, `₹`) must settle.
 _SHARED_SYMBOLS = frozenset(["$", "¥", "Rs", "Rs."])
@@ -189,8 +193,8 @@ def amounts_in(text: str, decimal_mark: str = ".") -> list[Amount]:
         number = match.group("num")
         currency_text = match.group("pre") or match.group("post")
         has_decimals = bool(re.search(r"[.,]\d{2}$", number))
-        if not has_decimals and not currency_text:
-            continue  # a bare whole number is a count, a year or an identifier
+        if not has_decimals and (not currency_text or currency_text.strip() in _LOOSE_CODES):
+            continue  # a bare whole number is a count, a year or an identifier ("PHP 8": a version, no amount)
         if not has_decimals and len(re.sub(r"\D", "", number)) > 9:
             continue
         value = _to_decimal(number, decimal_mark)
@@ -210,7 +214,23 @@ def currency_of(text: str) -> str | None:
 
 
 def currencies_in(text: str) -> list[str]:
-    return [code for code in (currency_of(m.group(0)) for m in CURRENCY.finditer(_OCR_ZERO.sub("0", text))) if code]
+    text = _OCR_ZERO.sub("0", text)
+    found = []
+    for match in CURRENCY.finditer(text):
+        code = currency_of(match.group(0))
+        if code is None:
+            continue
+        if match.group(0).strip() in _LOOSE_CODES and not (
+            _AMOUNT_AFTER.match(text, match.end()) or _AMOUNT_BEFORE.search(text[: match.start()])
+        ):
+            continue
+        found.append(code)
+    return found
+
+
+# An amount right after a currency code, or right before it, or the code alone in brackets.
+_AMOUNT_AFTER = re.compile(r"\s?-?\d[\d,.'\u00a0 ]*[.,]\d{2}(?!\d)|\s?\)")
+_AMOUNT_BEFORE = re.compile(r"(?:\d[.,]\d{2}|\()\s?$")
 
 
 # Countries besides the United States that write their currency as a bare "$", by the tax or business number

@@ -95,7 +95,12 @@ _NAME_LABEL = re.compile(
 # A line addressed to a person at the buyer: "t.a.v.", "z. Hd.", "Attn:", "à l'attention de", "all'attenzione di".
 _ATTENTION = re.compile(
     r"^(?:t\.\s?a\.\s?v\.|z\.\s?hd\.?|zu\s+h[aä]nden|attn\.?:?|attention:|[aà]\s+l['\u2019]\s?attention|"
-    r"all['\u2019]\s?attenzione|a\s+la\s+atenci[oó]n|c/o)(?=\s|$)",
+    r"all['\u2019]\s?attenzione|a\s+la\s+atenci[oó]n)(?=\s|$)",
+    re.I,
+)
+_DEPARTMENT = re.compile(
+    r"account|receivable|payable|billing|finance|invoic|debiteur|crediteur|administrati|buchhaltung|comptabilit|"
+    r"contabilidad|contabilit|ksi[eę]gowo",
     re.I,
 )
 _HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?<=@)[a-z0-9.-]+\.[a-z]{2,6}")
@@ -151,13 +156,14 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
     for index, line in enumerate(lines):
         for phrase in line.phrases:
             matches = match_labels(phrase.text)
-            if matches and matches[0].field == "buyer":
-                block.update(p for p in line.phrases if p.x0 >= phrase.x0)
-            elif _ATTENTION.match(phrase.text):
-                # "t.a.v. mevrouw J. van Dam", "z. Hd. Herrn Müller": the company above it in its column is the buyer.
+            if _ATTENTION.match(phrase.text) and not _DEPARTMENT.search(phrase.text):
+                # "t.a.v. mevrouw J. van Dam", "Attn: Jane Doe": the company above it in its column is the buyer. (A
+                # department, "Attn: Accounts Receivable", is as often the seller's, under its remit-to address.)
                 block.add(phrase)
                 if index > 0 and lines[index - 1].page == line.page:
                     block.update(p for p in lines[index - 1].phrases if abs(p.x0 - phrase.x0) < 10)
+            elif matches and matches[0].field == "buyer":
+                block.update(p for p in line.phrases if p.x0 >= phrase.x0)
             elif not _RETURN_ADDRESS.match(phrase.text):
                 continue
             above = line
@@ -182,7 +188,6 @@ def _name_of(text: str) -> str:
     """The company name in a phrase: up to and including its company form, labels, bullets and a copyright
     sign with its years removed."""
     text = re.sub(r"^[^:]{0,25}:\s*", "", text) if ":" in text[:26] and match_labels(text) else text
-    text = _NAME_LABEL.sub("", text)
     text = _COPYRIGHT.sub("", text)
     text = re.split(r"\s[•●·|\u2013-]\s|,\s(?=\d)|\s{2,}", text)[0]
     forms = list(_FORM.finditer(text))
@@ -307,7 +312,11 @@ def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
     text = tallest.text
     if re.fullmatch(r"[^\W\d_]{2,4}", text):
         # A logo's monogram ("LdV"): the name it stands for, printed beside it ("Studio Lieke de Vries").
-        spelled = [p for p in top if p is not tallest and p not in buyer and _initials_hold(text, p.text)]
+        spelled = [
+            p for p in top
+            if p is not tallest and p not in buyer and p.height >= _LETTERHEAD_SIZE * usual
+            and _initials_hold(text, p.text)
+        ]  # fmt: skip
         if spelled and _looks_like_name(spelled[0].text) and len(spelled[0].text.split()) <= 6:
             return spelled[0]
     if tallest in buyer or _FORM.search(text) or not _looks_like_name(text) or len(text.split()) > 6:
@@ -316,9 +325,9 @@ def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
 
 
 def _initials_hold(short: str, name: str) -> bool:
-    """Whether a monogram's letters are the initials of words of a name, in order ("LdV" of "Lieke de Vries")."""
+    """Whether a monogram's letters are the initials of a name's last words ("LdV" of "Studio Lieke de Vries")."""
     initials = "".join(word[0] for word in re.findall(r"[^\W\d_]+", fold(name)))
-    return len(initials) >= 2 and fold(short) in initials
+    return len(initials) >= 2 and initials.endswith(fold(short))
 
 
 def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
@@ -350,9 +359,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 below = [
                     p for other in lines[index + 1 : index + 5] if other.page == line.page
                     for p in other.phrases
-                    if abs(p.x0 - phrase.x0) < 30 and (":" not in other.text or _NAME_LABEL.match(p.text))
+                    # In the heading's column, or a legal name's label anywhere under it (a centred heading)
+                    if (abs(p.x0 - phrase.x0) < 30 and ":" not in other.text) or _NAME_LABEL.match(p.text)
                 ]  # fmt: skip
-                for text, source in [(rest, phrase)] + [(p.text, p) for p in below]:
+                for text, source in [(rest, phrase)] + [(_NAME_LABEL.sub("", p.text), p) for p in below]:
                     # The name alone: a remittance line runs on into its address ("Summit Staffing LLC, PO Box 100").
                     if _looks_like_name(name := _name_of(text)):
                         scored.append((0.85, name, source))
