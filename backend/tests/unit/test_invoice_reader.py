@@ -2386,3 +2386,47 @@ def test_a_monogram_is_not_spelled_out_by_a_customers_name_in_ordinary_type() ->
         (400, 230, "£900.00"),
     )
     assert result["vendor"] != "Mark Brown" or "vendor" in result["needs_review"]
+
+
+def test_the_company_over_accounts_payable_is_the_buyer() -> None:
+    # Given a Xero-style invoice: the customer on the left with its payables department, the seller on the right
+    result = page(
+        (57, 93, "TAX INVOICE", 24),
+        (57, 139, "Northwick Example Co. Ltd"),
+        (425, 139, "Thistle Example Design Ltd"),
+        (57, 151, "Accounts Payable"),
+        (425, 151, "Unit 4, The Old Tannery"),
+        (298, 168, "Invoice Number"),
+        (298, 180, "INV-0312"),
+        (300, 400, "TOTAL GBP 4,986.00"),
+    )
+    assert result["vendor"] == "Thistle Example Design Ltd"
+
+
+def test_a_monogram_of_a_name_with_a_company_form_gives_way_to_it() -> None:
+    result = page(
+        (403, 41, "Northshore Example Rentals Ltd.", 12.3),
+        (70, 67, "NER", 13.4),
+        (465, 69, "1280 Marine Drive, Unit 6"),
+        (51, 145, "Billed To"),
+        (51, 159, "Tidewater Marketing Group"),
+        (326, 145, "Invoice Number"),
+        (326, 159, "0000214"),
+        (300, 400, "Total $1,959.49"),
+        (300, 420, "Thank you for your business"),
+    )
+    assert result["vendor"] == "Northshore Example Rentals Ltd."
+
+
+def test_a_balance_after_a_part_payment_is_no_total() -> None:
+    result = text_invoice(
+        "Kestrel Example Photography\nInvoice Number: 58\nTotal: $3,600.00\n"
+        "Payment on January 10, 2024 using check: $500.00\nAmount Due (USD): $3,100.00"
+    )
+    assert (result["invoice_number"], result["total"]) == ("58", Decimal("3600.00"))
+
+
+def test_a_due_date_after_a_dash_in_a_line_of_terms_is_read() -> None:
+    result = text_invoice("Eksempel Tømrer ApS\nFakturanr. 1087\nDato 14.03.2024\nI alt DKK 27.854,64\n"
+                          "Betalingsbetingelser: Netto 8 dage - Forfaldsdato: 22.03.2024")  # fmt: skip
+    assert result["due_date"] == "2024-03-22"

@@ -11,7 +11,7 @@ from quire.workflows.models.invoice.candidates import ABSTAIN_BELOW, Candidate
 from quire.workflows.models.invoice.labelled import SIDE_BY_SIDE, Labelled
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS
 from quire.workflows.models.invoice.layout import Line
-from quire.workflows.models.invoice.values import Amount, fold
+from quire.workflows.models.invoice.values import Amount, amounts_in, fold
 
 # Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
 _MAX_ROUNDING = Decimal("0.5")
@@ -62,6 +62,33 @@ def without_earlier_balance(
     if not own:
         return total, True
     return max(own, key=lambda c: (c.score, c.line)), False
+
+
+# A payment made before the bill was sent: a deposit, a retainer, a part payment, credit applied.
+_PAID_BEFORE = re.compile(
+    r"\b(?:paid|payments?|deposit|retainer|prepaid|prepayment|credits?\s+applied|anzahlung|vorauszahlung|bezahlt|"
+    r"acompte|d[eé]j[aà]\s+(?:pay|r[eé]gl)|anticipo|pagad[oa]|aanbetaling|betaald|zaliczka|wp[lł]acono)",
+    re.I,
+)
+
+
+def before_payments(
+    lines: list[Line], found: dict[str, list[Candidate]], total: Candidate | None, mark: str
+) -> Candidate | None:
+    """The invoice's total when the chosen one is the balance left after a payment printed above it ("Total:
+    $3,600.00 / Payment on January 10 using check: $500.00 / Amount Due: $3,100.00"): the earlier, larger total the
+    payment was taken off. None when there is no such pair."""
+    if total is None:
+        return None
+    for earlier in found.get("total", []):
+        larger = earlier.value.value > total.value.value
+        if earlier.line >= total.line or not larger or earlier.score < ABSTAIN_BELOW:
+            continue
+        taken = earlier.value.value - total.value.value
+        for line in lines[earlier.line + 1 : total.line]:
+            if _PAID_BEFORE.search(line.text) and any(abs(a.value) == taken for a in amounts_in(line.text, mark)):
+                return earlier
+    return None
 
 
 def after_rounding(

@@ -98,6 +98,12 @@ _ATTENTION = re.compile(
     r"all['\u2019]\s?attenzione|a\s+la\s+atenci[oó]n)(?=\s|$)",
     re.I,
 )
+# The payer's department under its company's name ("Accounts Payable"): that company is the buyer.
+_PAYER_DEPARTMENT = re.compile(
+    r"^\s*(?:attn:?\s*|attention:?\s*)?(?:accounts?\s+payable|kreditorenbuchhaltung|comptabilit[eé]\s+fournisseurs|"
+    r"crediteurenadministratie)\b",
+    re.I,
+)
 _DEPARTMENT = re.compile(
     r"account|receivable|payable|billing|finance|invoic|debiteur|crediteur|administrati|buchhaltung|comptabilit|"
     r"contabilidad|contabilit|ksi[eę]gowo",
@@ -125,6 +131,8 @@ _ACCOUNT_HOLDER_SCORE = 0.7
 _LETTERHEAD_TOP = 0.15
 _LETTERHEAD_SIZE = 1.25
 _LETTERHEAD_SCORE = 0.82
+# The name a letterhead's monogram stands for is printed larger than the page's usual type too, if less large.
+_SPELLED_OUT_SIZE = 1.15
 # A letterhead chosen over a company name that scores this much is given for review.
 _LETTERHEAD_CONTESTED = 0.75
 _DIRECT_DEBIT = re.compile(
@@ -156,9 +164,11 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
     for index, line in enumerate(lines):
         for phrase in line.phrases:
             matches = match_labels(phrase.text)
-            if _ATTENTION.match(phrase.text) and not _DEPARTMENT.search(phrase.text):
-                # "t.a.v. mevrouw J. van Dam", "Attn: Jane Doe": the company above it in its column is the buyer. (A
-                # department, "Attn: Accounts Receivable", is as often the seller's, under its remit-to address.)
+            if (_ATTENTION.match(phrase.text) and not _DEPARTMENT.search(phrase.text)) or _PAYER_DEPARTMENT.match(
+                phrase.text
+            ):
+                # "t.a.v. mevrouw J. van Dam", "Attn: Jane Doe", "Accounts Payable": the company above it in its column
+                # is the buyer. (Another department, "Attn: Accounts Receivable", is as often the seller's.)
                 block.add(phrase)
                 if index > 0 and lines[index - 1].page == line.page:
                     block.update(p for p in lines[index - 1].phrases if abs(p.x0 - phrase.x0) < 10)
@@ -314,7 +324,7 @@ def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
         # A logo's monogram ("LdV"): the name it stands for, printed beside it ("Studio Lieke de Vries").
         spelled = [
             p for p in top
-            if p is not tallest and p not in buyer and p.height >= _LETTERHEAD_SIZE * usual
+            if p is not tallest and p not in buyer and p.height >= _SPELLED_OUT_SIZE * usual
             and _initials_hold(text, p.text)
         ]  # fmt: skip
         if spelled and _looks_like_name(spelled[0].text) and len(spelled[0].text.split()) <= 6:
@@ -326,7 +336,7 @@ def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
 
 def _initials_hold(short: str, name: str) -> bool:
     """Whether a monogram's letters are the initials of a name's last words ("LdV" of "Studio Lieke de Vries")."""
-    initials = "".join(word[0] for word in re.findall(r"[^\W\d_]+", fold(name)))
+    initials = "".join(word[0] for word in re.findall(r"[^\W\d_]+", fold(_FORM.sub("", name))))
     return len(initials) >= 2 and initials.endswith(fold(short))
 
 
