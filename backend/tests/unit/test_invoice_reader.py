@@ -2430,3 +2430,28 @@ def test_a_due_date_after_a_dash_in_a_line_of_terms_is_read() -> None:
     result = text_invoice("Eksempel Tømrer ApS\nFakturanr. 1087\nDato 14.03.2024\nI alt DKK 27.854,64\n"
                           "Betalingsbetingelser: Netto 8 dage - Forfaldsdato: 22.03.2024")  # fmt: skip
     assert result["due_date"] == "2024-03-22"
+
+
+def test_a_solicitors_fee_note_is_read() -> None:
+    # Given a British fee note: the firm's address line at the top, its name only in the letterhead and in a
+    # sentence of the footer, "TOTAL OF THIS FEE NOTE" above the balance after money received on account
+    result = text_invoice(
+        "HARTWELL & EXAMPLE\n7 Queen Square, Bath BA1 2HN · Tel 01225 448 210 · www.example.co.uk\n"
+        "Fee Note No. 24817\nProfessional charges £1,353.00\nVAT at 20% on charges £270.60\n"
+        "TOTAL OF THIS FEE NOTE £5,857.20\nLess: monies received on account (£500.00)\nBALANCE DUE FROM YOU £5,357.20\n"
+        "Hartwell & Example LLP is a limited liability partnership registered in England and Wales (OC384412)."
+    )
+    assert (result["invoice_number"], result["total"]) == ("24817", Decimal("5857.20"))
+    assert result["vendor"] == "Hartwell & Example LLP"
+
+
+def test_an_italian_bill_number_and_a_number_printed_in_groups() -> None:
+    assert (
+        text_invoice("Esempio S.p.A.\nBolletta n. 2025/GA/0048813 del 08/04/2025\nTotale da pagare € 177,56")[
+            "invoice_number"
+        ]
+        == "2025/GA/0048813"
+    )
+    assert text_invoice("Exemple SA\nN° de facture : 10 4471 8826 03\nMontant TTC 265,86 €")["invoice_number"] == (
+        "10 4471 8826 03"
+    )

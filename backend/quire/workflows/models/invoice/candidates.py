@@ -71,6 +71,8 @@ _NOT_A_SERIES = frozenset(
 )
 
 
+# A number printed in groups of digits, three groups or more ("10 4471 8826 03").
+_SPACED_NUMBER = re.compile(r"\d{1,6}(?: \d{1,6}){2,}")
 _NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 
 
@@ -198,6 +200,8 @@ def _invoice_number(text: str, numbered: bool = False) -> str | None:
     dates = dates_in(text, True)
     if dates and text.startswith(dates[0].text) and not numbered:
         return None  # a date, not a number
+    if _SPACED_NUMBER.fullmatch(text.strip()) and not dates:
+        return text.strip()  # "N° de facture : 10 4471 8826 03": one number printed in groups, and nothing else
     tokens = text.split()[:2]
     for index, token in enumerate(tokens):
         token = token.strip(".,:;()[]")

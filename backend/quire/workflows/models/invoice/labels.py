@@ -23,6 +23,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:tax\s+|vat\s+|gst\s+|commercial\s+|pro\s*-?\s*forma\s+)invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|"
                     r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\.?\s*(?:no\.?|#|number)|invoice|bill\s*(?:no\.?|number)|"
                     r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|"
+                    r"fee\s+note\s*(?:no\.?|number|#)|"
                     # A till receipt's own number: "TRANS # 48213", a restaurant's "Check #3021".
                     r"trans(?:action)?\s*(?:no\.?|number|#)|check\s*#|number"),
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
@@ -34,7 +35,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
         ("es", r"(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|n[uú]mero"),
         ("it", r"(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
-                    r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|numero"),
+                    r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
         ("pt", r"(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
                     r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?"),
@@ -120,7 +121,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
-                    r"(?:total\s+)?(?:current|new)\s+charges|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
+                    r"total\s+of\s+(?:this|the)\s+(?:invoice|bill|fee\s+note|statement)|(?:total\s+)?(?:current|new)\s+charges|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
@@ -325,6 +326,9 @@ PAYABLE = re.compile(
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 _OF = re.compile(r"(?:der|des|of|de|del|della|van|du)\s+[a-z]")
+# ... but "Total of this fee note", "Total of the invoice" is this document's own total.
+_OF_THIS = re.compile(r"(?:of|der|des|de|del|della|van|du)\s+(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
+                      r"(?:invoice|bill|fee\s+note|note|document|statement|facture|rechnung|factuur|factura|fattura)")
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",
 # "Late payment amount"): the total with a late fee added, no total of this invoice.
@@ -469,7 +473,9 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
                 if _LATE.search(folded):
                     continue
-            if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
+            if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]) and not _OF_THIS.match(
+                folded[match.end() :]
+            ):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
             if field in ("tax", "withholding") and _BASE.match(folded[match.end() :]):
                 weight = 0.3  # "I.G.I.C. - Base 92,00", "IVA base imponible": the amount taxed, not the tax

@@ -63,9 +63,12 @@ _SENTENCE = re.compile(
 _HOUSE_NUMBER_FIRST = re.compile(r"^\s*(?:no\.?\s*)?\d+[a-z]?(?:[-/]\d+[a-z]?)?\s*,", re.I)
 _STREET = re.compile(
     r"\b(?:street|road|rd|avenue|ave|lane|drive|boulevard|blvd|highway|jalan|jln|lorong|rue|chemin|calle|avenida|av|"
-    r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
+    r"plaza|via|viale|piazza|corso|ulica|ul|rua|square|place|terrace|crescent|close|gardens|parade|quay|mews|wharf|"
+    r"\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
+_SAYS = re.compile(r"\s+(?:is|are|was|ist|est|è|es|jest|er|är)\s", re.I)
+_GB_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b")
 # The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
 MIN_OCR_NAME = 0.3
 # Below this, a name read by OCR is given for review only: one letter misread makes another company's name.
@@ -201,7 +204,12 @@ def _name_of(text: str) -> str:
     text = _COPYRIGHT.sub("", text)
     text = re.split(r"\s[•●·|\u2013-]\s|,\s(?=\d)|\s{2,}", text)[0]
     forms = list(_FORM.finditer(text))
-    if forms:
+    # The last form, unless a sentence about the company starts after an earlier one ("Hartwell & Pryce LLP is a
+    # limited liability partnership").
+    said = next((form for form in forms if _SAYS.match(text, form.end())), None)
+    if said is not None:
+        text = text[: said.end()]
+    elif forms:
         text = text[: forms[-1].end()]
     return text.strip(" ,;:-").strip()
 
@@ -231,6 +239,8 @@ def _address(text: str) -> bool:
     if last is not None and not text[last.end() :].strip(" .,;") and len(re.sub(r"[\W\d_]", "", last.group(0))) >= 3:
         number_only = re.match(r"^\s*\d+[^\W\d_]*,\s*$", text[: last.start()]) is not None  # "3M, Inc."
         return bool(_HOUSE_NUMBER_FIRST.match(text)) and not number_only
+    if _GB_POSTCODE.search(text):
+        return True  # "Bath BA1 2HN": no name carries a British postcode
     return bool(_HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)))
 
 
