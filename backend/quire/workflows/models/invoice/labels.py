@@ -327,8 +327,10 @@ PAYABLE = re.compile(
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 _OF = re.compile(r"(?:der|des|of|de|del|della|van|du)\s+[a-z]")
 # ... but "Total of this fee note", "Total of the invoice" is this document's own total.
-_OF_THIS = re.compile(r"(?:of|der|des|de|del|della|van|du)\s+(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
-                      r"(?:invoice|bill|fee\s+note|note|document|statement|facture|rechnung|factuur|factura|fattura)")
+_OF_THIS = re.compile(
+    r"(?:of|der|des|de|del|della|van|du)\s+(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
+    r"(?:invoice|bill|fee\s+note|note|document|statement|facture|rechnung|factuur|factura|fattura)"
+)
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",
 # "Late payment amount"): the total with a late fee added, no total of this invoice.
@@ -473,8 +475,10 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
                 if _LATE.search(folded):
                     continue
-            if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]) and not _OF_THIS.match(
-                folded[match.end() :]
+            if (
+                field in ("total", "subtotal", "tax")
+                and _OF.match(folded[match.end() :])
+                and not _OF_THIS.match(folded[match.end() :])
             ):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
             if field in ("tax", "withholding") and _BASE.match(folded[match.end() :]):
