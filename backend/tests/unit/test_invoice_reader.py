@@ -2426,10 +2426,39 @@ def test_a_balance_after_a_part_payment_is_no_total() -> None:
     assert (result["invoice_number"], result["total"]) == ("58", Decimal("3600.00"))
 
 
-def test_a_due_date_after_a_dash_in_a_line_of_terms_is_read() -> None:
-    result = text_invoice("Eksempel Tømrer ApS\nFakturanr. 1087\nDato 14.03.2024\nI alt DKK 27.854,64\n"
-                          "Betalingsbetingelser: Netto 8 dage - Forfaldsdato: 22.03.2024")  # fmt: skip
-    assert result["due_date"] == "2024-03-22"
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "Payment 1 of 2 (due now)      $4,000.00",
+        "Deposit required (50%)      $4,000.00",
+        "50% deposit due on signing  $4,000.00",
+    ],
+)
+def test_an_instalment_or_deposit_the_bill_asks_for_is_no_payment_made(asked: str) -> None:
+    result = text_invoice(
+        f"Brightline Example LLC\nInvoice No.: 1042\nInvoice total      $8,000.00\n{asked}\nAmount due: $4,000.00"
+    )
+    assert result["total"] != Decimal("8000.00") or "total" in result["needs_review"]
+
+
+def test_a_total_of_several_invoices_on_a_statement_is_no_invoice_total() -> None:
+    result = text_invoice(
+        "Acme Supplies Ltd\nStatement of account\nINV-1001  1,200.00\nINV-1002  1,800.00\n"
+        "Total of the invoices: 3,000.00\nLess credit note CN-5: 1,000.00\nBalance due: 2,000.00"
+    )
+    assert result["total"] != Decimal("3000.00") or "total" in result["needs_review"]
+
+
+@pytest.mark.parametrize("below", ["88 Main Street", "15 hours logo design  $1,200.00"])
+def test_a_one_character_number_does_not_take_the_line_under_it(below: str) -> None:
+    result = text_invoice(f"Jane Example Design\nInvoice No: 5\n{below}\nTotal $1,200.00")
+    assert result["invoice_number"] not in ("88", "15")
+
+
+def test_a_next_instalments_due_date_is_not_the_bills() -> None:
+    result = text_invoice("Stadtwerke Beispiel GmbH\nRechnung Nr. 55012\nRechnungsdatum: 02.04.2024\n"
+                          "Gesamtbetrag: 1.320,00 €\nNeuer Abschlag 110,00 € - fällig am 15.05.2024")  # fmt: skip
+    assert result["due_date"] != "2024-05-15"
 
 
 def test_a_solicitors_fee_note_is_read() -> None:

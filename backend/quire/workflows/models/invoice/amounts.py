@@ -64,12 +64,15 @@ def without_earlier_balance(
     return max(own, key=lambda c: (c.score, c.line)), False
 
 
-# A payment made before the bill was sent: a deposit, a retainer, a part payment, credit applied.
+# A payment made before the bill was sent: a deposit or part payment received, a retainer or credit applied,
+# money on account; not one the bill asks for ("Deposit required", "Payment 1 of 2 (due now)").
 _PAID_BEFORE = re.compile(
-    r"\b(?:paid|payments?|deposit|retainer|prepaid|prepayment|credits?\s+applied|anzahlung|vorauszahlung|bezahlt|"
-    r"acompte|d[eé]j[aà]\s+(?:pay|r[eé]gl)|anticipo|pagad[oa]|aanbetaling|betaald|zaliczka|wp[lł]acono)",
+    r"\b(?:paid|received|applied|on\s+account|payments?\s+on\s+\w|prepaid|credited|bereits|erhalten|geleistet|"
+    r"d[eé]j[aà]|re[cç]u|vers[eé]|pagad[oa]|recibid[oa]|ricevut[oa]|versat[oa]|betaald|ontvangen|wp[lł]acon|"
+    r"zap[lł]acon|otrzyman)",
     re.I,
 )
+_ASKED_FOR = re.compile(r"\b(?:due|required|requested|payable|f[aä]llig|[aà]\s+payer|\d+\s+of\s+\d+)\b", re.I)
 
 
 def before_payments(
@@ -86,7 +89,8 @@ def before_payments(
             continue
         taken = earlier.value.value - total.value.value
         for line in lines[earlier.line + 1 : total.line]:
-            if _PAID_BEFORE.search(line.text) and any(abs(a.value) == taken for a in amounts_in(line.text, mark)):
+            paid = _PAID_BEFORE.search(line.text) and not _ASKED_FOR.search(line.text)
+            if paid and any(abs(a.value) == taken for a in amounts_in(line.text, mark)):
                 return earlier
     return None
 

@@ -205,8 +205,10 @@ def _invoice_number(text: str, numbered: bool = False) -> str | None:
     tokens = text.split()[:2]
     for index, token in enumerate(tokens):
         token = token.strip(".,:;()[]")
-        # Three characters at least, or two after a number word ("Invoice Number: 58": a freelancer's count).
-        if _NUMBER_TOKEN.fullmatch(token) and len(token) >= (2 if numbered else 3) and not EMAIL_OR_URL.search(token):
+        # Three characters at least, or two after a number word with nothing else ("Invoice Number: 58": a
+        # freelancer's count; not "12 / 2024", nor the "88" of an address under a number too short to be read).
+        short = numbered and len(token) == 2 and text.strip().strip(".,:;") == token
+        if _NUMBER_TOKEN.fullmatch(token) and (len(token) >= 3 or short) and not EMAIL_OR_URL.search(token):
             if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
                 return None
             # A series code printed before the number is part of it ("FT 2024/315", "A 1234", "INV 0042").

@@ -21,8 +21,6 @@ SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tv
 # full stop, then a capital ("Total incl. GST", "amount payable incl. VAT" end none).
 _SENTENCE_END = re.compile(r"(?:\S+\s+){3,}?(?!(?:incl|excl|inkl|exkl|zzgl|approx|resp|bzgl)\.)[a-z]{4,}\.\s+(?=[A-Z])")
 # "includes GST of $3.33": the tax a sentence says the total includes, and its amount right after it.
-# A dash, bar or middle dot between two parts of a line of terms ("Netto 8 dage - Forfaldsdato: 22.03.2024").
-_SEGMENT_END = re.compile(r"(?<=\S)\s+[-\u2013|\u00b7\u2022]\s+(?=\S)")
 _INCLUDES_TAX = re.compile(
     r"\bincludes\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)\s+(?:of\s+)?[^\s\d]{0,3}\s?\d[\d,.']*[.,]\d{2}\b",
     re.I,
@@ -84,10 +82,10 @@ def _tax_parts(phrase: Phrase) -> list[Phrase]:
 
 
 def _sentences(phrase: Phrase) -> list[Phrase]:
-    """The second and later sentences of a phrase of running text (or parts of a line of terms set off by a dash, a
-    bar or a dot), each as a phrase of its own: small print that states a date in passing ("Payment terms: 14 days.
-    Payment due by 28/05/2024.") names it with a label that starts its sentence, not the phrase."""
-    cuts = sorted(m.end() for pattern in (_SENTENCE_END, _SEGMENT_END) for m in pattern.finditer(phrase.text))
+    """The second and later sentences of a phrase of running text, each as a phrase of its own: small print that
+    states a date in passing ("Payment terms: 14 days from date of invoice. Payment due by 28/05/2024.") names it
+    with a label that starts its sentence, not the phrase."""
+    cuts = [m.end() for m in _SENTENCE_END.finditer(phrase.text)]
     bounds = [*cuts, len(phrase.text)]
     return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
 

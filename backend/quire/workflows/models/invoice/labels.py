@@ -121,7 +121,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
-                    r"total\s+of\s+(?:this|the)\s+(?:invoice|bill|fee\s+note|statement)|(?:total\s+)?(?:current|new)\s+charges|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
+                    r"total\s+of\s+(?:this|the)\s+(?:invoice|bill|fee\s+note)(?!s)|(?:total\s+)?(?:current|new)\s+charges|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
@@ -329,7 +329,7 @@ _OF = re.compile(r"(?:der|des|of|de|del|della|van|du)\s+[a-z]")
 # ... but "Total of this fee note", "Total of the invoice" is this document's own total.
 _OF_THIS = re.compile(
     r"(?:of|der|des|de|del|della|van|du)\s+(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
-    r"(?:invoice|bill|fee\s+note|note|document|statement|facture|rechnung|factuur|factura|fattura)"
+    r"(?:invoice|bill|fee\s+note|note|document|facture|rechnung|factuur|factura|fattura)\b"
 )
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",

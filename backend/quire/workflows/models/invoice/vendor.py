@@ -63,8 +63,7 @@ _SENTENCE = re.compile(
 _HOUSE_NUMBER_FIRST = re.compile(r"^\s*(?:no\.?\s*)?\d+[a-z]?(?:[-/]\d+[a-z]?)?\s*,", re.I)
 _STREET = re.compile(
     r"\b(?:street|road|rd|avenue|ave|lane|drive|boulevard|blvd|highway|jalan|jln|lorong|rue|chemin|calle|avenida|av|"
-    r"plaza|via|viale|piazza|corso|ulica|ul|rua|square|place|terrace|crescent|close|gardens|parade|quay|mews|wharf|"
-    r"\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
+    r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
 _SAYS = re.compile(r"\s+(?:is|are|was|ist|est|è|es|jest|er|är)\s", re.I)
