@@ -2484,3 +2484,11 @@ def test_an_italian_bill_number_and_a_number_printed_in_groups() -> None:
     assert text_invoice("Exemple SA\nN° de facture : 10 4471 8826 03\nMontant TTC 265,86 €")["invoice_number"] == (
         "10 4471 8826 03"
     )
+
+
+def test_a_discount_applied_between_a_sum_and_the_amount_due_is_no_payment() -> None:
+    # The amount due after a discount is the total; the sum above it is no total a payment was taken off
+    result = text_invoice(
+        "Example Supplies Ltd\nInvoice No. 2231\nTotal: £100.00\nDiscount applied: £10.00\nAmount due: £90.00"
+    )
+    assert result["total"] == Decimal("90.00")

@@ -65,14 +65,20 @@ def without_earlier_balance(
 
 
 # A payment made before the bill was sent: a deposit or part payment received, a retainer or credit applied,
-# money on account; not one the bill asks for ("Deposit required", "Payment 1 of 2 (due now)").
+# money on account ...
 _PAID_BEFORE = re.compile(
     r"\b(?:paid|received|applied|on\s+account|payments?\s+on\s+\w|prepaid|credited|bereits|erhalten|geleistet|"
     r"d[eé]j[aà]|re[cç]u|vers[eé]|pagad[oa]|recibid[oa]|ricevut[oa]|versat[oa]|betaald|ontvangen|wp[lł]acon|"
     r"zap[lł]acon|otrzyman)",
     re.I,
 )
-_ASKED_FOR = re.compile(r"\b(?:due|required|requested|payable|f[aä]llig|[aà]\s+payer|\d+\s+of\s+\d+)\b", re.I)
+# ... not one the bill asks for ("Deposit required", "Payment 1 of 2 (due now)"), nor a discount ("Discount
+# applied" takes its amount off the total itself).
+_ASKED_FOR = re.compile(
+    r"\b(?:due|required|requested|payable|f[aä]llig|[aà]\s+payer|\d+\s+of\s+\d+)\b|"
+    r"discount|rabatt|skonto|remise|descuento|sconto|korting|rabat|desconto",
+    re.I,
+)
 
 
 def before_payments(
