@@ -177,7 +177,7 @@ def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
         if after.page != value.page or after.y0 - value.y1 > 4 * max(value.height, 8.0):
             return False
         for phrase in (p for p in after.phrases if overlaps(p, value)):
-            below = _AMOUNT_TEXT.fullmatch(phrase.text.strip()) or _AMOUNT_TEXT.match(phrase.text.strip())
+            below = _AMOUNT_TEXT.match(phrase.text.strip())
             if below is None or match_labels(phrase.text):
                 # Words under the value (a label, a table's heads): a stack of labels and values, or another block.
                 return False

@@ -325,11 +325,12 @@ PAYABLE = re.compile(
     r"att\s+betala|at\s+betale|a\s+betale|maksettava"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
-_OF = re.compile(r"(?:der|des|of|de|del|della|van|du)\s+[a-z]")
-# ... but "Total of this fee note", "Total of the invoice" is this document's own total.
-_OF_THIS = re.compile(
-    r"(?:of|der|des|de|del|della|van|du)\s+(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
-    r"(?:invoice|bill|fee\s+note|note|document|facture|rechnung|factuur|factura|fattura)\b"
+# A label of a total of something else ("Gesamtbetrag der Zuschläge", "total of discounts"); not "Total of this fee
+# note", "Total of the invoice": this document's own total.
+_OF = re.compile(
+    r"(?:der|des|of|de|del|della|van|du)\s+"
+    r"(?!(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
+    r"(?:invoice|bill|fee\s+note|note|document|facture|rechnung|factuur|factura|fattura)\b)[a-z]"
 )
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",
@@ -450,8 +451,11 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
         text = f"{behind['label']} {behind['value']}"
     text, glued = _unglued(text)
     folded = fold(text)
+    late = _LATE.search(folded) is not None
     found: list[LabelMatch] = []
     for field in ORDER:
+        if field == "total" and late:
+            continue  # what the bill asks for when paid late
         best: LabelMatch | None = None
         for language, pattern in _table()[field]:
             match = pattern.match(folded)
@@ -473,13 +477,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             if field == "total":
                 weight = 1.0 if PAYABLE.search(label) else weight
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
-                if _LATE.search(folded):
-                    continue
-            if (
-                field in ("total", "subtotal", "tax")
-                and _OF.match(folded[match.end() :])
-                and not _OF_THIS.match(folded[match.end() :])
-            ):
+            if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
             if field in ("tax", "withholding") and _BASE.match(folded[match.end() :]):
                 weight = 0.3  # "I.G.I.C. - Base 92,00", "IVA base imponible": the amount taxed, not the tax

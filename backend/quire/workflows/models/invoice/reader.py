@@ -139,14 +139,15 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         assert before is not None
         charges += rounded[0].value.value - before.value.value
         chosen["total"] = (rounded[0], chosen["total"][1])
-    if (before := before_payments(lines, found, chosen["total"][0], mark)) is not None:
-        chosen["total"] = (before, before.score)  # the balance after a deposit or part payment is no total
+    paid_off = before_payments(lines, found, chosen["total"][0], mark)
+    if paid_off is not None:
+        chosen["total"] = (paid_off, paid_off.score)  # the balance after a deposit or part payment is no total
     own_total, in_doubt = without_earlier_balance(found, chosen["total"][0])
     # The amount due after it adds an earlier balance, or takes a payment off: it outranks the bill's own total by
     # design.
-    own_bill = own_total is not chosen["total"][0] or before is not None
-    if own_bill:
-        chosen["total"] = (own_total, own_total.score if own_total is not None else 0.0)
+    own_bill = paid_off is not None or own_total is not chosen["total"][0]
+    if own_total is not None and own_total is not chosen["total"][0]:
+        chosen["total"] = (own_total, own_total.score)
     elif in_doubt:
         chosen["total"] = (own_total, min(chosen["total"][1], ABSTAIN_BELOW - 0.05))
     chosen["tax"] = per_rate_tax(chosen, sums, charges)
