@@ -1868,6 +1868,81 @@ def test_a_short_letterhead_gives_way_to_the_full_name_with_its_company_form() -
     assert page(*branded)["vendor"] == "Oliveira Design Lda"
 
 
+# A shop's receipt: its trade name in large type, then the company that runs it and the company's tax number.
+TRADE_NAME_RECEIPT = (
+    (40, 40, "CAFE DEL PUERTO", 16),
+    (40, 60, "Desayunos - Meriendas"),
+    (40, 74, "Restauración Vidal Campos, S.L."),
+    (40, 88, "NIF: B12345674"),
+    (40, 102, "Paseo Marítimo 8, 03001 Alicante"),
+    (40, 130, "Factura simplificada T2-118"),
+    (40, 144, "Fecha: 14/03/2025"),
+    (40, 170, "2 CAFÉ CON LECHE 3,20"),
+    (40, 184, "1 TOSTADA TOMATE 2,90"),
+    (40, 210, "TOTAL 6,10 €"),
+    (40, 400, "Gracias por su visita"),
+)
+
+
+def test_a_trade_name_gives_way_to_the_company_printed_right_under_it() -> None:
+    read = page(*TRADE_NAME_RECEIPT)
+    assert read["vendor"] == "Restauración Vidal Campos, S.L."
+    assert "vendor" not in read["needs_review"]
+
+
+def test_a_company_beside_a_trade_name_or_far_under_it_leaves_the_letterhead_for_review() -> None:
+    # A company printed to the right of the letterhead's column (a client's block) is not its company
+    beside = tuple(
+        (300, y, text) if "S.L." in text else (x, y, text, *size) for x, y, text, *size in TRADE_NAME_RECEIPT
+    )
+    read = page(*beside)
+    assert read["vendor"] == "CAFE DEL PUERTO"
+    assert "vendor" in read["needs_review"]
+    # Nor is one printed under the letterhead's address
+    below = (*TRADE_NAME_RECEIPT[:2], *TRADE_NAME_RECEIPT[4:5], (40, 116, "Restauración Vidal Campos, S.L."),
+             *TRADE_NAME_RECEIPT[5:])  # fmt: skip
+    assert page(*below)["vendor"] == "CAFE DEL PUERTO"
+
+
+# A supermarket's receipt: its brand at the top, the company that runs it only in the legal footer.
+FOOTED_RECEIPT = (
+    (40, 20, "NACHBARMARKT", 16),
+    (40, 60, "Gartenstraße 9, 04109 Leipzig"),
+    (40, 90, "KAFFEE GEMAHLEN 500G 5,49 A"),
+    (40, 104, "HAFERDRINK 1L 1,79 A"),
+    (40, 130, "SUMME EUR 7,28"),
+    (40, 160, "Bon-Nr.: 2291 02.05.2025 09:14"),
+    (40, 190, "Vielen Dank für Ihren Einkauf!"),
+    (40, 204, "Brückner Frischwaren GmbH"),
+    (40, 218, "Amtsgericht Leipzig HRB 40211"),
+)
+
+
+def test_a_brand_gives_way_to_the_company_in_the_legal_footer() -> None:
+    read = page(*FOOTED_RECEIPT)
+    assert read["vendor"] == "Brückner Frischwaren GmbH"
+    # Without its register entry beside it, a company at the foot is not known to be the issuer
+    assert page(*FOOTED_RECEIPT[:-1])["vendor"] == "NACHBARMARKT"
+    # A bank named in the footer beside the account is no legal footer
+    banked = (*FOOTED_RECEIPT[:-2], (40, 204, "Volksbank Mitte eG AG"), (40, 218, "IBAN DE89 3704 0044 0532 0130 00"))
+    assert page(*banked)["vendor"] == "NACHBARMARKT"
+
+
+def test_a_company_form_that_leads_the_name_keeps_the_name() -> None:
+    # France writes the form first: "SAS Boulangerie Arnaud", over the company's register entry
+    footed = (
+        *FOOTED_RECEIPT[:-2],
+        (40, 204, "SAS BOULANGERIES ARNAUD"),
+        (40, 218, "Capital 20 000 EUR - RCS Lyon 812 345 678"),
+    )
+    assert page(*footed)["vendor"] == "SAS BOULANGERIES ARNAUD"
+
+
+def test_an_italian_shops_owner_is_named_without_the_word_that_joins_it_to_the_shop() -> None:
+    owned = ((40, 40, "GELATERIA DEL CORSO", 16), (40, 60, "di Ferri Paolo & C. S.n.c."), *TRADE_NAME_RECEIPT[3:])
+    assert page(*owned)["vendor"] == "Ferri Paolo & C. S.n.c."
+
+
 def test_a_tax_line_with_the_abbreviated_zuzueglich_is_read_as_printed() -> None:
     read = text_invoice(
         "Muster GmbH\nRechnung Nr. 2024-17\nNettobetrag 336,00 €\nZuzügl. USt: 63,84 €\nGesamtbetrag 399,84 €"

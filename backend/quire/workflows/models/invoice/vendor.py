@@ -18,7 +18,7 @@ from collections import Counter
 from quire.workflows.models.checksums import has_iban
 from quire.workflows.models.invoice.candidates import FOR_REVIEW
 from quire.workflows.models.invoice.labels import PAYMENT, match_labels
-from quire.workflows.models.invoice.layout import Line, Phrase
+from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
     VAT_ID,
@@ -66,6 +66,8 @@ _STREET = re.compile(
     r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
+# An Italian shop's owner after its name, on a line of its own: "di Donati Giulia & C. S.n.c." ("of").
+_OWNED_BY = re.compile(r"^di\s+(?=[A-Z])")
 _SAYS = re.compile(r"\s+(?:is|are|was|ist|est|è|es|jest|er|är)\s", re.I)
 _GB_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b")
 # The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
@@ -137,6 +139,15 @@ _LETTERHEAD_SCORE = 0.82
 _SPELLED_OUT_SIZE = 1.15
 # A letterhead chosen over a company name that scores this much is given for review.
 _LETTERHEAD_CONTESTED = 0.75
+# A legal footer: the company's name on one of the last lines of a page, with its register entry or tax number
+# on its own line or the two under it.
+_FOOTER_LINES = 6
+_REGISTER = re.compile(
+    rf"{_LEGAL_IDS.pattern}|\b(?:Amtsgericht|Handelsregister|Registergericht|SIRE[NT]|NIF|CIF|P\.\s?IVA|Partita\s+IVA|"
+    r"R\.E\.A\.|UID|MWST|USt-?Id|TVA|BTW|NIP|VAT\s+(?:No|Reg)|[Cc]apital(?:\s+social)?\s+(?:de\s+)?\d)"
+)
+# A trade name's company is printed at most this many lines under it (and as many of the letterhead's heights).
+_LEGAL_NAME_LINES = 2
 _DIRECT_DEBIT = re.compile(
     # "Domiciliation :" heads the bank's branch in a French bank-details block; elsewhere (Belgium) it is a debit.
     # "Domicilio fiscal" is an address, "Einzug am" a move.
@@ -201,6 +212,7 @@ def _name_of(text: str) -> str:
     sign with its years removed."""
     text = re.sub(r"^[^:]{0,25}:\s*", "", text) if ":" in text[:26] and match_labels(text) else text
     text = _COPYRIGHT.sub("", text)
+    text = _OWNED_BY.sub("", text)
     text = re.split(r"\s[•●·|\u2013-]\s|,\s(?=\d)|\s{2,}", text)[0]
     forms = list(_FORM.finditer(text))
     # The last form, unless a sentence about the company starts after an earlier one ("Hartwell & Pryce LLP is a
@@ -208,6 +220,8 @@ def _name_of(text: str) -> str:
     said = next((form for form in forms if _SAYS.match(text, form.end())), None)
     if said is not None:
         text = text[: said.end()]
+    elif len(forms) == 1 and forms[0].start() == 0 and re.match(r"\s+[^\W\d_]{2}", text[forms[0].end() :]):
+        pass  # a form that leads the name, as in France: "SAS DISTRIBUTION RHONE CENTRE"
     elif forms:
         text = text[: forms[-1].end()]
     return text.strip(" ,;:-").strip()
@@ -343,6 +357,40 @@ def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
     return tallest
 
 
+def _legal_name_under(
+    letterhead: Phrase | None, scored: list[tuple[float, str, Phrase]]
+) -> tuple[float, str, Phrase] | None:
+    """The company a letterhead's trade name belongs to, printed right under it: "BAR LA ESQUINA" over
+    "Hostelería Ruiz e Hijos, S.L.", "PARKING CITY-WEST" over "Parkhaus City-West AG". It is the issuer in law.
+    Right under means on one of the next two lines (a tagline may stand between), at most two of the
+    letterhead's heights below it, and across its width: a client's company is printed further down or aside."""
+    if letterhead is None:
+        return None
+    under = [
+        item for item in scored
+        if item[2] is not letterhead and _FORM.search(item[1]) and item[2].page == letterhead.page
+        and 0 < item[2].line - letterhead.line <= _LEGAL_NAME_LINES
+        and item[2].y0 - letterhead.y1 <= _LEGAL_NAME_LINES * letterhead.height
+        and overlaps(item[2], letterhead)
+    ]  # fmt: skip
+    return min(under, key=lambda item: item[2].line, default=None)
+
+
+def _legal_footer(lines: list[Line], scored: list[tuple[float, str, Phrase]]) -> tuple[float, str, Phrase] | None:
+    """The company named in a page's legal footer, over its register entry or tax number: "Heller Lebensmittel
+    GmbH & Co. KG" over "Amtsgericht Köln HRA 31877", at the foot of a receipt headed by its shop's name. The
+    issuer in law, where the letterhead is a trade name."""
+    last = {line.page: index for index, line in enumerate(lines)}
+    for item in sorted(scored, key=lambda item: -item[2].line):
+        phrase = item[2]
+        if not _FORM.search(item[1]) or last[phrase.page] - phrase.line >= _FOOTER_LINES:
+            continue
+        beside = [p for line in lines[phrase.line : phrase.line + 3] if line.page == phrase.page for p in line.phrases]
+        if any(overlaps(p, phrase) and _REGISTER.search(p.text) for p in beside):
+            return item
+    return None
+
+
 def _initials_hold(short: str, name: str) -> bool:
     """Whether a monogram's letters are the initials of a name's last words ("LdV" of "Studio Lieke de Vries")."""
     initials = "".join(word[0] for word in re.findall(r"[^\W\d_]+", fold(_FORM.sub("", name))))
@@ -435,7 +483,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     if not scored:
         return None
     score, name, phrase = max(scored, key=lambda item: item[0])
-    if phrase is letterhead and any(other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead):
+    legal = _legal_name_under(letterhead, scored) or _legal_footer(lines, scored) if phrase is letterhead else None
+    if legal is not None:
+        score, name, phrase = legal
+    elif phrase is letterhead and any(other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead):
         # A company named near the top as well: the letterhead is likelier the issuer, but a person checks.
         score = min(score, FOR_REVIEW)
     if phrase.confidence < SURE_OCR_NAME:
