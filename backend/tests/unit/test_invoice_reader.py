@@ -1228,6 +1228,35 @@ def test_rows_that_are_no_tax_table_row_of_the_total_vouch_for_nothing(row: str)
     assert result["total"] is None
 
 
+@pytest.mark.parametrize(
+    ("heads", "rows", "net", "tax"),
+    [
+        # A French receipt's VAT table: bare heads, a row a rate and a row of totals
+        (("CODE", "TAUX", "HT", "TVA", "TTC"),
+         [("1", "5,50%", "10,00", "0,55", "10,55"), ("2", "20,00%", "20,00", "4,00", "24,00"),
+          ("TOTAL", "", "30,00", "4,55", "34,55")], "30.00", "4.55"),
+        # A Spanish one: one rate, so one row
+        (("Base Imp.", "% IVA", "Cuota", "Total"), [("30,00", "21,00", "6,30", "36,30")], "30.00", "6.30"),
+    ],
+)  # fmt: skip
+def test_a_receipts_vat_table_with_bare_heads_gives_the_net_and_the_tax(
+    heads: tuple[str, ...], rows: list[tuple[str, ...]], net: str, tax: str
+) -> None:
+    total = rows[-1][-1]
+    placed: list[tuple[float, float, str] | tuple[float, float, str, float]] = [
+        (40, 20, "LA BONNE TABLE", 16), (40, 60, f"TOTAL {total} €"),
+    ]  # fmt: skip
+    for row, cells in enumerate([heads, *rows]):
+        placed += [(40 + 60 * column, 100 + 14 * row, cell) for column, cell in enumerate(cells) if cell]
+    placed.append((40, 300, "Merci de votre visite"))
+    read = page(*placed)
+    assert (read["subtotal"], read["tax"], read["total"]) == (
+        Decimal(net),
+        Decimal(tax),
+        Decimal(total.replace(",", ".")),
+    )
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

@@ -83,10 +83,12 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|"
                     r"(?:total|betrag|gesamtbetrag)\s+(?:exkl\.?|ohne|excl\.?)\s*(?:ust|mwst|mehrwertsteuer|umsatzsteuer)\.?|netto"),
-        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?(?:v\.?a\.?)?|(?:total|montant)\s+hors\s+(?:tax(?:e|es)|tva)|base\s+h\.?t\.?"),
+        ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?(?:v\.?a\.?)?|(?:total|montant)\s+hors\s+(?:tax(?:e|es)|tva)|base\s+h\.?t\.?|"
+                    # A VAT table's head alone: "TAUX  HT  TVA  TTC".
+                    r"h\.?\s?t\.?"),
         ("nl", r"subtotaal|totaal\s+excl\.?\s*(?:btw)?|netto\s*(?:bedrag)?|bedrag\s+excl\.?\s*btw|maatstaf\s+van\s+heffing|"
                     r"heffingsgrondslag"),
-        ("es", r"base\s+imponible|subtotal|importe\s+(?:neto|bruto)|total\s+neto|total\s+sin\s+(?:iva|impuestos)|suma"),
+        ("es", r"base\s+imponible|base\s+imp\.?|subtotal|importe\s+(?:neto|bruto)|total\s+neto|total\s+sin\s+(?:iva|impuestos)|suma"),
         ("it", r"(?:totale\s+)?imponibile|subtotale|totale\s+netto|totale\s+(?:senza|escluso|esclusa)\s+iva"),
         ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
         ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido|"
@@ -111,7 +113,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?"),
         ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|(?:dont\s+)?t\.?v\.?a\.?|tps|tvq|tvh"),
         ("nl", r"(?:totaal\s+|waarvan\s+)?btw(?:\s*-?\s*bedrag)?"),
-        ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?"),
+        ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?|cuota"),
         ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|(?:w\s+tym\s+)?vat|(?:suma\s+|w\s+tym\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
@@ -131,7 +133,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
                     r"summe\s+brutto|summe|gesamt|bruttobetrag"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
-                    r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total"),
+                    r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
         ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
                     r"bedrag\s+incl\.?\s*(?:btw)?|totaal"),
         ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
