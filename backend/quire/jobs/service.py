@@ -178,15 +178,18 @@ def submit(
         existing = _existing(db, scoped_key, request_fingerprint)
         if existing is not None:
             return Submitted(existing, created=False)
-    if callback_url is None and owner_id is not None:
-        callback_url = default_webhook_url(db, owner_id)
     job = Job(
         **_job_values(settings, workflow_name, upload, limits, owner_id, language, batch_id, callback_url),
         idempotency_key=scoped_key,
         request_fingerprint=request_fingerprint if scoped_key else None,
     )
+
+    def account_default(session: Session) -> None:
+        if job.callback_url is None and owner_id is not None:
+            job.callback_url = default_webhook_url(db, owner_id, session)
+
     try:
-        dispatcher.move(job.id, lambda message_id: states.accept(db, job, message_id))
+        dispatcher.move(job.id, lambda message_id: states.accept(db, job, message_id, account_default))
     except IntegrityError:
         # A concurrent request with the same Idempotency-Key won the insert.
         if scoped_key is None:

@@ -233,14 +233,17 @@ _COMPLETE_STMT = _complete_statement(with_progress=False)
 _COMPLETE_WITH_PROGRESS_STMT = _complete_statement(with_progress=True)
 
 
-def accept(db: Database, job: Job, message_id: str | None) -> Job:
-    """Record a new job as queued, with its first event."""
+def accept(db: Database, job: Job, message_id: str | None, before: Callable[[Session], None] | None = None) -> Job:
+    """Record a new job as queued, with its first event; `before(session)` runs first in the same
+    transaction (`submit` reads the account's default webhook URL there: one transaction a job)."""
     now = utcnow()
     job.status = S.QUEUED
     job.attempt = 0
     job.message_id = message_id
     job.created_at = job.updated_at = job.available_at = now
     with db.session() as session:
+        if before is not None:
+            before(session)
         _insert(session, [job])
         session.connection().execute(
             _INSERT_EVENT, {"job_id": job.id, "type": EventType.QUEUED, "at": now, "attempt": 0}

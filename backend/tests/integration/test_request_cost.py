@@ -113,6 +113,32 @@ def test_a_polled_view_is_one_thread_trip_and_one_session(
         assert counts == {"trips": 3, "sessions": 3}
 
 
+def test_a_submitted_job_takes_one_transaction_beside_the_lookups_of_who_asks_and_their_upload(
+    app_quire: Quire, app_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quire.accounts import service as accounts
+    from quire.app import create_app
+    from quire.jobs import store
+
+    # Given an account with a default webhook URL, which a job without a callback_url of its own takes
+    accounts.set_default_webhook_url(app_quire.db, app_env["owner_id"], "https://hooks.example.com/quire")
+    with TestClient(create_app(app_quire)) as client:
+        bearer = {"Authorization": f"Bearer {app_env['token']}"}
+        upload = client.post("/uploads", headers=bearer, files={"file": ("b.txt", b"Some words.", "text/plain")})
+        job = {"workflow": "document_summary", "input_ref": upload.json()["input_ref"]}
+        assert client.post("/ai-jobs", headers=bearer, json=job).status_code == 202  # warm: admission has read
+        counts = counted(monkeypatch, app_quire.db)
+        # When the owner submits a job on their upload
+        answer = client.post("/ai-jobs", headers=bearer, json=job)
+        # Then the middleware's authentication, the upload's lookup, and the job's acceptance with the
+        # account's default URL read in its transaction are a session each, in two thread trips
+        assert answer.status_code == 202
+        assert counts == {"trips": 2, "sessions": 3}
+        job_record = store.get_job(app_quire.db, answer.json()["job_id"])
+        assert job_record is not None
+        assert job_record.callback_url == "https://hooks.example.com/quire"
+
+
 # Each polled route beside a route of the same kind (API or page) that the middleware guards.
 beside_a_guarded_route = pytest.mark.parametrize(
     ("path", "guarded_path"),

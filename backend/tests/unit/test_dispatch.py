@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from functools import partial
 
 import pytest
 
 from backend.tests.conftest import ScratchDatabase
 from backend.tests.unit.test_states import WORKER, current, force, make_job
+from quire.accounts import service as accounts
 from quire.db import Database
 from quire.documents.extract import Progress
 from quire.documents.storage import Storage
@@ -68,6 +70,24 @@ def test_submit_is_accepted_when_the_queue_is_down(settings: Settings, db: Datab
     # The id is recorded for recovery to republish; nothing was sent.
     assert current(db, submitted.job.id).message_id is not None
     assert queue.messages == []
+
+
+def test_a_job_without_a_callback_takes_its_accounts_default(
+    settings: Settings, db: Database, queue: InMemoryQueue
+) -> None:
+    # Given an account with a default webhook URL
+    owner = accounts.create_user(db, "hooks@example.com", "correct horse battery").user_id
+    accounts.set_default_webhook_url(db, owner, "https://hooks.example.com/quire")
+    dispatcher = Dispatcher(queue)
+    submit = partial(service.submit, settings, db, dispatcher, "document_summary", _upload(), service.Limits(), owner)
+    # When jobs are submitted with and without a callback_url of their own
+    defaulted, own = submit().job, submit(callback_url="https://own.example.com/hook").job
+    # Then the one without takes the account's URL as it is now, and the other keeps its own
+    assert current(db, defaulted.id).callback_url == "https://hooks.example.com/quire"
+    assert current(db, own.id).callback_url == "https://own.example.com/hook"
+    # And a job of nobody's has none
+    assert current(db, service.submit(settings, db, dispatcher, "document_summary", _upload(),
+                                      service.Limits()).job.id).callback_url is None  # fmt: skip
 
 
 def test_submit_many_records_each_message_it_publishes_and_tells_hooks_once(
