@@ -1257,6 +1257,32 @@ def test_a_receipts_vat_table_with_bare_heads_gives_the_net_and_the_tax(
     )
 
 
+def test_words_that_say_what_a_tax_or_total_is_of_keep_the_amount_at_the_end_of_their_row() -> None:
+    # A law firm's account: the tax on part of the subtotal, and a total that names what it adds up
+    read = page(
+        (40, 20, "Whitford Hale LLP", 14),
+        (40, 60, "Invoice No.: 3141"),
+        (40, 100, "Subtotal"), (400, 100, "2,150.00"),
+        (40, 114, "GST @ 5% on fees and taxable disbursements"), (400, 114, "100.00"),
+        (40, 128, "TOTAL FEES, DISBURSEMENTS AND GST"), (400, 128, "$2,250.00"),
+        (40, 142, "Less: paid from trust"), (400, 142, "(1,000.00)"),
+        (40, 156, "BALANCE DUE"), (400, 156, "$1,250.00"),
+        (40, 400, "Payment is due upon receipt."),
+    )  # fmt: skip
+    assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("2150.00"), Decimal("100.00"), Decimal("2250.00"))
+    assert read["checks"]["totals_add_up"] is True
+
+
+def test_a_total_in_a_sentence_about_something_else_still_has_no_value_beside_it() -> None:
+    read = page(
+        (40, 20, "Whitford Hale LLP", 14),
+        (40, 100, "Subtotal"), (400, 100, "2,150.00"),
+        (40, 128, "Total of all open invoices on your account"), (400, 128, "9,999.00"),
+        (40, 400, "Payment is due upon receipt."),
+    )  # fmt: skip
+    assert read["total"] != Decimal("9999.00")
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

@@ -92,6 +92,14 @@ _DUE_ON = re.compile(
 )
 
 
+# What a tax or a total is of, in words: a rate on what it taxes ("@ 13% on fees and disbursements"), or what a
+# total adds up, its tax last ("Fees, disbursements and HST", "Goods, services & VAT").
+_SAYS_WHAT_OF = re.compile(
+    r"^(?:@|at|zu|à|a|al)?\s*\d{1,2}(?:[.,]\d{1,3})?\s*%\s+(?:on|auf|sur|su|sobre|op|na|od)\s+[^\d]*$|"
+    r"(?:\band|&|\bplus|\bund|\bet|\by|\be|\ben|\bog|\boch|\bi)\s+(?:the\s+)?"
+    r"(?:vat|gst|hst|pst|qst|tax(?:es)?|sales\s+tax|tva|mwst|ust|iva|btw|moms|mva|alv|dph|ptu)\.?\s*:?$",
+    re.I,
+)
 # An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
 # ("USD 1 234.56" is one amount: no count stands between a currency and its amount). The code is a word of its
 # own: "IRON 2 112.50" ends in RON and is still a count and an amount.
@@ -322,6 +330,11 @@ def _read_label(
         )
     if not sentence:
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)]
+    elif match.field in AMOUNT_FIELDS and _SAYS_WHAT_OF.search(match.rest):
+        # Words that say what the amount is of, its amount at the end of the row: "HST @ 13% on fees and taxable
+        # disbursements | 847.37", "TOTAL FEES, DISBURSEMENTS AND HST | $7,454.62". No value under them.
+        sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)[:1]
+                    if relation == "right"]  # fmt: skip
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
     unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2
