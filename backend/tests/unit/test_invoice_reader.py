@@ -214,8 +214,9 @@ def test_payment_lines_never_make_a_total(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "currency"),
-    [("Total RM 71.90", "MYR"), ("TOTAL  RMO.55", "MYR"), ("Total  Rs. 1,250.00", "INR"), ("Total  S$ 12.00", "SGD")],
-)
+    [("Total RM 71.90", "MYR"), ("TOTAL  RMO.55", "MYR"), ("Total  Rs. 1,250.00", "INR"), ("Total  S$ 12.00", "SGD"),
+     ("Amount due  CA$1,931.72", "CAD"), ("Total  AU$ 20.00", "AUD")],
+)  # fmt: skip
 def test_currency_symbols_made_of_letters_are_read(text: str, currency: str) -> None:
     assert text_invoice(text)["currency"] == currency
 
@@ -591,6 +592,8 @@ def test_a_street_address_is_never_the_vendor(address: str) -> None:
     [
         ("Tax Invoice\nABN : 16 084 165 328\nTotal Inc GST :  $3.00", "AUD"),
         ("Invoice\nGST/HST Registration 123456789\nTotal  $45.00", "CAD"),
+        # A business number's GST account is Canadian, whatever the tax is called on the page
+        ("Invoice\nGST No. 78123 4567 RT0001\nGST (5%)  $2.14\nTotal  $45.00", "CAD"),
         ("Invoice\nToronto, Canada\nTotal  $3.99 USD", "USD"),
         ("Invoice\nToronto, Canada\nTotal  $3.99", "USD"),
     ],
@@ -1281,6 +1284,27 @@ def test_a_total_in_a_sentence_about_something_else_still_has_no_value_beside_it
         (40, 400, "Payment is due upon receipt."),
     )  # fmt: skip
     assert read["total"] != Decimal("9999.00")
+
+
+def test_a_tax_row_that_prints_the_amount_it_taxes_gives_the_amount_after_it() -> None:
+    # "PST (7%) - materials $584.00 | $40.88": the rate, what it taxes and how much, then the tax on its own
+    read = page(
+        (40, 20, "Kestrel Gardens Ltd.", 14),
+        (40, 100, "Subtotal"), (400, 100, "$1,800.80"),
+        (40, 114, "GST (5%)"), (400, 114, "$90.04"),
+        (40, 128, "PST (7%) - materials $584.00"), (400, 128, "$40.88"),
+        (40, 142, "Total"), (400, 142, "$1,931.72"),
+        (40, 400, "Thank you for your business!"),
+    )  # fmt: skip
+    assert (read["tax"], read["total"]) == (Decimal("130.92"), Decimal("1931.72"))
+    # Words after the amount are no tax of that row's
+    worded = page(
+        (40, 20, "Kestrel Gardens Ltd.", 14),
+        (40, 100, "Subtotal"), (400, 100, "$1,800.80"),
+        (40, 114, "GST (5%) on $1,800.80"), (400, 114, "Total $1,890.84"),
+        (40, 400, "Thank you for your business!"),
+    )  # fmt: skip
+    assert worded["tax"] != Decimal("1890.84")
 
 
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:

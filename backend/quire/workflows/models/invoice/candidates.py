@@ -342,6 +342,10 @@ def _read_label(
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
         # a number right after it is its value.
         sources = [source for source in sources[:1] if re.match(r"\S*\d", source[1])]
+    if match.field == "tax" and RATE.search(phrase.text) and amounts_in(match.rest, mark):
+        # "PST (7%) - materials $584.00 | $40.88": a rate, the amount it taxes, then the tax in a phrase of its own.
+        right = [source for source in sources if source[0] == "right" and _AMOUNT_TEXT.fullmatch(source[1].strip())]
+        sources = right[:1] or sources
     for relation, text, source in sources:
         value = _parse(match.field, text, mark, day_first, bool(_NUMBER_WORD.search(match.label)))
         if value is None:

@@ -25,7 +25,8 @@ LANGUAGES = ("en", "de", "fr", "nl", "es", "it", "pl", "pt", "sv", "da", "nb", "
 _SPACES = "\u00a0\u202f\u2009 "
 
 CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "R$": "BRL", "zł": "PLN", "A$": "AUD",
-                    "C$": "CAD", "₹": "INR", "RM": "MYR", "S$": "SGD", "NZ$": "NZD", "HK$": "HKD", "Rs": "INR",
+                    "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "₹": "INR", "RM": "MYR", "S$": "SGD", "NZ$": "NZD",
+                    "HK$": "HKD", "Rs": "INR",
                     "Rs.": "INR", "Kč": "CZK", "₱": "PHP", "₺": "TRY", "₪": "ILS", "฿": "THB", "₩": "KRW", "₫": "VND",
                     "₦": "NGN"}  # fmt: skip
 # Codes that are also words or abbreviations on invoices ("PHP 8 upgrade", "AED pads", "ILS approach", "TRY OUR
@@ -238,7 +239,8 @@ _AMOUNT_BEFORE = re.compile(r"(?:\d[.,]\d{2}|\()\s?$")
 # Mexico's RFC). A country's name is no such sign: a Toronto company may well bill in US dollars.
 _DOLLAR_COUNTRIES = {
     "AUD": re.compile(r"\bA\.?B\.?N\b"),
-    "CAD": re.compile(r"\bGST\s*/\s*HST\b|\bHST\b|\bQST\b|\bTPS\b|\bTVQ\b"),
+    # The business number's GST account ("78123 4567 RT0001") is Canadian whatever the tax is called.
+    "CAD": re.compile(r"\bGST\s*/\s*HST\b|\bHST\b|\bQST\b|\bTPS\b|\bTVQ\b|\b\d{5}\s?\d{4}\s?RT\s?\d{4}\b"),
     "NZD": re.compile(r"\bNZBN\b"),
     "SGD": re.compile(r"\bUEN\b"),
     "MXN": re.compile(r"\bRFC\b"),
@@ -268,7 +270,7 @@ def dollar_currency(text: str) -> str | None:
 def named_dollar(text: str) -> str | None:
     """The dollar a page names in words, when it names one only: an Australian shop that writes "All prices
     are in US dollars" means US dollars by its "$"."""
-    if re.search(r"\b(?:USD|CAD|AUD|NZD|SGD|HKD)\b|(?:US|C|A|NZ|S|HK)\$", text):
+    if re.search(r"\b(?:USD|CAD|AUD|NZD|SGD|HKD)\b|(?:US|CA|C|AU|A|NZ|S|HK)\$", text):
         return None  # a printed code says which dollar; a sentence may name another ("approx. 1,580 Canadian dollars")
     named = [code for code, words in _NAMED_DOLLARS.items() if words.search(text)]
     return named[0] if len(named) == 1 else None
