@@ -2557,6 +2557,24 @@ def test_the_company_over_accounts_payable_is_the_buyer() -> None:
     assert result["vendor"] == "Thistle Example Design Ltd"
 
 
+@pytest.mark.parametrize("department", ["Service Achats - Mme C. Roux", "Purchasing Department", "Abteilung Einkauf"])
+def test_the_company_over_its_buying_department_is_the_buyer_though_another_column_runs_between(
+    department: str,
+) -> None:
+    # Given a freight forwarder's invoice: the client's address at the right, a shipment grid at the left whose lines
+    # fall between the client's in reading order, and the seller's name only in the footer
+    result = page(
+        (45, 40, "Facture N° FA24-117"),
+        (330, 110, "Maison Example SARL"),
+        (45, 116, "Dossier : IMP-24-0042"),
+        (330, 124, department),
+        (330, 138, "45, avenue Exemple"),
+        (300, 400, "Total TTC 1 234,00 €"),
+        (45, 780, "Transports Exemple & Fils SAS - RCS Le Havre 123 456 789"),
+    )
+    assert result["vendor"] == "Transports Exemple & Fils SAS"
+
+
 def test_a_monogram_of_a_name_with_a_company_form_gives_way_to_it() -> None:
     result = page(
         (403, 41, "Northshore Example Rentals Ltd.", 12.3),

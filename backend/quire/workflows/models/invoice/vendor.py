@@ -105,7 +105,11 @@ _ATTENTION = re.compile(
 # The payer's department under its company's name ("Accounts Payable"): that company is the buyer.
 _PAYER_DEPARTMENT = re.compile(
     r"^\s*(?:attn:?\s*|attention:?\s*)?(?:accounts?\s+payable|kreditorenbuchhaltung|comptabilit[eé]\s+fournisseurs|"
-    r"crediteurenadministratie)\b",
+    r"crediteurenadministratie|"
+    # Its buying department: "Service Achats", "Purchasing Department", "Abteilung Einkauf", "Ufficio Acquisti".
+    r"service\s+(?:des\s+)?achats|direction\s+des\s+achats|purchasing(?:\s+dep(?:artmen)?t)?|procurement|"
+    r"(?:abteilung\s+)?einkauf|(?:afdeling\s+)?inkoop|departamento\s+de\s+compras|ufficio\s+acquisti|"
+    r"dzia[lł]\s+zakup[oó]w)\b",
     re.I,
 )
 _DEPARTMENT = re.compile(
@@ -183,8 +187,13 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
                 # "t.a.v. mevrouw J. van Dam", "Attn: Jane Doe", "Accounts Payable": the company above it in its column
                 # is the buyer. (Another department, "Attn: Accounts Receivable", is as often the seller's.)
                 block.add(phrase)
-                if index > 0 and lines[index - 1].page == line.page:
-                    block.update(p for p in lines[index - 1].phrases if abs(p.x0 - phrase.x0) < 10)
+                # The company right above it in its column (the line above in reading order may be another column's).
+                over = (
+                    [p for p in other.phrases if abs(p.x0 - phrase.x0) < 10 and phrase.y0 - p.y1 < 2 * phrase.height]
+                    for other in reversed(lines[max(0, index - 3) : index])
+                    if other.page == line.page
+                )
+                block.update(next((found for found in over if found), []))
             elif matches and matches[0].field == "buyer":
                 block.update(p for p in line.phrases if p.x0 >= phrase.x0)
             elif not _RETURN_ADDRESS.match(phrase.text):
