@@ -573,6 +573,7 @@ def test_a_company_name_that_starts_with_a_payment_word_or_a_number_is_still_the
         ("Total  35.80\nCash  50.00", None),  # a payment word alone
         ("KEDAI MAJU\n12, JALAN KG BARU, 43000 KAJANG\nTotal  5.00", "KEDAI MAJU"),  # Kg (Kampung) is no KG
         ("ACME Trading Ltd <billing@acmetrading.com>\nTotal  5.00", "ACME Trading Ltd"),
+        ("Kowalski i Nowak s.c.\nTotal  5.00", "Kowalski i Nowak s.c."),  # a Polish civil partnership
     ],
 )
 def test_banners_payment_words_and_addresses_are_no_vendor(text: str, vendor: str | None) -> None:
@@ -580,8 +581,13 @@ def test_banners_payment_words_and_addresses_are_no_vendor(text: str, vendor: st
 
 
 @pytest.mark.parametrize(
-    "address", ["14, Jalan Bukit Maju 3,", "Hauptstraße 12", "Keizersgracht 120", "221 Baker Street", "Calle Mayor 5"]
-)
+    "address",
+    [
+        "14, Jalan Bukit Maju 3,", "Hauptstraße 12", "Keizersgracht 120", "221 Baker Street", "Calle Mayor 5",
+        # A town and its state or province, whose code may be a company form elsewhere (SC, AB, ME)
+        "Charleston, SC", "Calgary, AB T2T 0B6", "Portland, ME 04101",
+    ],
+)  # fmt: skip
 def test_a_street_address_is_never_the_vendor(address: str) -> None:
     result = text_invoice(f"{address}\nTotal  12.00")
     assert result["vendor"] is None

@@ -32,7 +32,7 @@ _FORMS = (
     r"gmbh(?:\s*&\s*co\.?\s*kg)?|ag|kg|ug(?:\s*\(haftungsbeschr[aä]nkt\))?|e\.\s?k\.|ohg|gbr|inc\.?|incorporated|llc|l\.l\.c\.|"
     r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|co\.|pty\.?\s*ltd\.?|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
-    r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.?c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
+    r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
     r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
@@ -69,6 +69,12 @@ _STREET = re.compile(
 # An Italian shop's owner after its name, on a line of its own: "di Donati Giulia & C. S.n.c." ("of").
 _OWNED_BY = re.compile(r"^di\s+(?=[A-Z])")
 _SAYS = re.compile(r"\s+(?:is|are|was|ist|est|è|es|jest|er|är)\s", re.I)
+# A town, a comma and a US state's or Canadian province's code, maybe its ZIP or postal code: "Charleston, SC",
+# "Calgary, AB T2T 0B6", "Portland, ME 04101". Some codes are company forms elsewhere (Swedish AB, Brazilian ME).
+_STATE_AFTER_TOWN = re.compile(
+    r",\s*(?:A[BKLRZ]|BC|C[AOT]|D[CE]|FL|GA|HI|I[ADLN]|K[SY]|LA|M[ABDEINOST]|N[BCDEHJLMSTUVY]|O[HKNR]|P[AE]|QC|RI|"
+    r"S[CDK]|T[NX]|UT|V[AT]|W[AIVY]|YT)(?:\s+(?:\d{5}(?:-\d{4})?|[A-Z]\d[A-Z]\s?\d[A-Z]\d))?\s*$"
+)
 _GB_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b")
 # The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
 MIN_OCR_NAME = 0.3
@@ -261,8 +267,8 @@ def _address(text: str) -> bool:
     if last is not None and not text[last.end() :].strip(" .,;") and len(re.sub(r"[\W\d_]", "", last.group(0))) >= 3:
         number_only = re.match(r"^\s*\d+[^\W\d_]*,\s*$", text[: last.start()]) is not None  # "3M, Inc."
         return bool(_HOUSE_NUMBER_FIRST.match(text)) and not number_only
-    if _GB_POSTCODE.search(text):
-        return True  # "Bath BA1 2HN": no name carries a British postcode
+    if _GB_POSTCODE.search(text) or _STATE_AFTER_TOWN.search(text):
+        return True  # "Bath BA1 2HN", "Calgary, AB": no name carries a British postcode or ends in a state
     return bool(_HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)))
 
 
