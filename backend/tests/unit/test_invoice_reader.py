@@ -1313,6 +1313,19 @@ def test_a_tax_row_that_prints_the_amount_it_taxes_gives_the_amount_after_it() -
     assert worded["tax"] != Decimal("1890.84")
 
 
+@pytest.mark.parametrize(
+    ("line", "field", "value"),
+    [
+        ("Sposób płatności: przelew Termin płatności: 29.05.2024 (14 dni)", "due_date", "2024-05-29"),
+        ("Kunde: K-4711 Rechnungsnummer: RE-2024-17", "invoice_number", "RE-2024-17"),
+        ("Customer ID: 88213 Invoice Date: 2024-03-05", "issue_date", "2024-03-05"),
+    ],
+)
+def test_a_later_label_value_pair_in_one_phrase_is_read(line: str, field: str, value: str) -> None:
+    read = page((40, 20, "Example Supplies Ltd", 14), (40, 80, line), (300, 300, "Total 100.00"), (40, 400, "Thanks"))
+    assert str(read[field]) == value
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

@@ -33,6 +33,9 @@ _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)",
 _HEAD_WORDS = 8
 _HEAD_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, "vendor", "buyer"})
 _HEAD_WEIGHT = 0.9
+# A later "label: value" pair in a phrase: its label's most words, and the fields read from such pairs.
+_PAIR_LABEL_WORDS = 4
+_PAIR_FIELDS = frozenset({"invoice_number", *DATE_FIELDS})
 
 Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
 P = TypeVar("P", bound=Phrase)
@@ -50,6 +53,7 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
                 (_tax_parts(whole), False),
                 (_sentences(whole), True),
                 (_included_tax(whole), False),
+                (_later_pairs(whole), False),
             )
             for part in parts
             for piece in (part, *_heads(part))
@@ -95,6 +99,24 @@ def _included_tax(phrase: Phrase) -> list[Phrase]:
     includes ("The total of your fare includes GST of $3.33"), as a phrase of its own."""
     found = _INCLUDES_TAX.search(phrase.text)
     return [_part(phrase, found.start(), found.end(), Phrase)] if found is not None and found.start() else []
+
+
+def _later_pairs(phrase: Phrase) -> list[Phrase]:
+    """The second and later "label: value" pairs of a phrase that prints several in a row ("Sposób płatności: przelew
+    Termin płatności: 29.05.2024", "Kunde: 4711 Rechnungsdatum: 03.03.2024"), each a phrase of its own: a label of
+    a date or a number that a value, not the phrase, comes before. The first pair is the phrase's own reading."""
+    cuts: list[int] = []
+    for colon in [m.start() for m in re.finditer(r":", phrase.text)][1:]:
+        words = list(re.finditer(r"[^\s:]+", phrase.text[:colon]))
+        # The longest run of the last words before the colon that is a whole label, a value before it.
+        for count in range(min(_PAIR_LABEL_WORDS, len(words) - 1), 0, -1):
+            start = words[-count].start()
+            label = _whole_label(phrase.text[start:colon])
+            if label is not None and label.field in _PAIR_FIELDS and (not cuts or start > cuts[-1]):
+                cuts.append(start)
+                break
+    bounds = [*cuts, len(phrase.text)]
+    return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
 
 
 def _part(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:
