@@ -1326,6 +1326,23 @@ def test_a_later_label_value_pair_in_one_phrase_is_read(line: str, field: str, v
     assert str(read[field]) == value
 
 
+def test_a_charge_among_the_items_is_in_the_subtotal_not_added_to_it() -> None:
+    # A caterer's invoice: a delivery row among the items, then subtotal, tax and a tip that the total adds
+    read = text_invoice(
+        "Saffron Example Kitchen Inc.\nInvoice #000562\nBuffet (per guest)  45 x $24.50  $1,102.50\n"
+        "Delivery & setup  1 x $85.00  $85.00\nSubtotal  $1,187.50\nGST 5%  $59.38\nTip  $150.00\n"
+        "Total  $1,396.88\nAmount due  $0.00"
+    )
+    assert read["total"] == Decimal("1396.88")
+    assert read["checks"]["totals_add_up"] is True
+
+
+@pytest.mark.parametrize("label", ["CREDIT NO.", "Credit Memo #", "Credit memo number"])
+def test_a_credit_memos_number_is_its_number(label: str) -> None:
+    read = text_invoice(f"Bluefin Example Supply Ltd.\nCREDIT MEMO\n{label} CM-1027\nTotal  -310.85")
+    assert read["invoice_number"] == "CM-1027"
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

@@ -37,11 +37,15 @@ def amount_value(candidate: Candidate | None) -> Decimal | None:
 
 def net_charges(found: dict[str, list[Candidate]]) -> Decimal:
     """Freight, shipping and the like less discounts and withheld income tax, each printed amount counted once:
-    what lies between subtotal + tax and total."""
-    added = {c.value.value for c in found.get("charge", []) if c.score >= ABSTAIN_BELOW}
-    taken = {
-        abs(c.value.value) for f in ("discount", "withholding") for c in found.get(f, []) if c.score >= ABSTAIN_BELOW
-    }
+    what lies between subtotal + tax and total. One printed above the subtotal is a row the subtotal adds up
+    already ("Delivery & setup | 1 x $85.00 | $85.00" among the items)."""
+    subtotal_at = min((c.line for c in found.get("subtotal", []) if c.score >= ABSTAIN_BELOW), default=-1)
+
+    def counted(field: str) -> list[Candidate]:
+        return [c for c in found.get(field, []) if c.score >= ABSTAIN_BELOW and c.line > subtotal_at]
+
+    added = {c.value.value for c in counted("charge")}
+    taken = {abs(c.value.value) for f in ("discount", "withholding") for c in counted(f)}
     return sum(added, Decimal(0)) - sum(taken, Decimal(0))
 
 
