@@ -1343,6 +1343,22 @@ def test_a_credit_memos_number_is_its_number(label: str) -> None:
     assert read["invoice_number"] == "CM-1027"
 
 
+@pytest.mark.parametrize("second", ["2024-02-07", "2024-02-06"])  # a folio's rows share their dates too
+def test_a_column_of_dates_under_a_date_head_is_no_date_of_the_document(second: str) -> None:
+    # A law firm's time entries: "Date" heads the rows' dates; the letter's own date stands alone at the top
+    read = page(
+        (40, 20, "Example Hale LLP", 14),
+        (40, 60, "March 5, 2024"),
+        (40, 80, "Invoice No.: 58214"),
+        (40, 120, "Date"), (120, 120, "Description"), (400, 120, "Hours"),
+        (40, 134, "2024-02-06"), (120, 134, "Review draft lease"), (400, 134, "1.2"),
+        (40, 148, second), (120, 148, "Call with client"), (400, 148, "0.5"),
+        (300, 300, "Total $1,105.00"),
+        (40, 400, "Payment is due upon receipt."),
+    )  # fmt: skip
+    assert read["issue_date"] == "2024-03-05"
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

@@ -167,7 +167,9 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase, field: str) -> li
             break
         for candidate in below.phrases:
             if overlaps(candidate, phrase) and not match_labels(candidate.text):
-                if field not in AMOUNT_FIELDS or not _column_goes_on(lines, at, candidate):
+                if field in AMOUNT_FIELDS and _column_goes_on(lines, at, candidate):
+                    return found
+                if field not in DATE_FIELDS or not _dates_go_on(lines, at, candidate):
                     found.append(("below", candidate))
                 return found
     return found
@@ -191,6 +193,23 @@ def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
                 return False
             # Another amount: the next row. The same one is a one-row table's totals row repeating its row.
             return _digits(below.group(0)) != _digits(own.group(0))
+    return False
+
+
+# A phrase that starts with a date in figures ("2024-02-06", "06.02.2024", "2/6/24").
+_DATE_FIRST = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}(?!\d)")
+
+
+def _dates_go_on(lines: list[Line], index: int, value: Phrase) -> bool:
+    """Whether a date under a head starts a column of dates: a line-item table's "Date" column ("2024-02-06 | JW |
+    Review draft lease" over "2024-02-07 | KO | ..."), whose first row's date is no date of the document's."""
+    if _DATE_FIRST.match(value.text.strip()) is None:
+        return False
+    for after in lines[index + 1 : index + 3]:
+        if after.page != value.page or after.y0 - value.y1 > 3 * max(value.height, 8.0):
+            return False
+        for phrase in (p for p in after.phrases if overlaps(p, value)):
+            return _DATE_FIRST.match(phrase.text.strip()) is not None  # a folio's rows share their dates too
     return False
 
 
