@@ -1359,6 +1359,16 @@ def test_a_column_of_dates_under_a_date_head_is_no_date_of_the_document(second: 
     assert read["issue_date"] == "2024-03-05"
 
 
+def test_a_danish_credit_notes_number_and_a_german_due_date_in_a_sentence() -> None:
+    read = text_invoice("Eksempel Kontor ApS\nKreditnota\nKreditnotanr. 2087\nVedr. faktura nr. 2041\nI alt  -1.250,00")
+    assert read["invoice_number"] == "2087"
+    read = text_invoice(
+        "Beispiel Hochbau GmbH\nRechnungsnummer: RE-2024-0318\nRechnungsdatum: 3. März 2024\nGesamtbetrag  1.190,00 €\n"
+        "Bitte überweisen Sie den Zahlbetrag ohne Abzug bis zum 2. April 2024 unter Angabe der Rechnungsnummer."
+    )
+    assert read["due_date"] == "2024-04-02"
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

@@ -40,7 +40,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
         ("pt", r"(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
                     r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?"),
-        ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)"),  # Swedish, Danish, Norwegian
+        ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)|"
+                    r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
         ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)"),
     ],
@@ -64,7 +65,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:please\s+)?(?:remit|pay)\s+(?:until|by|before)|due"),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
-                    r"bitte\s+[uü]berweisen\s+sie\s+bis(?:\s+zum)?"),
+                    r"bitte\s+[uü]berweisen\s+sie[^.:]{0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
                     r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?"),
         ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
