@@ -1369,6 +1369,20 @@ def test_a_danish_credit_notes_number_and_a_german_due_date_in_a_sentence() -> N
     assert read["due_date"] == "2024-04-02"
 
 
+def test_a_credit_note_listed_among_open_items_is_no_number_of_this_invoice() -> None:
+    read = page(
+        (40, 20, "Example Office Supplies Limited", 14),
+        (40, 60, "INVOICE"),
+        (40, 74, "Invoice No.:"), (140, 74, "104877"),
+        (300, 200, "Invoice total €1,515.62"),
+        (40, 240, "Your account at a glance - other open items"),
+        (40, 254, "Invoice 104312"), (200, 254, "18/12/23"), (400, 254, "642.10"),
+        (40, 268, "Credit note 10022"), (200, 268, "19/01/24"), (400, 268, "(85.00)"),
+        (40, 400, "Please quote the invoice number with your payment."),
+    )  # fmt: skip
+    assert read["invoice_number"] == "104877"
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

@@ -307,6 +307,11 @@ _WEAK = {
         "factuur",
         "faktura",
         "fatura",
+        # A document's kind before its number names another document as often ("Credit note 10022" in a list of
+        # open items), as "Invoice 104312" does.
+        "credit note",
+        "creditnote",
+        "credit memo",
         *NUMBER_WORDS,
         # A payment's reference as often as a receipt's number: "Paid by check # 1042", "Transaction no. 8837".
         "check #",
