@@ -2651,6 +2651,21 @@ def test_the_company_over_its_buying_department_is_the_buyer_though_another_colu
     assert result["vendor"] == "Transports Exemple & Fils SAS"
 
 
+def test_a_letterheads_company_named_only_in_the_footer_outranks_the_client_at_the_top() -> None:
+    # A hotel's bill: its name large at the top, the guest's company under "pour le compte de", and the hotel's
+    # legal name only in the footer
+    result = page(
+        (210, 35, "Hôtel Example Tilleuls", 24),
+        (40, 100, "Facture N° F-2024-03112"),
+        (330, 160, "M. et Mme Laurent Exemple"),
+        (330, 175, "Atelier Exemple & Fils SAS"),
+        (330, 189, "8 quai de la Marine"),
+        (300, 400, "Total TTC 813,70 €"),
+        (40, 797, "Hôtel Example Tilleuls SARL au capital de 10 000 € - RCS Lyon 123 456 789"),
+    )
+    assert result["vendor"] == "Hôtel Example Tilleuls SARL"
+
+
 def test_a_monogram_of_a_name_with_a_company_form_gives_way_to_it() -> None:
     result = page(
         (403, 41, "Northshore Example Rentals Ltd.", 12.3),

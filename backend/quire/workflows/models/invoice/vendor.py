@@ -423,10 +423,12 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     scored += _account_holder(lines, buyer)
     letterhead = _letterhead(lines, buyer)
     # A short name whose company spells it out in full elsewhere ("ACME" over "ACME Widgets GmbH") is left to the
-    # full name.
-    if letterhead is not None and not any(
+    # full name, which stands as high as the letterhead: wherever it is printed (in the footer), it is the
+    # letterhead's company.
+    spelled_out = letterhead is not None and any(
         _matches_domain(name, {re.sub(r"[^a-z0-9]", "", fold(letterhead.text))}) for name in names
-    ):
+    )
+    if letterhead is not None and not spelled_out:
         scored.append((_LETTERHEAD_SCORE, letterhead.text.strip(), letterhead))
     for index, line in enumerate(lines):
         position = line.y0 / max(line.page_height, 1.0)
@@ -481,6 +483,12 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             score += 0.15 if _matches_domain(name, domains) else 0.0
             score += 0.1 if _LEGAL_IDS.search(line.text) else 0.0  # a legal footer: the name beside its VAT ID
             scored.append((score, name, phrase))
+    if spelled_out and letterhead is not None:
+        short = {re.sub(r"[^a-z0-9]", "", fold(letterhead.text))}
+        scored = [
+            (max(score, _LETTERHEAD_SCORE) if _matches_domain(name, short) else score, name, phrase)
+            for score, name, phrase in scored
+        ]
     if not scored:
         for index, line in enumerate(lines[:8]):
             if line.page != 1:
