@@ -1383,6 +1383,15 @@ def test_a_credit_note_listed_among_open_items_is_no_number_of_this_invoice() ->
     assert read["invoice_number"] == "104877"
 
 
+def test_a_dutch_bill_that_adds_the_rest_of_the_last_one_gives_its_own_total() -> None:
+    read = text_invoice(
+        "Voorbeeld Telecom B.V.\nFactuurnummer 7004518823\nNog openstaand van vorige factuur  € 14,13\n"
+        "Totaal te betalen  € 85,53\nTotaal excl. btw  € 59,01\nBtw 21%  € 12,39\n"
+        "Totaal deze factuur incl. btw  € 71,40"
+    )
+    assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("59.01"), Decimal("12.39"), Decimal("71.40"))
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

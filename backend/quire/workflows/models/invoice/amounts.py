@@ -50,7 +50,10 @@ def net_charges(found: dict[str, list[Candidate]]) -> Decimal:
 
 
 # A total of this bill's own charges ("Total Current Charges", "Total charges for this period", "New charges").
-_OWN_CHARGES = re.compile(r"\b(?:current|new|this\s+(?:period|bill|invoice|month))\b|\blaufend|\baktuell|\bcourant")
+_OWN_CHARGES = re.compile(
+    r"\b(?:current|new|this\s+(?:period|bill|invoice|month))\b|\blaufend|\baktuell|\bcourant|"
+    r"\b(?:deze|diese[rs]?|cette|esta|questa)\s+(?:factuur|rechnung|facture|factura|fattura|periode|p[eé]riode)\b"
+)
 
 
 def without_earlier_balance(

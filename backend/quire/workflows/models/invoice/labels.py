@@ -137,6 +137,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
                     r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
         ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
+                    # A bill's own total beside an amount due that adds an earlier one: "Totaal deze factuur incl. btw".
+                    r"(?:totaal|kosten)\s+(?:van\s+)?deze\s+factuur(?:\s+incl\.?\s*(?:btw)?)?|"
                     r"bedrag\s+incl\.?\s*(?:btw)?|totaal"),
         ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
                     r"total\s+l[ií]quido|total"),
@@ -181,10 +183,12 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     # Not a page's "Carried forward" subtotal, which is this invoice's own.
     "earlier": [
         ("en", r"previous\s+balance|prior\s+balance|balance\s+(?:brought\s+)?forward|past\s+due(?:\s+(?:balance|amount))?|"
-                    r"(?:previous|prior)\s+(?:invoice\s+)?amount|unpaid\s+balance"),
-        ("de", r"vorsaldo|saldo\s+(?:vormonat|aus\s+vorrechnung|vortrag)|offener\s+vorsaldo"),
-        ("fr", r"solde\s+(?:pr[eé]c[eé]dent|ant[eé]rieur|report[eé])"),
-        ("nl", r"vorig\s+saldo|openstaand\s+saldo\s+vorige"),
+                    r"(?:previous|prior)\s+(?:invoice\s+)?amount|unpaid\s+balance|"
+                    r"(?:still\s+)?(?:outstanding|unpaid|open)\s+(?:from|on)\s+(?:the\s+|your\s+)?(?:previous|last|prior)\s+(?:invoice|bill)"),
+        ("de", r"vorsaldo|saldo\s+(?:vormonat|aus\s+vorrechnung|vortrag)|offener\s+vorsaldo|"
+                    r"(?:noch\s+)?offen(?:er\s+betrag)?\s+(?:aus|der)\s+(?:der\s+)?(?:vorigen|letzten|vorherigen)\s+rechnung"),
+        ("fr", r"solde\s+(?:pr[eé]c[eé]dent|ant[eé]rieur|report[eé])|reste\s+(?:d[uû]\s+)?(?:de\s+la|sur\s+la)\s+facture\s+pr[eé]c[eé]dente"),
+        ("nl", r"vorig\s+saldo|openstaand\s+saldo\s+vorige|(?:nog\s+)?openstaand(?:\s+bedrag)?\s+(?:van|op)\s+(?:de\s+|uw\s+)?vorige\s+factuur"),
         ("es", r"saldo\s+anterior|saldo\s+pendiente\s+anterior"),
         ("it", r"saldo\s+precedente"),
     ],
