@@ -1337,7 +1337,7 @@ def test_a_charge_among_the_items_is_in_the_subtotal_not_added_to_it() -> None:
     assert read["checks"]["totals_add_up"] is True
 
 
-@pytest.mark.parametrize("label", ["CREDIT NO.", "Credit Memo #", "Credit memo number"])
+@pytest.mark.parametrize("label", ["CREDIT NO.", "Credit Memo #", "Credit memo number", "C/N No."])
 def test_a_credit_memos_number_is_its_number(label: str) -> None:
     read = text_invoice(f"Bluefin Example Supply Ltd.\nCREDIT MEMO\n{label} CM-1027\nTotal  -310.85")
     assert read["invoice_number"] == "CM-1027"

@@ -23,7 +23,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:tax\s+|vat\s+|gst\s+|commercial\s+|pro\s*-?\s*forma\s+)invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|"
                     r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\.?\s*(?:no\.?|#|number)|invoice|bill\s*(?:no\.?|number)|"
                     r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|"
-                    r"credit\s*memo\s*(?:no\.?|number|#)?|credit\s*(?:no\.?|number|#)|"
+                    r"credit\s*memo\s*(?:no\.?|number|#)?|credit\s*(?:no\.?|number|#)|c/n\s*(?:no\.?|#)|"
                     r"fee\s+note\s*(?:no\.?|number|#)|"
                     # A till receipt's own number: "TRANS # 48213", a restaurant's "Check #3021".
                     r"trans(?:action)?\s*(?:no\.?|number|#)|check\s*#|number"),
