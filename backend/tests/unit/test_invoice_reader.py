@@ -584,8 +584,8 @@ def test_banners_payment_words_and_addresses_are_no_vendor(text: str, vendor: st
     "address",
     [
         "14, Jalan Bukit Maju 3,", "Hauptstraße 12", "Keizersgracht 120", "221 Baker Street", "Calle Mayor 5",
-        # A town and its state or province, whose code may be a company form elsewhere (SC, AB, ME)
-        "Charleston, SC", "Calgary, AB T2T 0B6", "Portland, ME 04101",
+        # A town, its state or province and its code; the state may be a company form elsewhere (SC, AB, ME)
+        "Charleston, SC 29401", "Calgary, AB T2T 0B6", "Portland, ME 04101",
     ],
 )  # fmt: skip
 def test_a_street_address_is_never_the_vendor(address: str) -> None:
@@ -2051,7 +2051,16 @@ TRADE_NAME_RECEIPT = (
 def test_a_trade_name_gives_way_to_the_company_printed_right_under_it() -> None:
     read = page(*TRADE_NAME_RECEIPT)
     assert read["vendor"] == "Restauración Vidal Campos, S.L."
-    assert "vendor" not in read["needs_review"]
+    # A client's company printed right under a letterhead looks the same: a person checks
+    assert "vendor" in read["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "line", ["Authorised dealer for Bosch Hausgeräte GmbH", "Official partner of Example Electronics Ltd"]
+)
+def test_a_company_a_letterhead_says_it_deals_for_is_not_its_company(line: str) -> None:
+    read = page((40, 40, "KITCHEN WORLD", 16), (40, 60, line), *TRADE_NAME_RECEIPT[3:])
+    assert read["vendor"] == "KITCHEN WORLD"
 
 
 def test_a_company_beside_a_trade_name_or_far_under_it_leaves_the_letterhead_for_review() -> None:
@@ -2673,6 +2682,36 @@ def test_a_letterheads_company_named_only_in_the_footer_outranks_the_client_at_t
         (40, 797, "Hôtel Example Tilleuls SARL au capital de 10 000 € - RCS Lyon 123 456 789"),
     )
     assert result["vendor"] == "Hôtel Example Tilleuls SARL"
+
+
+@pytest.mark.parametrize(
+    ("line", "not_vendor"),
+    [("Co. Kildare W91 K2P4", "Co. Kildare"), ("AG Leipzig · HRB 40211", "AG Leipzig"),
+     ("Dana Whitfield, CPA, CA", None)],
+)  # fmt: skip
+def test_a_county_a_register_court_and_a_persons_letters_are_no_company(line: str, not_vendor: str | None) -> None:
+    result = page(
+        (40, 20, "Murphy Example Plumbing", 16),
+        (40, 44, "12 Main Street, Naas"),
+        (40, 58, line),
+        (40, 100, "Invoice No.: 2041"),
+        (300, 300, "Total €1,230.00"),
+        (40, 400, "Thank you for your business"),
+    )
+    assert result["vendor"] == "Murphy Example Plumbing"
+    assert result["vendor"] != not_vendor
+
+
+@pytest.mark.parametrize("seller", ["Procurement Partners Ltd", "Einkauf Aktuell GmbH"])
+def test_a_company_named_for_buying_is_no_buying_department(seller: str) -> None:
+    result = page(
+        (40, 20, seller, 14),
+        (40, 40, "Procurement services for hospitals"),
+        (40, 100, "Invoice No.: 2041"),
+        (300, 300, "Total €1,230.00"),
+        (40, 400, "Thank you for your business"),
+    )
+    assert result["vendor"] == seller
 
 
 def test_a_monogram_of_a_name_with_a_company_form_gives_way_to_it() -> None:

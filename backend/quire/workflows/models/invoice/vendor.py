@@ -66,14 +66,18 @@ _STREET = re.compile(
     r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
+# The forms France writes before a company's name ("SAS DISTRIBUTION RHONE CENTRE"); "Co." and "AG" lead a county
+# ("Co. Kildare") and a German register court ("AG Leipzig") instead.
+_LEADING_FORM = re.compile(r"(?:sas|sasu|sarl|eurl|snc|selarl)\s", re.I)
 # An Italian shop's owner after its name, on a line of its own: "di Donati Giulia & C. S.n.c." ("of").
 _OWNED_BY = re.compile(r"^di\s+(?=[A-Z])")
 _SAYS = re.compile(r"\s+(?:is|are|was|ist|est|è|es|jest|er|är)\s", re.I)
-# A town, a comma and a US state's or Canadian province's code, maybe its ZIP or postal code: "Charleston, SC",
-# "Calgary, AB T2T 0B6", "Portland, ME 04101". Some codes are company forms elsewhere (Swedish AB, Brazilian ME).
+# A town, a comma, a US state's or Canadian province's code and its ZIP or postal code: "Charleston, SC 29401",
+# "Calgary, AB T2T 0B6". Some codes are company forms elsewhere (Swedish AB, Brazilian ME); without the code after
+# them they are a person's letters as often ("Dana Whitfield, CPA, CA", "Sarah Chen, MD").
 _STATE_AFTER_TOWN = re.compile(
     r",\s*(?:A[BKLRZ]|BC|C[AOT]|D[CE]|FL|GA|HI|I[ADLN]|K[SY]|LA|M[ABDEINOST]|N[BCDEHJLMSTUVY]|O[HKNR]|P[AE]|QC|RI|"
-    r"S[CDK]|T[NX]|UT|V[AT]|W[AIVY]|YT)(?:\s+(?:\d{5}(?:-\d{4})?|[A-Z]\d[A-Z]\s?\d[A-Z]\d))?\s*$"
+    r"S[CDK]|T[NX]|UT|V[AT]|W[AIVY]|YT)\s+(?:\d{5}(?:-\d{4})?|[A-Z]\d[A-Z]\s?\d[A-Z]\d)\s*$"
 )
 _GB_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b")
 # The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
@@ -115,7 +119,7 @@ _PAYER_DEPARTMENT = re.compile(
     # Its buying department: "Service Achats", "Purchasing Department", "Abteilung Einkauf", "Ufficio Acquisti".
     r"service\s+(?:des\s+)?achats|direction\s+des\s+achats|purchasing(?:\s+dep(?:artmen)?t)?|procurement|"
     r"(?:abteilung\s+)?einkauf|(?:afdeling\s+)?inkoop|departamento\s+de\s+compras|ufficio\s+acquisti|"
-    r"dzia[lł]\s+zakup[oó]w)\b",
+    r"dzia[lł]\s+zakup[oó]w)(?:\s*(?:[-\u2013,:]|$))",
     re.I,
 )
 _DEPARTMENT = re.compile(
@@ -156,6 +160,10 @@ _REGISTER = re.compile(
     rf"{_LEGAL_IDS.pattern}|\b(?:Amtsgericht|Handelsregister|Registergericht|SIRE[NT]|NIF|CIF|P\.\s?IVA|Partita\s+IVA|"
     r"R\.E\.A\.|UID|MWST|USt-?Id|TVA|BTW|NIP|VAT\s+(?:No|Reg)|[Cc]apital(?:\s+social)?\s+(?:de\s+)?\d)"
 )
+# Words that tie a name to another company than the issuer: "Authorised dealer for Bosch AG", "Franchisee of
+# Subway IP LLC", "Operated by Smith Foods Ltd", "Partner von ...".
+# (Lower case only: "de", "del" and "des" stand inside names, "Casa del Libro S.L.".)
+_SAYS_WHOSE = re.compile(r"\b(?:for|of|by|von|für|par|voor|door)\s")
 # A trade name's company is printed at most this many lines under it (and as many of the letterhead's heights).
 _LEGAL_NAME_LINES = 2
 _DIRECT_DEBIT = re.compile(
@@ -235,7 +243,7 @@ def _name_of(text: str) -> str:
     said = next((form for form in forms if _SAYS.match(text, form.end())), None)
     if said is not None:
         text = text[: said.end()]
-    elif len(forms) == 1 and forms[0].start() == 0 and re.match(r"\s+[^\W\d_]{2}", text[forms[0].end() :]):
+    elif len(forms) == 1 and _LEADING_FORM.match(text) and re.match(r"\s+[^\W\d_]{2}", text[forms[0].end() :]):
         pass  # a form that leads the name, as in France: "SAS DISTRIBUTION RHONE CENTRE"
     elif forms:
         text = text[: forms[-1].end()]
@@ -268,7 +276,7 @@ def _address(text: str) -> bool:
         number_only = re.match(r"^\s*\d+[^\W\d_]*,\s*$", text[: last.start()]) is not None  # "3M, Inc."
         return bool(_HOUSE_NUMBER_FIRST.match(text)) and not number_only
     if _GB_POSTCODE.search(text) or _STATE_AFTER_TOWN.search(text):
-        return True  # "Bath BA1 2HN", "Calgary, AB": no name carries a British postcode or ends in a state
+        return True  # "Bath BA1 2HN", "Calgary, AB T2T 0B6": no name carries a British postcode or a state's
     return bool(_HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)))
 
 
@@ -384,6 +392,7 @@ def _legal_name_under(
     under = [
         item for item in scored
         if item[2] is not letterhead and _FORM.search(item[1]) and item[2].page == letterhead.page
+        and not _SAYS_WHOSE.search(item[1])
         and 0 < item[2].line - letterhead.line <= _LEGAL_NAME_LINES
         and item[2].y0 - letterhead.y1 <= _LEGAL_NAME_LINES * letterhead.height
         and overlaps(item[2], letterhead)
@@ -425,9 +434,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     # A short name whose company spells it out in full elsewhere ("ACME" over "ACME Widgets GmbH") is left to the
     # full name, which stands as high as the letterhead: wherever it is printed (in the footer), it is the
     # letterhead's company.
-    spelled_out = letterhead is not None and any(
-        _matches_domain(name, {re.sub(r"[^a-z0-9]", "", fold(letterhead.text))}) for name in names
-    )
+    short = {re.sub(r"[^a-z0-9]", "", fold(letterhead.text))} if letterhead is not None else set()
+    spelled_out = any(_matches_domain(name, short) for name in names)
     if letterhead is not None and not spelled_out:
         scored.append((_LETTERHEAD_SCORE, letterhead.text.strip(), letterhead))
     for index, line in enumerate(lines):
@@ -469,8 +477,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             name = _name_of(phrase.text)
             # The rest of the word its form ends in: "St™SC" looks like a name, "St™SC*C~CST" is OCR's noise.
             glued = phrase.text[len(name) :].split(" ", 1)[0] if phrase.text.startswith(name) else ""
+            state = _STATE_AFTER_TOWN.search(phrase.text)
             if (
                 _OCR_NOISE.search(glued)
+                or (state is not None and len(name) <= state.start() + 4)  # "Calgary, AB T2T 0B6": AB is a province
                 or not _looks_like_name(name)
                 or len(name.split()) > 8
                 or not re.search(r"[^\W\d_]{2}", _FORM.sub("", name))
@@ -483,8 +493,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             score += 0.15 if _matches_domain(name, domains) else 0.0
             score += 0.1 if _LEGAL_IDS.search(line.text) else 0.0  # a legal footer: the name beside its VAT ID
             scored.append((score, name, phrase))
-    if spelled_out and letterhead is not None:
-        short = {re.sub(r"[^a-z0-9]", "", fold(letterhead.text))}
+    if spelled_out:
         scored = [
             (max(score, _LETTERHEAD_SCORE) if _matches_domain(name, short) else score, name, phrase)
             for score, name, phrase in scored
@@ -506,10 +515,13 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     if not scored:
         return None
     score, name, phrase = max(scored, key=lambda item: item[0])
-    legal = _legal_name_under(letterhead, scored) or _legal_footer(lines, scored) if phrase is letterhead else None
+    contested = phrase is letterhead and any(
+        other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead
+    )
+    legal = (_legal_name_under(letterhead, scored) or _legal_footer(lines, scored)) if phrase is letterhead else None
     if legal is not None:
         score, name, phrase = legal
-    elif phrase is letterhead and any(other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead):
+    if contested:
         # A company named near the top as well: the letterhead is likelier the issuer, but a person checks.
         score = min(score, FOR_REVIEW)
     if phrase.confidence < SURE_OCR_NAME:
