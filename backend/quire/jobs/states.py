@@ -235,7 +235,7 @@ _COMPLETE_WITH_PROGRESS_STMT = _complete_statement(with_progress=True)
 
 def accept(db: Database, job: Job, message_id: str | None, before: Callable[[Session], None] | None = None) -> Job:
     """Record a new job as queued, with its first event; `before(session)` runs first in the same
-    transaction (`submit` reads the account's default webhook URL there: one transaction a job)."""
+    session (`submit` reads the account's default webhook URL there: one session a job)."""
     now = utcnow()
     job.status = S.QUEUED
     job.attempt = 0

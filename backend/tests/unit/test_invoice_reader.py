@@ -1392,6 +1392,63 @@ def test_a_dutch_bill_that_adds_the_rest_of_the_last_one_gives_its_own_total() -
     assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("59.01"), Decimal("12.39"), Decimal("71.40"))
 
 
+@pytest.mark.parametrize("listed", ["Credit Memo #10022", "C/N No. 10022", "Credit No. 10022"])
+def test_a_numbered_credit_listed_among_open_items_is_no_number_of_this_invoice(listed: str) -> None:
+    read = page(
+        (40, 20, "Example Office Supplies Limited", 14),
+        (40, 74, "Invoice No.:"), (140, 74, "104877"),
+        (300, 200, "Invoice total €1,515.62"),
+        (40, 254, "Invoice 104312"), (200, 254, "18/12/23"), (400, 254, "642.10"),
+        (40, 268, listed), (200, 268, "19/01/24"), (400, 268, "(85.00)"),
+        (40, 400, "Please quote the invoice number with your payment."),
+    )  # fmt: skip
+    assert read["invoice_number"] == "104877"
+
+
+def test_a_weak_label_inside_a_longer_one_starts_no_pair() -> None:
+    read = page(
+        (40, 20, "Example Supplies Ltd", 14),
+        (40, 60, "Invoice Date: 2024-03-01"),
+        (40, 80, "PO Number: 4500123 Delivery Date: 2024-02-12"),
+        (300, 300, "Total 100.00"),
+        (40, 400, "Thanks"),
+    )
+    assert read["issue_date"] == "2024-03-01"
+
+
+def test_what_a_row_says_it_is_of_and_words_after_cuota_are_read_as_they_stand() -> None:
+    # Of a base and a tax after a rate "on fees", the tax is the last
+    read = page(
+        (40, 20, "Example Hale LLP", 14),
+        (40, 100, "Fees"), (400, 100, "5,000.00"),
+        (40, 114, "VAT at 20% on fees and disbursements"), (300, 114, "5,000.00"), (400, 114, "1,000.00"),
+        (40, 128, "Total due"), (400, 128, "6,000.00"),
+        (40, 400, "Thank you"),
+    )  # fmt: skip
+    assert (read["tax"], read["total"]) == (Decimal("1000.00"), Decimal("6000.00"))
+    # A monthly fee ("cuota mensual") is no tax; the bill's costs before VAT are no total
+    assert text_invoice("Gimnasio Ejemplo S.L.\nFactura 7\nCuota mensual  45,00\nTotal  54,45")["tax"] != Decimal(
+        "45.00"
+    )
+    dutch = text_invoice(
+        "Voorbeeld Telecom B.V.\nFactuurnummer 70045\nNog openstaand van vorige factuur  € 14,13\n"
+        "Kosten deze factuur  € 59,01\nBtw 21%  € 12,39\nTotaal te betalen  € 85,53"
+    )
+    assert dutch["total"] != Decimal("59.01")
+
+
+def test_a_charge_beside_the_subtotal_on_its_line_is_added_to_it() -> None:
+    read = page(
+        (40, 20, "Example Freight Ltd", 14),
+        (40, 100, "Subtotal"), (120, 100, "100.00"), (200, 100, "Freight"), (280, 100, "35.00"),
+        (40, 114, "VAT 20%"), (120, 114, "27.00"),
+        (40, 128, "Total due"), (120, 128, "162.00"),
+        (40, 400, "Thank you"),
+    )  # fmt: skip
+    assert read["total"] == Decimal("162.00")
+    assert read["checks"]["totals_add_up"] is True
+
+
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:
     result = text_invoice("InvoiceNo.12345\nInvoiceDate:2024-12-02\nSubTotal:$100.00\nTax:$20.00\nTotalDue:$120.00")
     assert (result["invoice_number"], result["issue_date"], result["total"]) == ("12345", "2024-12-02", Decimal("120"))

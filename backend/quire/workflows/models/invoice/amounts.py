@@ -38,11 +38,12 @@ def amount_value(candidate: Candidate | None) -> Decimal | None:
 def net_charges(found: dict[str, list[Candidate]]) -> Decimal:
     """Freight, shipping and the like less discounts and withheld income tax, each printed amount counted once:
     what lies between subtotal + tax and total. One printed above the subtotal is a row the subtotal adds up
-    already ("Delivery & setup | 1 x $85.00 | $85.00" among the items)."""
+    already ("Delivery & setup | 1 x $85.00 | $85.00" among the items); one beside it on its line ("Subtotal |
+    Freight | VAT | Total" in a row) is not."""
     subtotal_at = min((c.line for c in found.get("subtotal", []) if c.score >= ABSTAIN_BELOW), default=-1)
 
     def counted(field: str) -> list[Candidate]:
-        return [c for c in found.get(field, []) if c.score >= ABSTAIN_BELOW and c.line > subtotal_at]
+        return [c for c in found.get(field, []) if c.score >= ABSTAIN_BELOW and c.line >= subtotal_at]
 
     added = {c.value.value for c in counted("charge")}
     taken = {abs(c.value.value) for f in ("discount", "withholding") for c in counted(f)}
@@ -51,8 +52,7 @@ def net_charges(found: dict[str, list[Candidate]]) -> Decimal:
 
 # A total of this bill's own charges ("Total Current Charges", "Total charges for this period", "New charges").
 _OWN_CHARGES = re.compile(
-    r"\b(?:current|new|this\s+(?:period|bill|invoice|month))\b|\blaufend|\baktuell|\bcourant|"
-    r"\b(?:deze|diese[rs]?|cette|esta|questa)\s+(?:factuur|rechnung|facture|factura|fattura|periode|p[eé]riode)\b"
+    r"\b(?:current|new|this\s+(?:period|bill|invoice|month)|deze\s+factuur)\b|\blaufend|\baktuell|\bcourant"
 )
 
 

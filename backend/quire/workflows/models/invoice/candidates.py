@@ -175,25 +175,32 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase, field: str) -> li
     return found
 
 
+def _next_in_column(lines: list[Line], index: int, value: Phrase, rows: int, reach: float) -> Phrase | None:
+    """The first phrase under `value` in its column, within `rows` lines and `reach` of its heights."""
+    for after in lines[index + 1 : index + 1 + rows]:
+        if after.page != value.page or after.y0 - value.y1 > reach * max(value.height, 8.0):
+            return None
+        for phrase in after.phrases:
+            if overlaps(phrase, value):
+                return phrase
+    return None
+
+
 def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
     """Whether an amount under a head has another, different amount right under it (or starting a phrase OCR ran on
     into the next column): the head's column of rows ("Total Tax Amount" over a tax table's rows), whose first row is
     no value of the head's own."""
     own = _AMOUNT_TEXT.search(value.text)
-    if own is None:
-        return False
     # Three lines: a row's description may wrap, and a skewed scan may put a row's rate on a line of its own.
-    for after in lines[index + 1 : index + 4]:
-        if after.page != value.page or after.y0 - value.y1 > 4 * max(value.height, 8.0):
-            return False
-        for phrase in (p for p in after.phrases if overlaps(p, value)):
-            below = _AMOUNT_TEXT.match(phrase.text.strip())
-            if below is None or match_labels(phrase.text):
-                # Words under the value (a label, a table's heads): a stack of labels and values, or another block.
-                return False
-            # Another amount: the next row. The same one is a one-row table's totals row repeating its row.
-            return _digits(below.group(0)) != _digits(own.group(0))
-    return False
+    phrase = _next_in_column(lines, index, value, 3, 4) if own is not None else None
+    if own is None or phrase is None:
+        return False
+    below = _AMOUNT_TEXT.match(phrase.text.strip())
+    if below is None or match_labels(phrase.text):
+        # Words under the value (a label, a table's heads): a stack of labels and values, or another block.
+        return False
+    # Another amount: the next row. The same one is a one-row table's totals row repeating its row.
+    return _digits(below.group(0)) != _digits(own.group(0))
 
 
 # A phrase that starts with a date in figures ("2024-02-06", "06.02.2024", "2/6/24").
@@ -203,14 +210,8 @@ _DATE_FIRST = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}(?!\d)")
 def _dates_go_on(lines: list[Line], index: int, value: Phrase) -> bool:
     """Whether a date under a head starts a column of dates: a line-item table's "Date" column ("2024-02-06 | JW |
     Review draft lease" over "2024-02-07 | KO | ..."), whose first row's date is no date of the document's."""
-    if _DATE_FIRST.match(value.text.strip()) is None:
-        return False
-    for after in lines[index + 1 : index + 3]:
-        if after.page != value.page or after.y0 - value.y1 > 3 * max(value.height, 8.0):
-            return False
-        for phrase in (p for p in after.phrases if overlaps(p, value)):
-            return _DATE_FIRST.match(phrase.text.strip()) is not None  # a folio's rows share their dates too
-    return False
+    phrase = _next_in_column(lines, index, value, 2, 3) if _DATE_FIRST.match(value.text.strip()) else None
+    return phrase is not None and _DATE_FIRST.match(phrase.text.strip()) is not None  # a folio's rows share dates
 
 
 def _digits(text: str) -> str:
@@ -351,9 +352,11 @@ def _read_label(
         sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)]
     elif match.field in AMOUNT_FIELDS and _SAYS_WHAT_OF.search(match.rest):
         # Words that say what the amount is of, its amount at the end of the row: "HST @ 13% on fees and taxable
-        # disbursements | 847.37", "TOTAL FEES, DISBURSEMENTS AND HST | $7,454.62". No value under them.
-        sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)[:1]
-                    if relation == "right"]  # fmt: skip
+        # disbursements | 847.37", "TOTAL FEES, DISBURSEMENTS AND HST | $7,454.62". No value under them; of two
+        # amounts after them ("on fees | 5,000.00 | 1,000.00"), the first is what the rate is of.
+        right = [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)
+                 if relation == "right" and _AMOUNT_TEXT.search(p.text)]  # fmt: skip
+        sources += right[-1:]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
     unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2

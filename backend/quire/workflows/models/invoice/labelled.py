@@ -112,7 +112,10 @@ def _later_pairs(phrase: Phrase) -> list[Phrase]:
         for count in range(min(_PAIR_LABEL_WORDS, len(words) - 1), 0, -1):
             start = words[-count].start()
             label = _whole_label(phrase.text[start:colon])
-            if label is not None and label.field in _PAIR_FIELDS and (not cuts or start > cuts[-1]):
+            # A weak label ("Date") after a word is part of a longer one no lexicon knows ("Delivery Date"); after a
+            # value with a figure ("PO: 4500123 Date:") it starts a pair.
+            weak = label is not None and label.weight < 1.0 and not re.search(r"\d", words[-count - 1].group(0))
+            if label is not None and label.field in _PAIR_FIELDS and not weak and (not cuts or start > cuts[-1]):
                 cuts.append(start)
                 break
     bounds = [*cuts, len(phrase.text)]
