@@ -11,7 +11,8 @@ WORKDIR /app
 # Tesseract 5 and its language packs read scans and photos (OCR), offline.
 RUN apt-get update && apt-get install -y --no-install-recommends procps \
       tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld \
-      tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-osd \
+      tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-por tesseract-ocr-pol tesseract-ocr-ces \
+      tesseract-ocr-dan tesseract-ocr-swe tesseract-ocr-nor tesseract-ocr-fin tesseract-ocr-osd \
     && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml requirements.lock README.md ./
 COPY backend ./backend

@@ -25,9 +25,10 @@ install: $(STAMP) $(ASSETS) ocr
 
 # Scans and photos are read by Debian's Tesseract 5 with these languages; nothing is downloaded at run time.
 OCR_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld \
-  tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-osd
+  tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-por tesseract-ocr-pol tesseract-ocr-ces tesseract-ocr-dan \
+  tesseract-ocr-swe tesseract-ocr-nor tesseract-ocr-fin tesseract-ocr-osd
 ocr:
-	@command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx ita || { \
+	@command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx fin || { \
 	  echo "installing Debian's Tesseract OCR and its language packs"; \
 	  $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends $(OCR_PACKAGES); }
 

@@ -23,6 +23,9 @@ MIN_SECRET_BITS = 128
 # 8 characters: a random hex key of 64 repeats some 8-character piece or counts out 8 in a row
 # about once in a million keys, a word or pattern typed to fill the length nearly always does.
 PATTERN_CHARS = 8
+# The languages OCR reads by default: every language the invoice reader knows labels in (the Makefile and the
+# Dockerfile install their Tesseract packs; `documents/ocr.installed` leaves out any pack a machine lacks).
+OCR_LANGUAGES = "eng+deu+fra+nld+spa+ita+por+pol+ces+dan+swe+nor+fin"
 
 
 def secret_bits(secret: str) -> float:
@@ -146,7 +149,7 @@ class Settings(BaseSettings):
     max_text_chars: int = Field(default=2_000_000, ge=1000)
     # OCR of scans and photos: the Tesseract languages tried (`+`-separated), and the time an
     # attempt gets for each page read by OCR on top of its timeout.
-    ocr_languages: str = Field(default="eng+deu+fra+nld+spa+ita", pattern=r"^[a-z_]{3,16}(\+[a-z_]{3,16})*$")
+    ocr_languages: str = Field(default=OCR_LANGUAGES, pattern=r"^[a-z_]{3,16}(\+[a-z_]{3,16})*$")
     ocr_seconds_per_page: float = Field(default=10.0, ge=0)
 
     # The `openai` provider: any OpenAI-compatible chat completions endpoint.

@@ -35,11 +35,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import structlog
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
 from quire.documents.background import even_background
 from quire.documents.words import Word
 from quire.errors import InvalidInput
+
+log = structlog.stdlib.get_logger(__name__)
 
 # The resolution pages are read at: PDF pages are rendered at it (or at their scan's, when lower), and a scan
 # that states a finer one is scaled down to it. Tesseract's usual advice is 300 dpi, but on 300 dpi scans of
@@ -353,6 +356,29 @@ def read_page(image: Image.Image, dpi: float, page: int, languages: str) -> OcrP
     return result
 
 
+@cache
+def installed(languages: str) -> str:
+    """Of `languages` (Tesseract's names, `+`-separated), those whose packs are installed, in their order: a
+    machine set up before a language was added to the defaults reads the others rather than failing (and says
+    so once). All of them when none is (Tesseract then says which is missing)."""
+    have = _installed_packs()
+    kept = [language for language in languages.split("+") if language in have]
+    if len(kept) < len(languages.split("+")) and kept:
+        missing = sorted(set(languages.split("+")) - set(kept))
+        log.warning("OCR language packs not installed, read without them", missing=missing)
+    return "+".join(kept) or languages
+
+
+@cache
+def _installed_packs() -> frozenset[str]:
+    import pytesseract
+
+    try:
+        return frozenset(pytesseract.get_languages(config=""))
+    except (pytesseract.TesseractNotFoundError, pytesseract.TesseractError, OSError):
+        return frozenset()
+
+
 def page_threads() -> int:
     """How many pages of one document are read at once: the cores this process may use, at most 4."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -370,6 +396,7 @@ def read_pages(
     narrow the rest. `pages` is pulled in the calling thread (a PDF renderer is not
     thread-safe). `reading(done, number)` hears, in order, how many pages are read and which is the
     first still being read."""
+    languages = installed(languages)
     read: dict[int, OcrPage] = {}
     pending: deque[tuple[int, Future[OcrPage]]] = deque()
     threads = page_threads()

@@ -443,3 +443,16 @@ def test_with_two_languages_pages_are_read_side_by_side_from_the_first(monkeypat
     pages = ((n, Image.new("L", (10, 20)), 300.0) for n in range(1, 4))
     assert sorted(ocr.read_pages(pages, "deu+eng", lambda done, number: None)) == [1, 2, 3]
     assert most[0] == 2
+
+
+def test_languages_whose_packs_are_missing_are_left_out_in_their_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a machine set up before Polish and Finnish were added to the defaults
+    from quire.documents import ocr
+
+    monkeypatch.setattr(ocr, "_installed_packs", lambda: frozenset({"eng", "deu", "fra"}))
+    ocr.installed.cache_clear()
+    # Then OCR reads in the languages it has, in the order configured
+    assert ocr.installed("fra+pol+eng+fin+deu") == "fra+eng+deu"
+    # And with none of them installed, it asks for them all, so Tesseract says which is missing
+    assert ocr.installed("pol+fin") == "pol+fin"
+    ocr.installed.cache_clear()
