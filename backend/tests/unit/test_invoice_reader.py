@@ -1392,8 +1392,8 @@ def test_a_dutch_bill_that_adds_the_rest_of_the_last_one_gives_its_own_total() -
     assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("59.01"), Decimal("12.39"), Decimal("71.40"))
 
 
-@pytest.mark.parametrize("listed", ["Credit Memo #10022", "C/N No. 10022", "Credit No. 10022"])
-def test_a_numbered_credit_listed_among_open_items_is_no_number_of_this_invoice(listed: str) -> None:
+@pytest.mark.parametrize("listed", ["Credit note 10022", "Credit memo 10022"])
+def test_a_credit_listed_among_open_items_by_its_kind_is_no_number_of_this_invoice(listed: str) -> None:
     read = page(
         (40, 20, "Example Office Supplies Limited", 14),
         (40, 74, "Invoice No.:"), (140, 74, "104877"),
@@ -1447,6 +1447,50 @@ def test_a_charge_beside_the_subtotal_on_its_line_is_added_to_it() -> None:
     )  # fmt: skip
     assert read["total"] == Decimal("162.00")
     assert read["checks"]["totals_add_up"] is True
+
+
+def test_a_credit_notes_own_number_outranks_the_invoice_it_credits() -> None:
+    read = text_invoice(
+        "Example Supplies Ltd\nCREDIT NOTE\nCredit Note No.: CN-2044\nInvoice No.: 104312\nTotal  -120.00"
+    )
+    assert read["invoice_number"] == "CN-2044"
+
+
+@pytest.mark.parametrize(
+    "department",
+    ["Accounts Payable Department", "Purchasing Dept.", "Abteilung Einkauf / Frau Meier", "Einkauf Zentrale"],
+)
+def test_a_department_with_more_words_still_marks_its_company_as_the_buyer(department: str) -> None:
+    result = page(
+        (57, 93, "TAX INVOICE", 24),
+        (57, 139, "Northwick Example Co. Ltd"),
+        (425, 139, "Thistle Example Design Ltd"),
+        (57, 151, department),
+        (425, 151, "Unit 4, The Old Tannery"),
+        (298, 180, "INV-0312"),
+        (300, 400, "TOTAL GBP 4,986.00"),
+    )
+    assert result["vendor"] == "Thistle Example Design Ltd"
+
+
+@pytest.mark.parametrize("town", ["Calgary, AB", "Bangor, ME"])
+def test_a_town_and_its_state_alone_on_a_line_is_no_company(town: str) -> None:
+    result = page(
+        (40, 20, "Example Glass Works", 16),
+        (40, 44, "12 Main Street"),
+        (40, 58, town),
+        (40, 100, "Invoice No.: 2041"),
+        (300, 300, "Total $1,230.00"),
+        (40, 400, "Thank you for your business"),
+    )
+    assert result["vendor"] == "Example Glass Works"
+
+
+@pytest.mark.parametrize("line", ["Cuota de IVA (21%)  21,00", "Cuota íntegra  21,00"])
+def test_a_spanish_tax_named_cuota_de_iva_is_the_tax(line: str) -> None:
+    assert text_invoice(f"Ejemplo S.L.\nFactura 7\nBase imponible  100,00\n{line}\nTotal  121,00")["tax"] == Decimal(
+        "21.00"
+    )
 
 
 def test_labels_whose_words_a_pdf_ran_together_are_still_labels() -> None:

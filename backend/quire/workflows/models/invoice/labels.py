@@ -115,7 +115,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?"),
         ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|(?:dont\s+)?t\.?v\.?a\.?|tps|tvq|tvh"),
         ("nl", r"(?:totaal\s+|waarvan\s+)?btw(?:\s*-?\s*bedrag)?"),
-        ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?|cuota(?!\s+[^\W\d_])"),
+        ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?|"
+                    r"cuota\s+(?:de\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)|cuota\s+[ií]ntegra|cuota(?!\s+[^\W\d_])"),
         ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|(?:w\s+tym\s+)?vat|(?:suma\s+|w\s+tym\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
@@ -329,8 +330,6 @@ _WEAK = {
     },
     "subtotal": {"net"},
 }
-# Labels of a credit note's number ("Credit note no.", "Credit Memo #", "C/N No.", "Kreditnotanr.").
-_CREDIT_KIND = re.compile(r"credit|c/n|kredit|gutschrift|avoir|creditnota|nota\s+de\s+cr[eé]dito")
 # The words of an order date's label ("Order date", "Bestelldatum", "Fecha del pedido"): a weak date of issue.
 _ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien")
 # The payable total is named by these; other total-class labels (net, gross, page totals) rank lower.
@@ -487,10 +486,6 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
             bare = re.sub(r"[^a-z.# ]", "", label).strip(" .")
             weight = 0.6 if bare in _WEAK.get(field, set()) else 1.0
-            if field == "invoice_number" and _CREDIT_KIND.match(label):
-                # "Credit Memo #10022", "C/N No. 10022": a credit note's own number, or one listed among open items
-                # on an invoice; below an invoice's own number, still sure alone.
-                weight = min(weight, 0.85)
             if field == "issue_date" and _ORDERED.search(label):
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":

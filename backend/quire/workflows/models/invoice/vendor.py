@@ -114,12 +114,13 @@ _ATTENTION = re.compile(
 )
 # The payer's department under its company's name ("Accounts Payable"): that company is the buyer.
 _PAYER_DEPARTMENT = re.compile(
-    r"^\s*(?:attn:?\s*|attention:?\s*)?(?:accounts?\s+payable|kreditorenbuchhaltung|comptabilit[eé]\s+fournisseurs|"
-    r"crediteurenadministratie|"
-    # Its buying department: "Service Achats", "Purchasing Department", "Abteilung Einkauf", "Ufficio Acquisti".
-    r"service\s+(?:des\s+)?achats|direction\s+des\s+achats|purchasing(?:\s+dep(?:artmen)?t)?|procurement|"
-    r"(?:abteilung\s+)?einkauf|(?:afdeling\s+)?inkoop|departamento\s+de\s+compras|ufficio\s+acquisti|"
-    r"dzia[lł]\s+zakup[oó]w)(?:\s*(?:[-\u2013,:]|$))",
+    r"^\s*(?:attn:?\s*|attention:?\s*)?(?:(?:accounts?\s+payable|kreditorenbuchhaltung|comptabilit[eé]\s+fournisseurs|"
+    r"crediteurenadministratie)\b|"
+    # Its buying department: "Service Achats", "Purchasing Dept.", "Abteilung Einkauf / Frau Meier", "Ufficio Acquisti";
+    # alone or before a person, not a company's name or a tagline ("Procurement Partners Ltd", "Procurement services").
+    r"(?:service\s+(?:des\s+)?achats|direction\s+des\s+achats|purchasing|procurement|(?:abteilung\s+)?einkauf|"
+    r"(?:afdeling\s+)?inkoop|departamento\s+de\s+compras|ufficio\s+acquisti|dzia[lł]\s+zakup[oó]w)"
+    r"(?:\s+(?:dep(?:artmen)?t\.?|team|zentrale))?\s*(?:[-\u2013,:/]|$))",
     re.I,
 )
 _DEPARTMENT = re.compile(
@@ -477,10 +478,9 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             name = _name_of(phrase.text)
             # The rest of the word its form ends in: "St™SC" looks like a name, "St™SC*C~CST" is OCR's noise.
             glued = phrase.text[len(name) :].split(" ", 1)[0] if phrase.text.startswith(name) else ""
-            state = _STATE_AFTER_TOWN.search(phrase.text)
             if (
                 _OCR_NOISE.search(glued)
-                or (state is not None and len(name) <= state.start() + 4)  # "Calgary, AB T2T 0B6": AB is a province
+                or _STATE_AFTER_TOWN.search(f"{name} 00000")  # "Calgary, AB (T2T 0B6)": AB is a province, no form
                 or not _looks_like_name(name)
                 or len(name.split()) > 8
                 or not re.search(r"[^\W\d_]{2}", _FORM.sub("", name))
