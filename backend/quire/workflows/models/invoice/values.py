@@ -247,6 +247,13 @@ _DOLLAR_COUNTRIES = {
 }
 
 
+# The signs of one dollar each ("US$", "CA$", "A$", ...), from the symbols table: a page that prints one says which
+# dollar it means.
+_OWN_DOLLAR_SIGN = "|".join(
+    re.escape(sign) for sign, code in CURRENCY_SYMBOLS.items() if sign.endswith("$") and sign != "$" and code != "BRL"
+)
+
+
 # A sentence that names the dollar in words ("All prices are in US dollars", "amounts in Canadian dollars").
 _NAMED_DOLLARS = {
     "USD": re.compile(r"\b(?:U\.?S\.?|united\s+states|american)\s+dollars?\b", re.I),
@@ -270,7 +277,7 @@ def dollar_currency(text: str) -> str | None:
 def named_dollar(text: str) -> str | None:
     """The dollar a page names in words, when it names one only: an Australian shop that writes "All prices
     are in US dollars" means US dollars by its "$"."""
-    if re.search(r"\b(?:USD|CAD|AUD|NZD|SGD|HKD)\b|(?:US|CA|C|AU|A|NZ|S|HK)\$", text):
+    if re.search(rf"\b(?:USD|CAD|AUD|NZD|SGD|HKD)\b|{_OWN_DOLLAR_SIGN}", text):
         return None  # a printed code says which dollar; a sentence may name another ("approx. 1,580 Canadian dollars")
     named = [code for code, words in _NAMED_DOLLARS.items() if words.search(text)]
     return named[0] if len(named) == 1 else None

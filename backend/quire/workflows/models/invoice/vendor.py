@@ -75,10 +75,13 @@ _SAYS = re.compile(r"\s+(?:is|are|was|ist|est|è|es|jest|er|är)\s", re.I)
 # A town, a comma, a US state's or Canadian province's code and its ZIP or postal code: "Charleston, SC 29401",
 # "Calgary, AB T2T 0B6". Some codes are company forms elsewhere (Swedish AB, Brazilian ME); without the code after
 # them they are a person's letters as often ("Dana Whitfield, CPA, CA", "Sarah Chen, MD").
-_STATE_AFTER_TOWN = re.compile(
+_STATE = (
     r",\s*(?:A[BKLRZ]|BC|C[AOT]|D[CE]|FL|GA|HI|I[ADLN]|K[SY]|LA|M[ABDEINOST]|N[BCDEHJLMSTUVY]|O[HKNR]|P[AE]|QC|RI|"
-    r"S[CDK]|T[NX]|UT|V[AT]|W[AIVY]|YT)\s+(?:\d{5}(?:-\d{4})?|[A-Z]\d[A-Z]\s?\d[A-Z]\d)\s*$"
+    r"S[CDK]|T[NX]|UT|V[AT]|W[AIVY]|YT)"
 )
+_STATE_AFTER_TOWN = re.compile(rf"{_STATE}\s+(?:\d{{5}}(?:-\d{{4}})?|[A-Z]\d[A-Z]\s?\d[A-Z]\d)\s*$")
+# ... and where a name read up to a company form ends in one ("Calgary, AB" of "Calgary, AB T2T 0B6"): no form.
+_ENDS_IN_STATE = re.compile(rf"{_STATE}$")
 _GB_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b")
 # The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
 MIN_OCR_NAME = 0.3
@@ -480,7 +483,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             glued = phrase.text[len(name) :].split(" ", 1)[0] if phrase.text.startswith(name) else ""
             if (
                 _OCR_NOISE.search(glued)
-                or _STATE_AFTER_TOWN.search(f"{name} 00000")  # "Calgary, AB (T2T 0B6)": AB is a province, no form
+                or _ENDS_IN_STATE.search(name)
                 or not _looks_like_name(name)
                 or len(name.split()) > 8
                 or not re.search(r"[^\W\d_]{2}", _FORM.sub("", name))
