@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from backend.tests.documents import make_invoices, render  # noqa: E402
 from quire.documents.extract import extract  # noqa: E402
 from quire.errors import InvalidInput  # noqa: E402
+from quire.settings import Settings  # noqa: E402
 from quire.workflows.invoice_summary import summarize_invoice  # noqa: E402
 from quire.workflows.models.local import LocalProvider  # noqa: E402
 
@@ -133,7 +134,8 @@ class Tally:
 def read(data: bytes, filename: str) -> tuple[dict[str, Any], int, float]:
     started = time.perf_counter()
     try:
-        document = extract(data, filename, hashlib.sha256(data).hexdigest())
+        # Scans are read in the configured languages, as a worker reads a job that names none.
+        document = extract(data, filename, hashlib.sha256(data).hexdigest(), languages=Settings().ocr_languages)
     except InvalidInput:
         return {}, 1, time.perf_counter() - started
     result = summarize_invoice(document, LocalProvider()).model_dump(mode="json")

@@ -361,12 +361,18 @@ def installed(languages: str) -> str:
     """Of `languages` (Tesseract's names, `+`-separated), those whose packs are installed, in their order: a
     machine set up before a language was added to the defaults reads the others rather than failing (and says
     so once). All of them when none is (Tesseract then says which is missing)."""
-    have = _installed_packs()
-    kept = [language for language in languages.split("+") if language in have]
-    if len(kept) < len(languages.split("+")) and kept:
-        missing = sorted(set(languages.split("+")) - set(kept))
-        log.warning("OCR language packs not installed, read without them", missing=missing)
+    gone = missing(languages)
+    kept = [language for language in languages.split("+") if language not in gone]
+    if gone and kept:
+        log.warning("OCR language packs not installed, read without them", missing=sorted(gone))
     return "+".join(kept) or languages
+
+
+def missing(languages: str) -> frozenset[str]:
+    """Of `languages` (Tesseract's names, `+`-separated), those whose packs Tesseract says are not installed;
+    none when Tesseract cannot be asked (it will say so when it reads)."""
+    have = _installed_packs()
+    return frozenset(language for language in languages.split("+") if have and language not in have)
 
 
 @cache

@@ -65,18 +65,28 @@ def ocr_language(settings: Settings, name: str | None) -> str | None:
     if not name or not name.strip():
         return None
     code = TESSERACT_LANGUAGES.get(name.strip().lower(), name.strip().lower())
-    available = settings.ocr_languages.split("+")
+    available = readable_languages(settings)
     if code not in available:
         known = ", ".join(k for k, v in TESSERACT_LANGUAGES.items() if v in available)
         raise UnknownLanguage(f"Quire cannot read {name.strip()[:20]!r} by OCR. Name one of: {known}.")
     return code
 
 
+def readable_languages(settings: Settings) -> list[str]:
+    """The configured OCR languages whose packs are installed here (all of them when Tesseract cannot be
+    asked): a job may not name one its reader would fail on."""
+    from quire.documents import ocr  # Pillow and Tesseract's list only when a language is named
+
+    configured = settings.ocr_languages
+    gone = ocr.missing(configured)
+    return [language for language in configured.split("+") if language not in gone]
+
+
 def document_languages(settings: Settings) -> list[tuple[str, str]]:
     """(code, English name) of each language a submitter may name for OCR here, for a form's choices."""
     from babel import Locale
 
-    available = settings.ocr_languages.split("+")
+    available = readable_languages(settings)
     return [(k, Locale.parse(k).get_display_name("en") or k) for k, v in TESSERACT_LANGUAGES.items() if v in available]
 
 

@@ -59,7 +59,7 @@ def execute(
         # damaged read is worth another try; a stored copy that stays wrong ends in dead_letter.
         raise StorageUnavailable("The stored copy of the document is not the one that was uploaded.")
     limits = Limits(max_pages=settings.max_pages, max_chars=settings.max_text_chars)
-    languages = job.language or settings.ocr_languages
+    languages = ocr_languages(settings, job.language)
     document: Document = extract(data, job.input_filename, job.input_sha256, limits, languages, progress)
     try:
         result = workflow.run(document, model)
@@ -131,3 +131,17 @@ def discard_staged(storage: Storage, ref: AttemptRef) -> None:
         storage.delete_tree(attempt_prefix(ref.job_id, ref.attempt, ref.worker_id))
     except (OSError, StorageUnavailable) as exc:
         log.warning("could not remove a discarded attempt's files", error=str(exc))
+
+
+def ocr_languages(settings: Settings, named: str | None) -> str:
+    """The languages a job's scans are read in: the one it named, else the configured set. Also the configured
+    set when the named one's pack is not installed on this worker (a web server with other packs accepted the
+    job): read in the others rather than fail every attempt."""
+    if not named:
+        return settings.ocr_languages
+    from quire.documents import ocr  # Tesseract's list only when a job names a language
+
+    if ocr.missing(named):
+        log.warning("OCR language pack not installed, read in the configured languages", named=named)
+        return settings.ocr_languages
+    return named

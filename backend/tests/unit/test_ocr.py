@@ -456,3 +456,32 @@ def test_languages_whose_packs_are_missing_are_left_out_in_their_order(monkeypat
     # And with none of them installed, it asks for them all, so Tesseract says which is missing
     assert ocr.installed("pol+fin") == "pol+fin"
     ocr.installed.cache_clear()
+
+
+def test_a_job_may_name_only_a_language_whose_pack_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given an operator who configured Portuguese without installing its pack
+    from quire.documents import ocr
+    from quire.jobs import service
+    from quire.settings import Settings
+
+    monkeypatch.setattr(ocr, "_installed_packs", lambda: frozenset({"eng", "deu"}))
+    settings = Settings(ocr_languages="eng+deu+por")
+    # Then the form does not offer it and a job naming it is refused with the languages it may name
+    assert [code for code, _ in service.document_languages(settings)] == ["en", "de"]
+    assert service.ocr_language(settings, "de") == "deu"
+    with pytest.raises(service.UnknownLanguage, match="Name one of: en, de"):
+        service.ocr_language(settings, "pt")
+
+
+def test_a_worker_without_the_named_pack_reads_in_the_configured_languages(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a job accepted by a web server that has the Portuguese pack, read by a worker that has not
+    from quire.documents import ocr
+    from quire.queue.results import ocr_languages
+    from quire.settings import Settings
+
+    monkeypatch.setattr(ocr, "_installed_packs", lambda: frozenset({"eng", "deu"}))
+    settings = Settings(ocr_languages="eng+deu")
+    # Then the worker reads it in the languages it has rather than fail every attempt
+    assert ocr_languages(settings, "por") == "eng+deu"
+    assert ocr_languages(settings, "deu") == "deu"
+    assert ocr_languages(settings, None) == "eng+deu"
