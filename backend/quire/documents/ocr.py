@@ -505,7 +505,35 @@ def _tsv_words(tsv: str, page: int, points: float) -> list[tuple[Word, tuple[str
         confidence = max(0.0, min(float(cells[10]), 100.0)) / 100
         box = (left * points, top * points, (left + width) * points, (top + height) * points)
         words.append((Word(cells[11].strip(), page, *box, confidence), (cells[2], cells[3], cells[4])))
-    return words
+    return _join_cut_amounts(words)
+
+
+# Tesseract cuts an amount at its decimal point where the print leaves a little room there: "RM367 .10",
+# "RM1. 30". Each half alone reads as a whole number (or nothing), so the halves are joined again.
+_BEFORE_CUT = re.compile(r".*\d[.,]?")
+_AFTER_CUT = re.compile(r"[.,]?\d{2}")
+
+
+def _join_cut_amounts(words: list[tuple[Word, tuple[str, str, str]]]) -> list[tuple[Word, tuple[str, str, str]]]:
+    """Two words of one line joined where a number was cut at its decimal point (one side holds the point,
+    the other is its two decimals) with less room between them than the words are tall."""
+    joined: list[tuple[Word, tuple[str, str, str]]] = []
+    for word, line in words:
+        if joined:
+            last, last_line = joined[-1]
+            if (
+                last_line == line
+                and _BEFORE_CUT.fullmatch(last.text)
+                and _AFTER_CUT.fullmatch(word.text)
+                and (last.text[-1] in ".,") != (word.text[0] in ".,")
+                and word.x0 - last.x1 < min(last.y1 - last.y0, word.y1 - word.y0)
+            ):
+                box = (last.x0, min(last.y0, word.y0), word.x1, max(last.y1, word.y1))
+                confidence = min(last.confidence, word.confidence)
+                joined[-1] = (Word(last.text + word.text, word.page, *box, confidence), line)
+                continue
+        joined.append((word, line))
+    return joined
 
 
 def _page_languages(hocr: str) -> tuple[str, ...]:

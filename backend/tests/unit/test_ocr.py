@@ -485,3 +485,33 @@ def test_a_worker_without_the_named_pack_reads_in_the_configured_languages(monke
     assert ocr_languages(settings, "por") == "eng+deu"
     assert ocr_languages(settings, "deu") == "deu"
     assert ocr_languages(settings, None) == "eng+deu"
+
+
+def _tsv(*words: tuple[str, int, int, int]) -> str:
+    """Tesseract TSV of words on one line: (text, left, width, line number), 20 pixels tall."""
+    head = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
+    rows = [
+        f"5\t1\t1\t1\t{line}\t{n}\t{left}\t100\t{width}\t20\t90\t{text}"
+        for n, (text, left, width, line) in enumerate(words)
+    ]
+    return "\n".join([head, *rows])
+
+
+def test_an_amount_cut_at_its_decimal_point_is_joined_again() -> None:
+    # Given receipts where Tesseract cut amounts at the point ("RM367 .10", "RM1. 30")
+    from quire.documents import ocr
+
+    def texts(tsv: str) -> list[str]:
+        return [word.text for word, _ in ocr._tsv_words(tsv, 1, 1.0)]
+
+    # Then the halves make one amount again, with one box
+    assert texts(_tsv(("Total", 0, 60, 1), ("RM367", 80, 60, 1), (".10", 145, 25, 1))) == ["Total", "RM367.10"]
+    assert texts(_tsv(("RM1.", 0, 40, 1), ("30", 48, 20, 1))) == ["RM1.30"]
+    joined = ocr._tsv_words(_tsv(("RM1.", 0, 40, 1), ("30", 48, 20, 1)), 1, 1.0)[0][0]
+    assert (joined.x0, joined.x1) == (0, 68)
+    # But not numbers in columns apart, on other lines, or with a point on both sides or none
+    assert texts(_tsv(("2", 0, 10, 1), (".50", 200, 25, 1))) == ["2", ".50"]
+    assert texts(_tsv(("367", 0, 30, 1), (".10", 35, 25, 2))) == ["367", ".10"]
+    assert texts(_tsv(("Qty", 0, 30, 1), ("12", 35, 20, 1))) == ["Qty", "12"]
+    assert texts(_tsv(("1.", 0, 15, 1), (".30", 20, 25, 1))) == ["1.", ".30"]
+    assert texts(_tsv(("No.", 0, 30, 1), ("30", 35, 20, 1))) == ["No.", "30"]
