@@ -2904,3 +2904,69 @@ def test_a_discount_applied_between_a_sum_and_the_amount_due_is_no_payment() -> 
         "Example Supplies Ltd\nInvoice No. 2231\nTotal: £100.00\nDiscount applied: £10.00\nAmount due: £90.00"
     )
     assert result["total"] == Decimal("90.00")
+
+
+def test_the_total_before_income_tax_withheld_is_the_invoices_total() -> None:
+    # Given a Spanish freelancer's invoice that prints the total with VAT, then the IRPF withheld and what is left
+    read = page(
+        (40, 20, "Ejemplo Diseño S.L.", 14),
+        (40, 60, "FACTURA F-7"),
+        (300, 200, "BASE IMPONIBLE"), (480, 200, "2.890,00 €"),
+        (300, 214, "IVA 21%"), (480, 214, "606,90 €"),
+        (300, 228, "TOTAL IVA INCLUIDO"), (480, 228, "3.496,90 €"),
+        (300, 242, "RETENCIÓN IRPF 15%"), (480, 242, "-433,50 €"),
+        (300, 256, "TOTAL A PAGAR"), (480, 256, "3.063,40 €"),
+    )  # fmt: skip
+    # Then the total is the one with VAT, the tax the VAT, and they add up
+    assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("2890.00"), Decimal("606.90"), Decimal("3496.90"))
+    assert read["checks"]["totals_add_up"] is True
+    assert "total" not in read["needs_review"]
+
+
+def test_an_italian_withholding_on_a_base_and_charges_outside_vat() -> None:
+    # Given an Italian professional's invoice: expenses outside VAT, stamp duty, and a withholding on a base
+    read = page(
+        (40, 20, "Esempio Studio S.r.l.", 14),
+        (40, 60, "FATTURA n. 27/2024 del 12/03/2024"),
+        (300, 200, "Imponibile"), (480, 200, "5.980,00"),
+        (300, 214, "IVA 22%"), (480, 214, "1.315,60"),
+        (300, 228, "Spese escluse art. 15 DPR 633/72"), (480, 228, "100,00"),
+        (300, 242, "Rivalsa bollo"), (480, 242, "2,00"),
+        (300, 256, "Totale documento"), (480, 256, "€ 7.397,60"),
+        (300, 270, "Ritenuta d'acconto 20% su € 5.750,00"), (480, 270, "-1.150,00"),
+        (300, 284, "Netto a pagare"), (480, 284, "€ 6.247,60"),
+    )  # fmt: skip
+    # Then the charges close the sum, the withholding is its own amount (not its base), the total the document's
+    assert (read["subtotal"], read["tax"], read["total"]) == (
+        Decimal("5980.00"),
+        Decimal("1315.60"),
+        Decimal("7397.60"),
+    )
+    assert read["checks"]["totals_add_up"] is True
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ("TOTAL IVA INCLUIDO  121,00", "total"),
+        ("Totale IVA inclusa  121,00", "total"),
+        ("Total com IVA  121,00", "total"),
+        ("Total VAT inclusive  121.00", "total"),
+        ("Total IVA  21,00", "tax"),
+    ],
+)
+def test_a_total_with_tax_included_is_no_tax(line: str, field: str) -> None:
+    assert match_labels(line)[0].field == field
+
+
+def test_stacked_labels_each_with_its_value_are_two_labels() -> None:
+    # Given a grid of labels and values where "Fecha" stands over "Vencimiento" (together: "due date")
+    read = page(
+        (40, 20, "Ejemplo Diseño S.L.", 14),
+        (300, 40, "Nº factura"), (450, 40, "F-7"),
+        (300, 53, "Fecha"), (450, 53, "12/03/2024"),
+        (300, 66, "Vencimiento"), (450, 66, "11/04/2024"),
+        (300, 200, "TOTAL"), (450, 200, "121,00 €"),
+    )  # fmt: skip
+    # Then each value is its own label's
+    assert (read["issue_date"], read["due_date"]) == ("2024-03-12", "2024-04-11")

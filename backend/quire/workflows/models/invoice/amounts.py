@@ -108,6 +108,22 @@ def before_payments(
     return None
 
 
+def before_withholding(found: dict[str, list[Candidate]], total: Candidate | None) -> Candidate | None:
+    """The invoice's total when the chosen one is what is left after income tax withheld from it, printed between
+    the two ("Totale documento € 7.397,60 / Ritenuta d'acconto 20% -1.150,00 / Netto a pagare € 6.247,60"): the
+    earlier, larger total. None when there is no such pair; a bill that prints only the amount left has no other."""
+    if total is None:
+        return None
+    withheld = [c for c in found.get("withholding", []) if c.score >= ABSTAIN_BELOW]
+    for earlier in found.get("total", []):
+        if earlier.line >= total.line or earlier.score < ABSTAIN_BELOW:
+            continue
+        taken = earlier.value.value - total.value.value
+        if taken > 0 and any(earlier.line < c.line < total.line and abs(c.value.value) == taken for c in withheld):
+            return earlier
+    return None
+
+
 def after_rounding(
     lines: list[Line], labelled: Labelled, found: dict[str, list[Candidate]], total: Candidate | None
 ) -> tuple[Candidate, str] | None:

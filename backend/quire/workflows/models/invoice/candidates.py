@@ -100,6 +100,8 @@ _SAYS_WHAT_OF = re.compile(
     r"(?:vat|gst|hst|pst|qst|tax(?:es)?|sales\s+tax|tva|mwst|ust|iva|btw|moms|mva|alv|dph|ptu)\.?\s*:?$",
     re.I,
 )
+# A law's article a label cites ("Spese escluse art. 15 DPR 633/72", "§ 19 UStG"): no words of a sentence.
+_CITATION = re.compile(r"(?:\bart[a-z]*\.?|§+)\s*\d+[\w/.-]*(?:\s+[A-Z][A-Za-z]{1,5}\.?(?:\s*\d[\d/.-]*)?)?")
 # An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
 # ("USD 1 234.56" is one amount: no count stands between a currency and its amount). The code is a word of its
 # own: "IRON 2 112.50" ends in RON and is still a count and an amount.
@@ -317,7 +319,7 @@ def _read_label(
     """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
     # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...", "Total of all open invoices") has no value
     # beside it, and is no row's label.
-    sentence = len(re.findall(r"[^\W\d_]{3,}", match.rest)) >= 2
+    sentence = len(re.findall(r"[^\W\d_]{3,}", _CITATION.sub("", match.rest))) >= 2
     # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it.
     row_label = not re.search(r"\d", RATE.sub("", match.rest)) and not sentence
     if match.field in AMOUNT_FIELDS and row_label and (columns := by_column(lines, index, phrase, mark)):
@@ -364,8 +366,9 @@ def _read_label(
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
         # a number right after it is its value.
         sources = [source for source in sources[:1] if re.match(r"\S*\d", source[1])]
-    if match.field == "tax" and RATE.search(phrase.text) and amounts_in(match.rest, mark):
-        # "PST (7%) - materials $584.00 | $40.88": a rate, the amount it taxes, then the tax in a phrase of its own.
+    if match.field in ("tax", "withholding") and RATE.search(phrase.text) and amounts_in(match.rest, mark):
+        # "PST (7%) - materials $584.00 | $40.88", "Ritenuta d'acconto 20% su € 5.750,00 | -1.150,00": a rate, the
+        # amount it is of, then the tax in a phrase of its own.
         right = [source for source in sources if source[0] == "right" and _AMOUNT_TEXT.fullmatch(source[1].strip())]
         sources = right[:1] or sources
     for relation, text, source in sources:

@@ -169,6 +169,8 @@ def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phras
         return None
     for other in below.phrases:
         if abs(other.x0 - phrase.x0) <= 2 and re.fullmatch(r"[^\W\d_]{2,12}:?", other.text):
+            if _labels_a_value(lines[index], phrase) and _labels_a_value(below, other):
+                return None  # "Fecha 12/03/2024" over "Vencimiento 11/04/2024": two labels, each with its value
             joined = f"{phrase.text} {other.text}"
             matches = match_labels(joined)
             if matches and not matches[0].rest and matches[0].field in (*AMOUNT_FIELDS, *DATE_FIELDS):
@@ -176,3 +178,8 @@ def _wrapped_label(lines: list[Line], index: int, phrase: Phrase) -> tuple[Phras
                              other.y1, phrase.line, min(phrase.confidence, other.confidence))  # fmt: skip
                 return box, matches
     return None
+
+
+def _labels_a_value(line: Line, phrase: Phrase) -> bool:
+    """The phrase is a whole label by itself and something stands to its right on its line."""
+    return _whole_label(phrase.text.rstrip(":")) is not None and any(p.x0 > phrase.x1 for p in line.phrases)

@@ -129,7 +129,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total\s+of\s+(?:this|the)\s+(?:invoice|bill|fee\s+note)(?!s)|(?:total\s+)?(?:current|new)\s+charges|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
+                    r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
@@ -141,13 +141,13 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # A bill's own total beside an amount due that adds an earlier one: "Totaal deze factuur incl. btw".
                     r"totaal\s+(?:van\s+)?deze\s+factuur(?:\s+incl\.?\s*(?:btw)?)?|"
                     r"bedrag\s+incl\.?\s*(?:btw)?|totaal"),
-        ("es", r"total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
+        ("es", r"total\s+(?:con\s+)?i\.?v\.?a\.?\s+(?:incluido|incl\.?)|total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
                     r"total\s+l[ií]quido|total"),
-        ("it", r"totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+(?:totale|da\s+pagare)|"
+        ("it", r"totale\s+(?:con\s+)?iva\s+(?:inclusa|compresa|incl\.?)|totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+(?:totale|da\s+pagare)|"
                     r"netto\s+a\s+pagare|totale"),
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
-        ("pt", r"valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
+        ("pt", r"total\s+(?:com\s+)?iva\s+(?:incluido|incl\.?)|total\s+com\s+iva|valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
         ("sv", r"(?:summa\s+|total\s+|sum\s+|bel[oø]pp?\s+|bel[oø]b\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt(?!\s*(?:ekskl|exkl|excl|eks\b|ex\b|uden|utan|uten))|totalt|"
                     r"totalbel(?:o)?p|totalbelb"),
@@ -158,12 +158,15 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
         ("en", r"freight|shipping(?:\s+(?:and|&)\s+handling)?|delivery(?:\s+charge)?|handling|postage|surcharge|"
-                    r"service\s+(?:charge|chg)\.?|tips?|gratuity"),
+                    r"service\s+(?:charge|chg)\.?|tips?|gratuity|"
+                    # Outlays paid for the client, outside the taxed sum (a solicitor's, an architect's).
+                    r"disbursements?"),
         ("de", r"versand(?:kosten)?|fracht(?:kosten)?|porto|verpackung(?:skosten)?|lieferkosten"),
-        ("fr", r"frais\s+de\s+(?:port|livraison|transport)|port|livraison"),
+        ("fr", r"frais\s+de\s+(?:port|livraison|transport)|port|livraison|d[eé]bours"),
         ("nl", r"verzend(?:kosten)?|bezorg(?:kosten)?|verzending"),
-        ("es", r"(?:gastos\s+de\s+)?env[ií]o|portes|transporte"),
-        ("it", r"(?:spese\s+di\s+)?(?:spedizione|trasporto)"),
+        ("es", r"(?:gastos\s+de\s+)?env[ií]o|portes|transporte|suplidos"),
+        ("it", r"(?:spese\s+di\s+)?(?:spedizione|trasporto)|spese\s+(?:escluse|anticipate|esenti)|"
+                    r"(?:rivalsa\s+)?(?:marca\s+da\s+)?bollo(?:\s+virtuale)?"),
         ("pl", r"(?:koszt\s+)?(?:dostawy|wysy[lł]ki)"),
         ("pt", r"frete|portes"),
     ],
@@ -339,6 +342,8 @@ PAYABLE = re.compile(
     r"att\s+betala|at\s+betale|a\s+betale|maksettava"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
+# After "Total IVA", "Totale IVA", "Total VAT": the tax is included in this total ("TOTAL IVA INCLUIDO").
+_INCLUDED = re.compile(r"\s*\(?(?:incl\b|incl\.|inclu|inkl|compris|compresa|inbegrepen)")
 # A label of a total of something else ("Gesamtbetrag der Zuschläge", "total of discounts"); not "Total of this fee
 # note", "Total of the invoice": this document's own total.
 _OF = re.compile(
@@ -493,6 +498,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
             if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
+            if field == "tax" and folded.startswith("tota") and _INCLUDED.match(folded[match.end() :]):
+                continue  # "Total IVA incluido": the total, tax included
             if field in ("tax", "withholding") and _BASE.match(folded[match.end() :]):
                 weight = 0.3  # "I.G.I.C. - Base 92,00", "IVA base imponible": the amount taxed, not the tax
             best = LabelMatch(

@@ -17,6 +17,7 @@ from typing import Any
 from quire.workflows.models.invoice.amounts import (
     after_rounding,
     before_payments,
+    before_withholding,
     choose_amounts,
     included,
     net_charges,
@@ -142,6 +143,12 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     paid_off = before_payments(lines, found, chosen["total"][0], mark)
     if paid_off is not None:
         chosen["total"] = (paid_off, paid_off.score)  # the balance after a deposit or part payment is no total
+    elif (gross := before_withholding(found, chosen["total"][0])) is not None:
+        net = chosen["total"][0]
+        assert net is not None
+        charges += gross.value.value - net.value.value  # the withholding is not taken off this total
+        chosen["total"] = (gross, gross.score)
+        paid_off = gross  # the amount due after it, with the withholding taken off, outranks it by design
     own_total, in_doubt = without_earlier_balance(found, chosen["total"][0])
     # The amount due after it adds an earlier balance, or takes a payment off: it outranks the bill's own total by
     # design.
