@@ -307,7 +307,10 @@ def _apart(
 ) -> bool:
     left, bottom, _, top = box
     size = max(top - bottom, last[4] - last[2])
-    return left - last[3] > gap * size or abs(bottom - last[2]) > 0.5 * size
+    # A character placed before the last one's start begins another run: a right-to-left line's runs
+    # come right to left ("VAT." then "excl" then "Subtotal" of "Subtotal excl. VAT" beside Arabic).
+    backwards = left < last[1] - 0.5 * size
+    return left - last[3] > gap * size or backwards or abs(bottom - last[2]) > 0.5 * size
 
 
 def _docx_text(data: bytes, limits: Limits) -> str:

@@ -165,6 +165,14 @@ def test_a_kerning_gap_inside_a_word_does_not_split_it_but_a_word_space_does() -
     assert [w.text for w in words] == ["Rechnungskorrektur", "Nr."]
 
 
+def test_runs_placed_right_to_left_are_words_of_their_own() -> None:
+    # Given a bilingual line laid out right to left: "Subtotal excl. VAT" written as "VAT.", "excl", "Subtotal",
+    # each string moved left of the one before
+    words = pdf_words(_pdf_with_text_operator("(VAT.) 5140 (excl) 6778 (Subtotal)"), 1)
+    # Then each run is a word, which the reader puts in order by where it stands
+    assert [w.text for w in sorted(words, key=lambda w: w.x0)] == ["Subtotal", "excl", "VAT."]
+
+
 def test_a_character_outside_the_basic_plane_keeps_its_index_and_the_ones_after_it() -> None:
     # PDFium gives a math letter (U+1D431) as two indices, its UTF-16 surrogates, with one box
     codes = [ord("x"), 0xD835, 0xDC31, ord("="), 0, 0xDC31, ord("y")]

@@ -2970,3 +2970,54 @@ def test_stacked_labels_each_with_its_value_are_two_labels() -> None:
     )  # fmt: skip
     # Then each value is its own label's
     assert (read["issue_date"], read["due_date"]) == ("2024-03-12", "2024-04-11")
+
+
+def test_a_bilingual_labels_translation_between_it_and_its_value() -> None:
+    # Given a UAE tax invoice whose labels are printed in English and Arabic, the amount after both
+    read = page(
+        (40, 20, "Example Consultancy L.L.C.", 14),
+        (40, 60, "TAX INVOICE  Invoice No. EX-7"),
+        (230, 200, "Gross Amount"), (400, 200, "المبلغ الإجمالي"), (500, 200, "78,950.00"),
+        (230, 214, "Less: Discount (5% on fees)"), (400, 214, "خصم"), (500, 214, "-3,950.00"),
+        (230, 228, "Subtotal excl. VAT"), (340, 228, "المجموع غير شامل الضريبة"), (500, 228, "75,000.00"),
+        (230, 242, "VAT 5%"), (340, 242, "ضريبة القيمة المضافة"), (500, 242, "3,750.00"),
+        (230, 256, "Total incl. VAT (AED)"), (340, 256, "الإجمالي شامل الضريبة"), (500, 256, "78,750.00"),
+    )  # fmt: skip
+    # Then the translations are passed over: the subtotal, tax and total are read, and they add up
+    assert (read["subtotal"], read["tax"], read["total"]) == (
+        Decimal("75000.00"),
+        Decimal("3750.00"),
+        Decimal("78750.00"),
+    )
+    assert read["checks"]["totals_add_up"] is True
+
+
+def test_a_nordic_payee_and_an_address_window_with_att_name_the_parties() -> None:
+    # Given a Norwegian invoice: the brand alone at the top, the buyer in the window "Att.:" a person, the
+    # company in the footer and on the giro slip
+    read = page(
+        (40, 20, "FJELLVIK", 16),
+        (400, 20, "FAKTURA", 16),
+        (40, 80, "Eksempel Sjømat AS"),
+        (40, 93, "Att.: Kari Nilsen"),
+        (40, 106, "Bryggen 15"),
+        (40, 119, "5003 BERGEN"),
+        (350, 80, "Fakturanummer"), (450, 80, "24118"),
+        (300, 300, "Å betale NOK"), (450, 300, "15 768,75"),
+        (40, 600, "Betalt til: Fjellvik Regnskap AS, Strandkaien 2, 5013 Bergen"),
+        (40, 700, "Fjellvik Regnskap AS · Strandkaien 2, 5013 Bergen · Org.nr. 912 345 688 MVA"),
+    )  # fmt: skip
+    assert read["vendor"] == "Fjellvik Regnskap AS"
+
+
+@pytest.mark.parametrize("title", ["ΤΙΜΟΛΟΓΙΟ ΠΩΛΗΣΗΣ", "LASKU", "KVITTERING"])
+def test_a_documents_title_in_greek_finnish_or_norwegian_names_no_vendor(title: str) -> None:
+    read = page(
+        (40, 20, "Esimerkki Oy", 10),
+        (40, 34, "Teollisuuskatu 5, 00510 Helsinki"),
+        (300, 60, title, 16),
+        (300, 90, "Invoice No. 1542"),
+        (300, 200, "Total 3.782,00 €"),
+        (40, 700, "Page 1 of 1"),
+    )  # fmt: skip
+    assert read["vendor"] != title

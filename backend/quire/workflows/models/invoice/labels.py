@@ -78,7 +78,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("cs", r"datum\s+splatnosti|splatnost|splatne\s+do"),
     ],
     "subtotal": [
-        ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
+        ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
+                    r"(?:\s*\(?\s*(?:excl|excluding|exclusive\s+of|before|ex|without)\s*\.?\s*(?:vat|tax|gst|sst)\)?)?|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"(?:amount|charges)\s+(?:excl\.?|excluding|before)\s+(?:vat|tax|gst)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
                     # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
@@ -254,6 +255,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"sprzedawca|wystawca|dostawca"),
         ("cs", r"dodavatel"),
         ("pt", r"emitente|fornecedor|vendedor|prestador(?:\s+d[eo]s?\s+servi[cç]os?)?"),
+        # A Nordic giro slip's payee: "Betalt til", "Betalingsmottaker", "Betalningsmottagare".
+        ("sv", r"betal(?:t|es)\s+til|betalingsmottaker|betalningsmottagare|betalingsmodtager"),
     ],
     "buyer": [
         ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"

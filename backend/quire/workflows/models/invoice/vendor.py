@@ -46,7 +46,8 @@ _NOT_A_NAME = re.compile(
     r"^estimate|^order\s+confirmation|^delivery\s+note|^packing\s+(?:slip|list)|^remittance|^angebot|^mahnung|"
     r"^zahlungserinnerung|^lieferschein|^gutschrift|^auftragsbest|^avoir|^devis|^bon\s+de\s+(?:livraison|commande)|"
     r"^nota\s+d[ei]\s+(?:cr[eé]dito|d[eé]bito|consegna)|^presupuesto|^albar[aá]n|^recibo|^ricevuta|^preventivo|"
-    r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento|"
+    r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento|^lasku|^hyvityslasku|^kvitt(?:o|ering)|"
+    r"^kreditnota|^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"  # noqa: RUF001  (Greek titles)
     # A department a payment goes to, not a company ("Accounts Receivable", "Billing Department").
     r"^accounts?\s+(?:receivable|payable)|^(?:billing|finance|accounting|accounts)\s+(?:dept|department)",
     re.I,
@@ -111,7 +112,8 @@ _NAME_LABEL = re.compile(
 )
 # A line addressed to a person at the buyer: "t.a.v.", "z. Hd.", "Attn:", "à l'attention de", "all'attenzione di".
 _ATTENTION = re.compile(
-    r"^(?:t\.\s?a\.\s?v\.|z\.\s?hd\.?|zu\s+h[aä]nden|attn\.?:?|attention:|[aà]\s+l['\u2019]\s?attention|"
+    r"^(?:t\.\s?a\.\s?v\.|ter\s+attentie\s+van|z\.\s?hd\.?|zu\s+h[aä]nden|attn\.?:?|att(?:\.:?|:)|attention:|"
+    r"[aà]\s+l['\u2019]\s?attention|"
     r"all['\u2019]\s?attenzione|a\s+la\s+atenci[oó]n)(?=\s|$)",
     re.I,
 )
@@ -134,7 +136,8 @@ _DEPARTMENT = re.compile(
 _HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?<=@)[a-z0-9.-]+\.[a-z]{2,6}")
 # The company register and VAT numbers a legal footer prints beside the issuer's name.
 _LEGAL_IDS = re.compile(
-    rf"{VAT_ID.pattern}|\b(?:HRB|HRA|RCS|KvK|KRS|REGON|Companies\s+House|Reg(?:istered)?\.?\s+No)\b"
+    rf"{VAT_ID.pattern}|\b(?:HRB|HRA|RCS|KvK|KRS|REGON|Companies\s+House|Reg(?:istered)?\.?\s+No|Org\.?\s?nr|CVR|Y-tunnus|"
+    r"IČO|Foretaksregisteret)\b"
 )
 # The holder of the account a transfer goes to, named beside its IBAN ("Titulaire du compte : NETPRESSE"): the
 # issuer, unless the page speaks of a direct debit, where the account printed is the buyer's. Weaker than a name
