@@ -3021,3 +3021,62 @@ def test_a_documents_title_in_greek_finnish_or_norwegian_names_no_vendor(title: 
         (40, 700, "Page 1 of 1"),
     )  # fmt: skip
     assert read["vendor"] != title
+
+
+def test_a_credit_notes_total_printed_over_two_lines_with_its_amount_between() -> None:
+    # Given a Belgian credit note whose total label is printed in Dutch over French, the amount level with both
+    read = page(
+        (40, 20, "Voorbeeld Kantoor BV", 14),
+        (40, 60, "CREDITNOTA / NOTE DE CRÉDIT"),
+        (40, 74, "Nummer / Numéro: CN-2024-0017"),
+        (286, 440, "Totaal excl. btw / Total hors TVA"), (506, 440, "-1.580,70"),
+        (286, 456, "Btw / TVA 21%"), (514, 456, "-331,95"),
+        (286, 477, "Totaal te crediteren /"),
+        (459, 483, "EUR -1.912,65"),
+        (286, 490, "Total à créditer"),
+    )  # fmt: skip
+    assert (read["subtotal"], read["tax"], read["total"]) == (
+        Decimal("-1580.70"),
+        Decimal("-331.95"),
+        Decimal("-1912.65"),
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "TOTAL CREDIT R 8 774.50",
+        "Totaal te crediteren 8.774,50",
+        "Total à créditer 8 774,50",
+        "Importe a abonar 8.774,50",
+    ],
+)
+def test_what_a_credit_note_credits_is_its_total(line: str) -> None:
+    assert match_labels(line)[0].field == "total"
+
+
+def test_a_combined_tax_invoice_and_receipt_gives_its_number() -> None:
+    read = page(
+        (40, 20, "Example Dental Care Ltd.", 14),
+        (45, 113, "TAX INVOICE / RECEIPT No. 40218"), (448, 114, "חשבונית מס / קבלה"),
+        (40, 140, "Date: 21/02/2024"),
+        (300, 300, "Total incl. VAT"), (480, 300, "3,380.13"),
+    )  # fmt: skip
+    assert read["invoice_number"] == "40218"
+
+
+def test_of_two_subtotals_that_add_up_the_one_after_the_discount_is_the_subtotal() -> None:
+    # Given a Swiss invoice: a subtotal, a discount, the total excluding VAT, then VAT on that amount
+    read = page(
+        (40, 20, "Beispiel Software GmbH", 14),
+        (40, 60, "Rechnung Nr. 2024-0312"),
+        (300, 200, "Zwischensumme / Subtotal"), (480, 200, "9'053.90"),
+        (300, 214, "Rabatt / Discount 3%"), (480, 214, "-271.62"),
+        (300, 228, "Total exkl. MWST / excl. VAT"), (480, 228, "8'782.28"),
+        (300, 242, "MWST / VAT 8.1% auf CHF 8'782.28"), (480, 242, "711.36"),
+        (300, 256, "Rundungsdifferenz / Rounding"), (480, 256, "0.01"),
+        (300, 270, "Total inkl. MWST / incl. VAT CHF"), (480, 270, "9'493.65"),
+    )  # fmt: skip
+    # Then the subtotal is the amount the tax is of, and the tax the amount after its base
+    assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("8782.28"), Decimal("711.36"), Decimal("9493.65"))
+    assert read["checks"]["totals_add_up"] is True

@@ -35,12 +35,13 @@ def amount_value(candidate: Candidate | None) -> Decimal | None:
     return None if candidate is None else candidate.value.value
 
 
-def net_charges(found: dict[str, list[Candidate]]) -> Decimal:
+def net_charges(found: dict[str, list[Candidate]], subtotal: Candidate | None = None) -> Decimal:
     """Freight, shipping and the like less discounts and withheld income tax, each printed amount counted once:
-    what lies between subtotal + tax and total. One printed above the subtotal is a row the subtotal adds up
-    already ("Delivery & setup | 1 x $85.00 | $85.00" among the items); one beside it on its line ("Subtotal |
-    Freight | VAT | Total" in a row) is not."""
-    subtotal_at = min((c.line for c in found.get("subtotal", []) if c.score >= ABSTAIN_BELOW), default=-1)
+    what lies between subtotal + tax and total. One printed above the subtotal (the one given, else the first) is
+    a row the subtotal adds up already ("Delivery & setup | 1 x $85.00 | $85.00" among the items, "Discount 3%"
+    over "Total excl. VAT"); one beside it on its line ("Subtotal | Freight | VAT | Total" in a row) is not."""
+    firsts = (c.line for c in found.get("subtotal", []) if c.score >= ABSTAIN_BELOW)
+    subtotal_at = subtotal.line if subtotal is not None else min(firsts, default=-1)
 
     def counted(field: str) -> list[Candidate]:
         return [c for c in found.get(field, []) if c.score >= ABSTAIN_BELOW and c.line >= subtotal_at]
@@ -177,9 +178,13 @@ def adds_up(sub: Decimal, tax: Decimal, total: Decimal, charges: Decimal, inside
 
 
 def choose_amounts(
-    found: dict[str, list[Candidate]], line_count: int, charges: Decimal, tax_sums: list[Candidate]
+    found: dict[str, list[Candidate]], line_count: int, tax_sums: list[Candidate]
 ) -> dict[str, tuple[Candidate | None, float]]:
-    """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up."""
+    """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up
+    (with the charges and discounts printed under the subtotal). Of two subtotals that both add up ("Subtotal"
+    over "Discount" over "Total excl. VAT"), the later: the amount the tax is of."""
+    charges = {c: net_charges(found, c) for c in found.get("subtotal", [])}
+    first = net_charges(found)
     options: dict[str, list[tuple[Candidate | None, float]]] = {}
     totals = found.get("total", [])
     largest = max((c.value.value for c in totals), default=None)
@@ -209,7 +214,10 @@ def choose_amounts(
         values = [amount_value(sub), amount_value(tax), amount_value(total)]
         if all(v is not None for v in values):
             s, t, g = (v for v in values if v is not None)
-            rank += 0.8 if adds_up(s, t, g, charges, included(tax)) else -0.6
+            if adds_up(s, t, g, charges.get(sub, first) if sub else first, included(tax)):
+                rank += 0.8 + (0.01 * sub.line / max(line_count, 1) if sub else 0.0)
+            else:
+                rank -= 0.6
             rank -= 0.5 if abs(t) >= abs(g) > 0 else 0.0
             rank -= 0.5 if abs(t) > abs(s) else 0.0
         elif values[0] is not None and values[2] is not None:

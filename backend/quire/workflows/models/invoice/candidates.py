@@ -95,7 +95,9 @@ _DUE_ON = re.compile(
 # What a tax or a total is of, in words: a rate on what it taxes ("@ 13% on fees and disbursements"), or what a
 # total adds up, its tax last ("Fees, disbursements and HST", "Goods, services & VAT").
 _SAYS_WHAT_OF = re.compile(
-    r"^(?:@|at|zu|à|a|al)?\s*\d{1,2}(?:[.,]\d{1,3})?\s*%\s+(?:on|auf|sur|su|sobre|op|na|od)\s+[^\d]*$|"
+    # "@ 13% on fees", "/ VAT 8.1% auf CHF 8'782.28": a rate and what it is of, in words or as an amount.
+    r"(?:^|\s)(?:@|at|zu|à|a|al)?\s*\d{1,2}(?:[.,]\d{1,3})?\s*%\s+(?:on|auf|sur|su|sobre|op|na|od)\s+"
+    r"(?:[^\d]*|(?:[A-Z]{3}|[^\w\s])?\s*\d[\d'\u2019.,\u00a0 ]*)$|"
     r"(?:\band|&|\bplus|\bund|\bet|\by|\be|\ben|\bog|\boch|\bi)\s+(?:the\s+)?"
     r"(?:vat|gst|hst|pst|qst|tax(?:es)?|sales\s+tax|tva|mwst|ust|iva|btw|moms|mva|alv|dph|ptu)\.?\s*:?$",
     re.I,
@@ -163,6 +165,11 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase, field: str) -> li
     line = lines[index]
     found: list[tuple[str, Phrase]] = []
     right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1] if not isinstance(phrase, HeadPart) else []
+    if not right and not isinstance(phrase, HeadPart) and index + 1 < len(lines) and lines[index + 1].page == line.page:
+        # A value set a little lower, level with a label printed over two lines ("Totaal te crediteren /" over
+        # "Total à créditer", "EUR -1.912,65" between them): the next line's, beside the label and starting above
+        # its foot.
+        right = [p for p in lines[index + 1].phrases if p.x0 >= phrase.x1 - 1 and p.y0 < phrase.y1]
     found += [("right", p) for p in right[:2]]
     labels = sum(1 for p in line.phrases if match_labels(p.text))
     if labels >= 3 and any(_ITEM_COLUMN.match(fold(p.text)) for p in line.phrases):

@@ -21,6 +21,8 @@ _EUROS = r"(?:eur|chf|cad|xof|xaf|xpf)\s+|€\s*"
 _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
         ("en", r"(?:tax\s+|vat\s+|gst\s+|commercial\s+|pro\s*-?\s*forma\s+)invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|"
+                    # One document for both: "TAX INVOICE / RECEIPT No. 40218".
+                    r"(?:tax\s+)?invoice\s*/\s*receipt\s*(?:no\.?|number|#)|"
                     r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\.?\s*(?:no\.?|#|number)|invoice|bill\s*(?:no\.?|number)|"
                     r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|"
                     r"credit\s*memo\s*(?:no\.?|number|#)?|credit\s*(?:no\.?|number|#)|c/n\s*(?:no\.?|#)|"
@@ -130,21 +132,23 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total\s+of\s+(?:this|the)\s+(?:invoice|bill|fee\s+note)(?!s)|(?:total\s+)?(?:current|new)\s+charges|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
+                    r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|"
+                    # A credit note's total: what is credited.
+                    r"total\s+(?:credit(?:ed)?|to\s+be\s+credited)(?:\s+amount)?|credit\s+total|amount\s+(?:to\s+be\s+)?credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
                     r"summe\s+brutto|summe|gesamt|bruttobetrag"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
-                    r"total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
-        ("nl", r"totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
+                    r"(?:total|montant)\s+[aà]\s+cr[eé]diter|total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
+        ("nl", r"(?:totaal\s+)?te\s+crediteren|totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
                     # A bill's own total beside an amount due that adds an earlier one: "Totaal deze factuur incl. btw".
                     r"totaal\s+(?:van\s+)?deze\s+factuur(?:\s+incl\.?\s*(?:btw)?)?|"
                     r"bedrag\s+incl\.?\s*(?:btw)?|totaal"),
-        ("es", r"total\s+(?:con\s+)?i\.?v\.?a\.?\s+(?:incluido|incl\.?)|total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
+        ("es", r"(?:total|importe)\s+a\s+abonar|total\s+(?:con\s+)?i\.?v\.?a\.?\s+(?:incluido|incl\.?)|total\s+(?:factura|a\s+pagar|importe)|importe\s+(?:total|a\s+pagar)|importe\s+l[ií]quido|l[ií]quido\s+a\s+(?:percibir|pagar)|"
                     r"total\s+l[ií]quido|total"),
-        ("it", r"totale\s+(?:con\s+)?iva\s+(?:inclusa|compresa|incl\.?)|totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+(?:totale|da\s+pagare)|"
+        ("it", r"totale\s+(?:da\s+)?accreditare|totale\s+(?:con\s+)?iva\s+(?:inclusa|compresa|incl\.?)|totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+(?:totale|da\s+pagare)|"
                     r"netto\s+a\s+pagare|totale"),
         ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"

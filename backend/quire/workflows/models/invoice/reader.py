@@ -127,9 +127,9 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     chosen: dict[str, tuple[Candidate | None, float]] = {
         field: best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
     }
-    charges = net_charges(found)
     sums = tax_sums(found)
-    chosen.update(choose_amounts(found, len(lines), charges, [whole for whole, _ in sums]))
+    chosen.update(choose_amounts(found, len(lines), [whole for whole, _ in sums]))
+    charges = net_charges(found, chosen["subtotal"][0])
     for field in AMOUNT_FIELDS:  # the choice's rank may exceed a candidate's score; an unsure one stays unsure
         candidate, confidence = chosen[field]
         if candidate is not None and candidate.unsure:
