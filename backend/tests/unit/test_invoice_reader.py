@@ -3080,3 +3080,53 @@ def test_of_two_subtotals_that_add_up_the_one_after_the_discount_is_the_subtotal
     # Then the subtotal is the amount the tax is of, and the tax the amount after its base
     assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("8782.28"), Decimal("711.36"), Decimal("9493.65"))
     assert read["checks"]["totals_add_up"] is True
+
+
+def test_a_bilingual_label_whose_translation_comes_first() -> None:
+    # Given a Japanese and English invoice: each label after its Japanese name, yen with no decimals
+    read = page(
+        (40, 20, "Example Catering Co., Ltd.", 14),
+        (300, 60, "請求書番号 Invoice No. HC-240312-07"),
+        (300, 74, "発行日 Issue Date 2024年3月12日 (March 12, 2024)"),
+        (300, 88, "お支払期限 Payment Due 2024年4月30日 (April 30, 2024)"),
+        (300, 200, "小計 Subtotal"), (480, 200, "¥183,200"),
+        (300, 214, "消費税合計 Total consumption tax"), (480, 214, "¥16,036"),
+        (300, 228, "合計 Total (tax incl.)"), (480, 228, "¥199,236"),
+    )  # fmt: skip
+    assert (read["invoice_number"], read["due_date"]) == ("HC-240312-07", "2024-04-30")
+    assert (read["subtotal"], read["total"]) == (Decimal("183200"), Decimal("199236"))
+
+
+def test_an_indian_tax_invoice_adds_its_taxes_and_its_round_off_above_the_total() -> None:
+    # Given "Add:" before each tax and a round-off line over the grand total
+    read = page(
+        (40, 20, "Example Hardware Traders Pvt. Ltd.", 14),
+        (40, 60, "Invoice No.: SGHT/23-24/1187"),
+        (300, 200, "Taxable Amount"), (480, 200, "1,99,410.00"),
+        (300, 214, "Add: CGST @ 9%"), (480, 214, "17,946.90"),
+        (300, 228, "Add: SGST @ 9%"), (480, 228, "17,946.90"),
+        (300, 242, "Round Off (+)"), (480, 242, "0.20"),
+        (300, 256, "Grand Total ₹"), (480, 256, "2,35,304.00"),
+    )  # fmt: skip
+    assert (read["subtotal"], read["tax"], read["total"]) == (
+        Decimal("199410.00"),
+        Decimal("35893.80"),
+        Decimal("235304.00"),
+    )
+    assert read["checks"]["totals_add_up"] is True
+
+
+def test_the_company_under_a_trade_name_beside_a_title_in_its_own_column() -> None:
+    # Given a shop's name as its letterhead, the title's lines to its right, a tagline, then the company
+    read = page(
+        (77, 33, "GANESH TOOLS", 24),
+        (442, 34, "TAX INVOICE"),
+        (455, 50, "(ORIGINAL FOR RECIPIENT)"),
+        (77, 64, "Tools | Fasteners | Paints"),
+        (45, 82, "Example Hardware Traders Pvt. Ltd."),
+        (45, 96, "Shop No. 14-16, Bhavani Peth, Pune - 411042"),
+        (40, 140, "Invoice No.: SGHT/23-24/1187"),
+        (300, 300, "Grand Total ₹ 2,35,304.00"),
+        (40, 700, "for Example Hardware Traders Pvt. Ltd."),
+    )  # fmt: skip
+    assert read["vendor"] == "Example Hardware Traders Pvt. Ltd."

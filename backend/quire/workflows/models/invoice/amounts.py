@@ -35,11 +35,14 @@ def amount_value(candidate: Candidate | None) -> Decimal | None:
     return None if candidate is None else candidate.value.value
 
 
-def net_charges(found: dict[str, list[Candidate]], subtotal: Candidate | None = None) -> Decimal:
+def net_charges(
+    found: dict[str, list[Candidate]], subtotal: Candidate | None = None, total: Candidate | None = None
+) -> Decimal:
     """Freight, shipping and the like less discounts and withheld income tax, each printed amount counted once:
     what lies between subtotal + tax and total. One printed above the subtotal (the one given, else the first) is
     a row the subtotal adds up already ("Delivery & setup | 1 x $85.00 | $85.00" among the items, "Discount 3%"
-    over "Total excl. VAT"); one beside it on its line ("Subtotal | Freight | VAT | Total" in a row) is not."""
+    over "Total excl. VAT"); one beside it on its line ("Subtotal | Freight | VAT | Total" in a row) is not. With the
+    total given, a rounding line above it counts too ("Round Off (+) 0.20" over "Grand Total")."""
     firsts = (c.line for c in found.get("subtotal", []) if c.score >= ABSTAIN_BELOW)
     subtotal_at = subtotal.line if subtotal is not None else min(firsts, default=-1)
 
@@ -47,6 +50,8 @@ def net_charges(found: dict[str, list[Candidate]], subtotal: Candidate | None = 
         return [c for c in found.get(field, []) if c.score >= ABSTAIN_BELOW and c.line >= subtotal_at]
 
     added = {c.value.value for c in counted("charge")}
+    if total is not None:
+        added |= {c.value.value for c in counted("rounding") if c.line < total.line}
     taken = {abs(c.value.value) for f in ("discount", "withholding") for c in counted(f)}
     return sum(added, Decimal(0)) - sum(taken, Decimal(0))
 
@@ -183,8 +188,7 @@ def choose_amounts(
     """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up
     (with the charges and discounts printed under the subtotal). Of two subtotals that both add up ("Subtotal"
     over "Discount" over "Total excl. VAT"), the later: the amount the tax is of."""
-    charges = {c: net_charges(found, c) for c in found.get("subtotal", [])}
-    first = net_charges(found)
+    charges: dict[tuple[Candidate | None, Candidate | None], Decimal] = {}
     options: dict[str, list[tuple[Candidate | None, float]]] = {}
     totals = found.get("total", [])
     largest = max((c.value.value for c in totals), default=None)
@@ -214,7 +218,9 @@ def choose_amounts(
         values = [amount_value(sub), amount_value(tax), amount_value(total)]
         if all(v is not None for v in values):
             s, t, g = (v for v in values if v is not None)
-            if adds_up(s, t, g, charges.get(sub, first) if sub else first, included(tax)):
+            if (sub, total) not in charges:
+                charges[sub, total] = net_charges(found, sub, total)
+            if adds_up(s, t, g, charges[sub, total], included(tax)):
                 rank += 0.8 + (0.01 * sub.line / max(line_count, 1) if sub else 0.0)
             else:
                 rank -= 0.6
@@ -288,9 +294,9 @@ def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:
 
 
 def _split_tax(label: str) -> str:
-    """The name of one of the taxes levied side by side ("CGST @ 9%", "Output CGST @ 9%" -> "cgst"), else "" (any
+    """The name of one of the taxes levied side by side ("CGST @ 9%", "Add: Output CGST @ 9%" -> "cgst"), else "" (any
     other tax line)."""
-    word = re.match(r"(?:output\s+)?([^\W\d_]+)", fold(label))
+    word = re.match(r"(?:(?:add|plus)\s*:\s*)?(?:output\s+)?([^\W\d_]+)", fold(label))
     return word.group(1) if word and word.group(1) in _SPLIT_TAXES else ""
 
 

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from quire.workflows.models.invoice.columns import by_column
-from quire.workflows.models.invoice.labelled import Labelled
+from quire.workflows.models.invoice.labelled import TRANSLATION, Labelled
 from quire.workflows.models.invoice.labels import (
     ADJUSTMENTS,
     AMOUNT_FIELDS,
@@ -104,9 +104,6 @@ _SAYS_WHAT_OF = re.compile(
 )
 # A law's article a label cites ("Spese escluse art. 15 DPR 633/72", "§ 19 UStG"): no words of a sentence.
 _CITATION = re.compile(r"(?:\bart[a-z]*\.?|§+)\s*\d+[\w/.-]*(?:\s+[A-Z][A-Za-z]{1,5}\.?(?:\s*\d[\d/.-]*)?)?")
-# A bilingual label's translation in another script, between it and its value ("Subtotal excl. VAT المجموع غير شامل
-# الضريبة 75,000.00", "Total 合計 ¥199,236"): Arabic, Hebrew, Chinese, Japanese and Korean letters.
-_TRANSLATION = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 # An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
 # ("USD 1 234.56" is one amount: no count stands between a currency and its amount). The code is a word of its
 # own: "IRON 2 112.50" ends in RON and is still a count and an amount.
@@ -302,7 +299,7 @@ def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Deci
     currency: str | None = None
     pending: str | None = None  # a currency printed in a phrase of its own, for the amount after it
     for text in [rest, *(p.text for p in line.phrases if p.x0 >= phrase.x1 - 1)]:
-        words = re.sub(CURRENCY.pattern, "", RATE.sub("", _TRANSLATION.sub("", text)), flags=re.I)
+        words = re.sub(CURRENCY.pattern, "", RATE.sub("", TRANSLATION.sub("", text)), flags=re.I)
         if re.search(r"[^\W\d_]", words):
             break
         amounts = amounts_in(text, mark)
@@ -329,7 +326,7 @@ def _read_label(
     """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
     # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...", "Total of all open invoices") has no value
     # beside it, and is no row's label.
-    sentence = len(re.findall(r"[^\W\d_]{3,}", _CITATION.sub("", _TRANSLATION.sub("", match.rest)))) >= 2
+    sentence = len(re.findall(r"[^\W\d_]{3,}", _CITATION.sub("", TRANSLATION.sub("", match.rest)))) >= 2
     # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it.
     row_label = not re.search(r"\d", RATE.sub("", match.rest)) and not sentence
     if match.field in AMOUNT_FIELDS and row_label and (columns := by_column(lines, index, phrase, mark)):

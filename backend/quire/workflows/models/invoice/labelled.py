@@ -41,6 +41,13 @@ Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
 P = TypeVar("P", bound=Phrase)
 
 
+# A bilingual label's translation in another script, before it ("請求書番号 Invoice No. HC-240312-07") or between it
+# and its value ("Subtotal excl. VAT المجموع غير شامل الضريبة 75,000.00"): Arabic, Hebrew, Chinese, Japanese and
+# Korean letters, which no label of the lexicon is written in.
+TRANSLATION = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_TRANSLATION_FIRST = re.compile(rf"^(?:(?:{TRANSLATION.pattern})[\s()\uff08\uff09]*)+(?=[^\W\d_])")
+
+
 def labelled_phrases(lines: list[Line]) -> Labelled:
     """Every phrase that starts with a label, with its line index and its labels, the longest first; a label
     wrapped over two lines of a narrow box ("SUB" over "TOTAL") counts as one."""
@@ -54,6 +61,7 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
                 (_sentences(whole), True),
                 (_included_tax(whole), False),
                 (_later_pairs(whole), False),
+                (_after_translation(whole), False),
             )
             for part in parts
             for piece in (part, *_heads(part))
@@ -120,6 +128,13 @@ def _later_pairs(phrase: Phrase) -> list[Phrase]:
                 break
     bounds = [*cuts, len(phrase.text)]
     return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
+
+
+def _after_translation(phrase: Phrase) -> list[Phrase]:
+    """A bilingual label whose translation comes first ("発行日 Issue Date 2024年3月12日"): the phrase from the
+    label on."""
+    first = _TRANSLATION_FIRST.match(phrase.text)
+    return [_part(phrase, first.end(), len(phrase.text), Phrase)] if first is not None else []
 
 
 def _part(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:

@@ -465,6 +465,10 @@ def _rest(text: str) -> str:
     return rest if re.search(r"\d[.,]\d{2}-$", rest) else rest.rstrip(" :#.-\u2013")
 
 
+# A word that says the row is added or taken off, before its label: "Add: CGST @ 9%", "Less: Discount".
+_ADD_OR_LESS = re.compile(r"^\s*(?:add|plus|less|minus)\s*:\s*", re.I)
+
+
 @lru_cache(maxsize=8192)
 def match_labels(text: str) -> tuple[LabelMatch, ...]:
     """Every field whose label starts this phrase, the longest label first.
@@ -476,6 +480,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     if behind is not None and not dates_in(behind["value"], True):  # "2024-01-05Invoice No:" ends a date
         text = f"{behind['label']} {behind['value']}"
     text, glued = _unglued(text)
+    text = _ADD_OR_LESS.sub("", text)
     folded = fold(text)
     late = _LATE.search(folded) is not None
     found: list[LabelMatch] = []

@@ -129,7 +129,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     }
     sums = tax_sums(found)
     chosen.update(choose_amounts(found, len(lines), [whole for whole, _ in sums]))
-    charges = net_charges(found, chosen["subtotal"][0])
+    charges = net_charges(found, chosen["subtotal"][0], chosen["total"][0])
     for field in AMOUNT_FIELDS:  # the choice's rank may exceed a candidate's score; an unsure one stays unsure
         candidate, confidence = chosen[field]
         if candidate is not None and candidate.unsure:

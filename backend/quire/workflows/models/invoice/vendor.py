@@ -388,19 +388,28 @@ def _letterhead(lines: list[Line], buyer: set[Phrase]) -> Phrase | None:
 
 
 def _legal_name_under(
-    letterhead: Phrase | None, scored: list[tuple[float, str, Phrase]]
+    lines: list[Line], letterhead: Phrase | None, scored: list[tuple[float, str, Phrase]]
 ) -> tuple[float, str, Phrase] | None:
     """The company a letterhead's trade name belongs to, printed right under it: "BAR LA ESQUINA" over
     "Hostelería Ruiz e Hijos, S.L.", "PARKING CITY-WEST" over "Parkhaus City-West AG". It is the issuer in law.
-    Right under means on one of the next two lines (a tagline may stand between), at most two of the
-    letterhead's heights below it, and across its width: a client's company is printed further down or aside."""
+    Right under means on one of the next two lines of the letterhead's column (a tagline may stand between; a
+    title's lines in another column do not count), at most two of the letterhead's heights below it, and across
+    its width: a client's company is printed further down or aside."""
     if letterhead is None:
         return None
+
+    def column_lines(item: tuple[float, str, Phrase]) -> int:
+        return sum(
+            1
+            for line in lines[letterhead.line + 1 : item[2].line + 1]
+            if any(overlaps(p, letterhead) for p in line.phrases)
+        )
+
     under = [
         item for item in scored
         if item[2] is not letterhead and _FORM.search(item[1]) and item[2].page == letterhead.page
         and not _SAYS_WHOSE.search(item[1])
-        and 0 < item[2].line - letterhead.line <= _LEGAL_NAME_LINES
+        and item[2].line > letterhead.line and column_lines(item) <= _LEGAL_NAME_LINES
         and item[2].y0 - letterhead.y1 <= _LEGAL_NAME_LINES * letterhead.height
         and overlaps(item[2], letterhead)
     ]  # fmt: skip
@@ -524,7 +533,9 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     contested = phrase is letterhead and any(
         other >= _LETTERHEAD_CONTESTED for other, _, p in scored if p is not letterhead
     )
-    legal = (_legal_name_under(letterhead, scored) or _legal_footer(lines, scored)) if phrase is letterhead else None
+    legal = (
+        (_legal_name_under(lines, letterhead, scored) or _legal_footer(lines, scored)) if phrase is letterhead else None
+    )
     if legal is not None:
         score, name, phrase = legal
     if contested:
