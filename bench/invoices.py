@@ -66,8 +66,9 @@ def held_out(name: str) -> bool:
 
 
 def fold(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
+    """Case, accents and punctuation folded away; letters of any script kept (a Greek name is not empty)."""
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
 
 
 def same_vendor(expected: str, got: str) -> bool:
