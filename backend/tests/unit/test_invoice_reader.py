@@ -3130,3 +3130,51 @@ def test_the_company_under_a_trade_name_beside_a_title_in_its_own_column() -> No
         (40, 700, "for Example Hardware Traders Pvt. Ltd."),
     )  # fmt: skip
     assert read["vendor"] == "Example Hardware Traders Pvt. Ltd."
+
+
+def test_a_tax_row_saying_what_it_is_of_in_brackets() -> None:
+    read = page(
+        (40, 20, "Example Software Ltd", 14),
+        (40, 60, "Invoice number 8F2C1A7E-0012"),
+        (315, 412, "Subtotal"), (515, 412, "£127.86"),
+        (315, 430, "PARTNER15 (15% off)"), (513, 430, "\u2212£19.18"),
+        (315, 449, "Total excluding tax"), (515, 449, "£108.68"),
+        (315, 467, "VAT - United Kingdom (20% on £108.68)"), (520, 467, "£21.74"),
+        (315, 486, "Total"), (515, 486, "£130.42"),
+    )  # fmt: skip
+    assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("108.68"), Decimal("21.74"), Decimal("130.42"))
+
+
+def test_a_dated_row_named_tax_in_a_hotel_folio_is_no_tax_of_the_invoice() -> None:
+    # Given a folio whose rows are dated, a tourist tax among them, and a VAT table the reader cannot add up
+    read = page(
+        (40, 20, "Example Hotelbetriebs AG", 14),
+        (40, 60, "Rechnung Nr. 204531"),
+        (40, 200, "11.03.2024"), (110, 200, "Logis Einzelzimmer"), (400, 200, "1"), (480, 200, "295.00"),
+        (40, 214, "11.03.2024"), (110, 214, "City Tax Zürich"), (400, 214, "1"), (480, 214, "2.50"),
+        (40, 228, "12.03.2024"), (110, 228, "City Tax Zürich"), (400, 228, "1"), (480, 228, "2.50"),
+        (110, 260, "Total"), (480, 260, "1'083.90"),
+    )  # fmt: skip
+    assert read["tax"] != Decimal("2.50")
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [("This month's charges (incl. VAT)  £38.40", "total"), ("Total charges excl. VAT  £32.00", "subtotal")],
+)
+def test_a_telephone_bills_own_charges(line: str, field: str) -> None:
+    assert match_labels(line)[0].field == field
+
+
+def test_a_label_saying_whether_tax_is_included_is_no_sentence() -> None:
+    # Given a Dutch rental invoice: "Subtotaal excl. BTW" and "BTW 21% over € 285,94", their amounts to the right
+    read = page(
+        (40, 20, "Voorbeeld Autoverhuur B.V.", 14),
+        (40, 60, "Factuurnummer RC-2024-031187"),
+        (300, 200, "Subtotaal excl. BTW"), (480, 200, "€ 285,94"),
+        (300, 214, "BTW 21% over € 285,94"), (480, 214, "€ 60,05"),
+        (300, 228, "Totaal incl. BTW"), (480, 228, "€ 345,99"),
+        (300, 242, "Reeds betaald (online, 05-03-2024)"), (480, 242, "- € 196,02"),
+        (300, 256, "Nog te betalen"), (480, 256, "€ 149,97"),
+    )  # fmt: skip
+    assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("285.94"), Decimal("60.05"), Decimal("345.99"))

@@ -95,11 +95,19 @@ _DUE_ON = re.compile(
 # What a tax or a total is of, in words: a rate on what it taxes ("@ 13% on fees and disbursements"), or what a
 # total adds up, its tax last ("Fees, disbursements and HST", "Goods, services & VAT").
 _SAYS_WHAT_OF = re.compile(
-    # "@ 13% on fees", "/ VAT 8.1% auf CHF 8'782.28": a rate and what it is of, in words or as an amount.
-    r"(?:^|\s)(?:@|at|zu|à|a|al)?\s*\d{1,2}(?:[.,]\d{1,3})?\s*%\s+(?:on|auf|sur|su|sobre|op|na|od)\s+"
-    r"(?:[^\d]*|(?:[A-Z]{3}|[^\w\s])?\s*\d[\d'\u2019.,\u00a0 ]*)$|"
+    # "@ 13% on fees", "/ VAT 8.1% auf CHF 8'782.28", "- United Kingdom (20% on £108.68)": a rate and what it is
+    # of, in words or as an amount.
+    r"(?:^|[\s(])(?:@|at|zu|à|a|al)?\s*\d{1,2}(?:[.,]\d{1,3})?\s*%\s+(?:on|of|auf|von|sur|su|sobre|op|over|van|na|od)\s+"
+    r"(?:[^\d]*|(?:[A-Z]{3}|[^\w\s])?\s*\d[\d'\u2019.,\u00a0 ]*)\)?$|"
     r"(?:\band|&|\bplus|\bund|\bet|\by|\be|\ben|\bog|\boch|\bi)\s+(?:the\s+)?"
     r"(?:vat|gst|hst|pst|qst|tax(?:es)?|sales\s+tax|tva|mwst|ust|iva|btw|moms|mva|alv|dph|ptu)\.?\s*:?$",
+    re.I,
+)
+# Whether an amount includes a tax, after its label ("Subtotaal excl. BTW", "Total (incl. 19% MwSt.)"): no words of
+# a sentence.
+_QUALIFIED = re.compile(
+    r"\(?\b(?:excl|incl|inkl|exkl|including|excluding|inclusief|exclusief|hors|ohne|zzgl|sans|sin|con|senza|bez)\b\.?\s*"
+    r"(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|btw|mwst|ust|tva|iva|gst|hst|tax|taxes|moms|mva|alv|dph|ptu)\b\.?\)?",
     re.I,
 )
 # A law's article a label cites ("Spese escluse art. 15 DPR 633/72", "§ 19 UStG"): no words of a sentence.
@@ -324,9 +332,16 @@ def _read_label(
     found: dict[str, list[Candidate]],
 ) -> bool:
     """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
+    if match.field == "tax" and any(
+        p.x1 <= phrase.x0 and (dated := dates_in(p.text, day_first)) and dated[0].text == p.text.strip()
+        for p in lines[index].phrases
+    ):
+        return False  # "11.03.2024 | City Tax Zürich | 1 | 2.50": a dated row of a folio or a statement, not the tax
     # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...", "Total of all open invoices") has no value
     # beside it, and is no row's label.
-    sentence = len(re.findall(r"[^\W\d_]{3,}", _CITATION.sub("", TRANSLATION.sub("", match.rest)))) >= 2
+    sentence = (
+        len(re.findall(r"[^\W\d_]{3,}", _QUALIFIED.sub("", _CITATION.sub("", TRANSLATION.sub("", match.rest))))) >= 2
+    )
     # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it.
     row_label = not re.search(r"\d", RATE.sub("", match.rest)) and not sentence
     if match.field in AMOUNT_FIELDS and row_label and (columns := by_column(lines, index, phrase, mark)):
