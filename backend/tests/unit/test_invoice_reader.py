@@ -3178,3 +3178,39 @@ def test_a_label_saying_whether_tax_is_included_is_no_sentence() -> None:
         (300, 256, "Nog te betalen"), (480, 256, "€ 149,97"),
     )  # fmt: skip
     assert (read["subtotal"], read["tax"], read["total"]) == (Decimal("285.94"), Decimal("60.05"), Decimal("345.99"))
+
+
+def test_a_final_invoices_whole_work_before_the_instalments_billed() -> None:
+    # Given a German final invoice: the whole work, the instalments billed already, and what is left to pay
+    read = page(
+        (40, 20, "Beispiel Fördertechnik GmbH", 14),
+        (40, 60, "Schlussrechnung Nr. SR-2024-0007"),
+        (40, 200, "Abrechnung"), (300, 200, "Netto €"), (380, 200, "USt 19 % €"), (470, 200, "Brutto €"),
+        (40, 214, "Gesamtleistung lt. Schlussrechnung"), (300, 214, "148.600,00"), (380, 214, "28.234,00"),
+        (470, 214, "176.834,00"),
+        (40, 228, "abzgl. Abschlagsrechnung AR-2024-011 vom 15.01.2024 (30 %)"), (300, 228, "-44.580,00"),
+        (380, 228, "-8.470,20"), (470, 228, "-53.050,20"),
+        (40, 242, "Verbleibende Restforderung (Zahlbetrag)"), (300, 242, "104.020,00"), (380, 242, "19.763,80"),
+        (470, 242, "123.783,80"),
+        (40, 270, "Bitte überweisen Sie den Zahlbetrag von 123.783,80 € bis zum 15.04.2024 ohne Abzug."),
+    )  # fmt: skip
+    assert (read["subtotal"], read["tax"], read["total"]) == (
+        Decimal("148600.00"),
+        Decimal("28234.00"),
+        Decimal("176834.00"),
+    )
+    assert read["due_date"] == "2024-04-15"
+
+
+def test_a_monogram_letterhead_leaves_out_the_small_words_of_its_name() -> None:
+    read = page(
+        (45, 33, "CCO", 30),
+        (130, 37, "Chaudronnerie et Convoyage de l'Ouest SAS"),
+        (130, 46, "8 rue Gutenberg - 44470 Carquefou"),
+        (45, 113, "FACTURE D'ACOMPTE"),
+        (45, 141, "N° de facture : AC-2024-0042"),
+        (342, 141, "Adressée à :"),
+        (342, 152, "Biscuiterie de l'Atlantique SA"),
+        (300, 300, "Total TTC 12 000,00 €"),
+    )  # fmt: skip
+    assert read["vendor"] == "Chaudronnerie et Convoyage de l'Ouest SAS"

@@ -67,7 +67,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:please\s+)?(?:remit|pay)\s+(?:until|by|before)|due"),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
-                    r"bitte\s+[uü]berweisen\s+sie[^.:]{0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?"),
+                    r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
                     r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?"),
         ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
@@ -140,7 +140,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
-                    r"summe\s+brutto|summe|gesamt|bruttobetrag"),
+                    r"summe\s+brutto|summe|gesamt|bruttobetrag|"
+                    # A final invoice's whole work, before the instalments billed already are taken off.
+                    r"gesamtleistung|gesamtauftrags(?:summe|wert)|auftragssumme"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
                     r"(?:total|montant)\s+[aà]\s+cr[eé]diter|total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
         ("nl", r"(?:totaal\s+)?te\s+crediteren|totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"

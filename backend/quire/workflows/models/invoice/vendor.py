@@ -71,6 +71,11 @@ _STREET = re.compile(
 # ("Co. Kildare") and a German register court ("AG Leipzig") instead.
 _LEADING_FORM = re.compile(r"(?:sas|sasu|sarl|eurl|snc|selarl)\s", re.I)
 # An Italian shop's owner after its name, on a line of its own: "di Donati Giulia & C. S.n.c." ("of").
+# Words a name's monogram leaves out ("Chaudronnerie et Convoyage de l'Ouest": CCO).
+_SMALL_WORDS = frozenset(
+    {"and", "the", "of", "for", "et", "de", "des", "du", "la", "le", "les", "und", "der", "die", "das", "von", "van",
+     "en", "het", "y", "e", "di", "del", "della", "da", "do", "dos", "i"}
+)  # fmt: skip
 _OWNED_BY = re.compile(r"^di\s+(?=[A-Z])")
 _SAYS = re.compile(r"\s+(?:is|are|was|ist|est|è|es|jest|er|är)\s", re.I)
 # A town, a comma, a US state's or Canadian province's code and its ZIP or postal code: "Charleston, SC 29401",
@@ -432,9 +437,12 @@ def _legal_footer(lines: list[Line], scored: list[tuple[float, str, Phrase]]) ->
 
 
 def _initials_hold(short: str, name: str) -> bool:
-    """Whether a monogram's letters are the initials of a name's last words ("LdV" of "Studio Lieke de Vries")."""
-    initials = "".join(word[0] for word in re.findall(r"[^\W\d_]+", fold(_FORM.sub("", name))))
-    return len(initials) >= 2 and initials.endswith(fold(short))
+    """Whether a monogram's letters are the initials of a name's last words, its small words counted or not ("LdV"
+    of "Studio Lieke de Vries", "CCO" of "Chaudronnerie et Convoyage de l'Ouest")."""
+    words = re.findall(r"[^\W\d_]+", fold(_FORM.sub("", name)))
+    every = "".join(word[0] for word in words)
+    main = "".join(word[0] for word in words if word not in _SMALL_WORDS and len(word) > 1)
+    return any(len(initials) >= 2 and initials.endswith(fold(short)) for initials in (every, main))
 
 
 def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
@@ -451,7 +459,12 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     # full name, which stands as high as the letterhead: wherever it is printed (in the footer), it is the
     # letterhead's company.
     short = {re.sub(r"[^a-z0-9]", "", fold(letterhead.text))} if letterhead is not None else set()
-    spelled_out = any(_matches_domain(name, short) for name in names)
+    monogram = letterhead.text if letterhead is not None and re.fullmatch(r"[^\W\d_]{2,5}", letterhead.text) else None
+
+    def spells_out(name: str) -> bool:
+        return _matches_domain(name, short) or (monogram is not None and _initials_hold(monogram, name))
+
+    spelled_out = any(spells_out(name) for name in names)
     if letterhead is not None and not spelled_out:
         scored.append((_LETTERHEAD_SCORE, letterhead.text.strip(), letterhead))
     for index, line in enumerate(lines):
@@ -510,7 +523,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             scored.append((score, name, phrase))
     if spelled_out:
         scored = [
-            (max(score, _LETTERHEAD_SCORE) if _matches_domain(name, short) else score, name, phrase)
+            (max(score, _LETTERHEAD_SCORE) if spells_out(name) else score, name, phrase)
             for score, name, phrase in scored
         ]
     if not scored:
