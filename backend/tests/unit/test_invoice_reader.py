@@ -3214,3 +3214,21 @@ def test_a_monogram_letterhead_leaves_out_the_small_words_of_its_name() -> None:
         (300, 300, "Total TTC 12 000,00 €"),
     )  # fmt: skip
     assert read["vendor"] == "Chaudronnerie et Convoyage de l'Ouest SAS"
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "label"),
+    [
+        ("Total impuestos 21,00", "tax", "total impuestos"),
+        ("Total tasas, impuestos y cargos EUR 111.98", "tax", "total tasas, impuestos y cargos"),
+        ("Total des taxes 12,00", "tax", "total des taxes"),
+        ("Totale imposte 12,00", "tax", "totale imposte"),
+        ("Total (USD) 12.00", "total", "total (usd)"),
+        ("Total EUR 12,00", "total", "total eur"),
+    ],
+)
+def test_a_total_of_taxes_is_the_tax_and_a_currency_code_after_total_no_other_word(
+    line: str, field: str, label: str
+) -> None:
+    match = match_labels(line)[0]
+    assert (match.field, match.label) == (field, label)

@@ -13,10 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
-from quire.workflows.models.invoice.values import CURRENCY, currencies_in, dates_in, fold
+from quire.workflows.models.invoice.values import CURRENCY, CURRENCY_CODES, currencies_in, dates_in, fold
 
 # The currency French labels may print between their words ("Montant EUR HT", "Total € TTC").
 _EUROS = r"(?:eur|chf|cad|xof|xaf|xpf)\s+|€\s*"
+# A currency's code after a label ("Total EUR", "Total (USD)"), not any word of three letters ("Total des taxes").
+_CODES = "|".join(sorted((code.lower() for code in CURRENCY_CODES), key=len, reverse=True))
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
 _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
@@ -116,11 +118,12 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:zzgl\.?\s+|zuz[uü]gl(?:ich|\.)\s*|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer|"
                     r"(?:darin\s+|davon\s+)?(?:enth\.?|enthaltene?r?|davon|darin|inkl\.?)\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?"
                     r"(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?"),
-        ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|(?:dont\s+)?t\.?v\.?a\.?|tps|tvq|tvh"),
+        ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|total\s+(?:des\s+)?taxes|(?:dont\s+)?t\.?v\.?a\.?|tps|tvq|tvh"),
         ("nl", r"(?:totaal\s+|waarvan\s+)?btw(?:\s*-?\s*bedrag)?"),
         ("es", r"(?:total\s+|cuota\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)(?:\s*-?\s*cuota)?|impuestos?|"
+                    r"total\s+(?:de\s+)?(?:impuestos|tasas)(?:,?\s+(?:impuestos|tasas|y|cargos))*|"
                     r"cuota\s+(?:de\s+)?(?:i\.?v\.?a\.?|i\.?g\.?i\.?c\.?)|cuota\s+[ií]ntegra|cuota(?!\s+[^\W\d_])"),
-        ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)"),
+        ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)|totale\s+imposte"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|(?:w\s+tym\s+)?vat|(?:suma\s+|w\s+tym\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
         ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
@@ -135,7 +138,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|"
                     # A credit note's total: what is credited.
-                    r"total\s+(?:credit(?:ed)?|to\s+be\s+credited)(?:\s+amount)?|credit\s+total|amount\s+(?:to\s+be\s+)?credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\([a-z]{3}\)|[a-z]{3})|total|"
+                    r"total\s+(?:credit(?:ed)?|to\s+be\s+credited)(?:\s+amount)?|credit\s+total|amount\s+(?:to\s+be\s+)?credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+\(?(?:" + _CODES + r")\)?|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
