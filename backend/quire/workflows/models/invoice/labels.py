@@ -138,7 +138,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|"
                     # A credit note's total: what is credited.
-                    r"total\s+(?:credit(?:ed)?|to\s+be\s+credited)(?:\s+amount)?|credit\s+total|amount\s+(?:to\s+be\s+)?credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+\(?(?:" + _CODES + r")\)?|total|"
+                    r"total\s+(?:credit(?:ed)?|to\s+be\s+credited)(?:\s+amount)?|credit\s+total|amount\s+(?:to\s+be\s+)?credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\((?:" + _CODES + r")\)|(?:" + _CODES + r"))\b|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
