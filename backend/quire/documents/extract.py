@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+import unicodedata
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -268,7 +269,7 @@ def _page_words(textpage: Any, page_number: int, page_height: float) -> list[Wor
             following = textpage.get_charbox(i + 1, loose=True)
             if not text[i + 1].isspace() and not _apart(chars[-1], following, gap=0.15):
                 continue
-        if chars and (box is None or _apart(chars[-1], box)):
+        if chars and (box is None or _apart(chars[-1], box) or _runs_back(chars[-1], ch, box)):
             words.append(
                 Word(
                     "".join(c[0] for c in chars),
@@ -307,10 +308,19 @@ def _apart(
 ) -> bool:
     left, bottom, _, top = box
     size = max(top - bottom, last[4] - last[2])
-    # A character placed before the last one's start begins another run: a right-to-left line's runs
-    # come right to left ("VAT." then "excl" then "Subtotal" of "Subtotal excl. VAT" beside Arabic).
-    backwards = left < last[1] - 0.5 * size
-    return left - last[3] > gap * size or backwards or abs(bottom - last[2]) > 0.5 * size
+    return left - last[3] > gap * size or abs(bottom - last[2]) > 0.5 * size
+
+
+def _runs_back(last: tuple[str, float, float, float, float], ch: str, box: tuple[float, float, float, float]) -> bool:
+    """A left-to-right character placed before the last one's start begins another run: a right-to-left
+    line's runs come right to left ("VAT." then "excl" then "Subtotal" of "Subtotal excl. VAT" beside
+    Arabic). Hebrew and Arabic letters step left within their words, which stay whole."""
+    if unicodedata.bidirectional(ch) in _RIGHT_TO_LEFT or unicodedata.bidirectional(last[0]) in _RIGHT_TO_LEFT:
+        return False
+    return box[0] < last[1] - 0.5 * max(box[3] - box[1], last[4] - last[2])
+
+
+_RIGHT_TO_LEFT = frozenset({"R", "AL", "AN"})
 
 
 def _docx_text(data: bytes, limits: Limits) -> str:

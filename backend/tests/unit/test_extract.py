@@ -179,3 +179,13 @@ def test_a_character_outside_the_basic_plane_keeps_its_index_and_the_ones_after_
     chars = index_chars(codes)
     assert chars == ["x", "\U0001d431", "", "=", "", "\ufffd", "y"]
     assert len(chars) == len(codes)
+
+
+def test_hebrew_and_arabic_letters_stepping_left_stay_one_word() -> None:
+    from quire.documents.extract import _runs_back
+
+    # Each right-to-left letter is placed left of the last one, inside its word
+    assert not _runs_back(("ש", 100.0, 0.0, 108.0, 10.0), "ח", (92.0, 0.0, 100.0, 10.0))
+    assert not _runs_back(("ل", 100.0, 0.0, 108.0, 10.0), "\u0628", (92.0, 0.0, 100.0, 10.0))
+    # A Latin run placed left of the last one begins a word of its own
+    assert _runs_back((".", 100.0, 0.0, 104.0, 10.0), "e", (60.0, 0.0, 66.0, 10.0))

@@ -3045,7 +3045,7 @@ def test_a_credit_notes_total_printed_over_two_lines_with_its_amount_between() -
 @pytest.mark.parametrize(
     "line",
     [
-        "TOTAL CREDIT R 8 774.50",
+        "Total to be credited R 8 774.50",
         "Totaal te crediteren 8.774,50",
         "Total à créditer 8 774,50",
         "Importe a abonar 8.774,50",
@@ -3232,3 +3232,85 @@ def test_a_total_of_taxes_is_the_tax_and_a_currency_code_after_total_no_other_wo
 ) -> None:
     match = match_labels(line)[0]
     assert (match.field, match.label) == (field, label)
+
+
+def _receipt_rows(head: list[tuple[float, float, str]], *rows: tuple[str, str]) -> dict[str, Any]:
+    """A page with a heading and rows of a label and its amount."""
+    placed = [
+        p for i, (label, value) in enumerate(rows) for p in ((300, 300 + 15 * i, label), (470, 300 + 15 * i, value))
+    ]
+    return page(*head, *placed)
+
+
+_CAFE = [(50, 40, "Corner Cafe Ltd", 14), (50, 70, "Receipt No: 20455"), (50, 85, "Date: 12/03/2024")]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        (("Subtotal", "£16.67"), ("Total", "£20.00"), ("Total VAT included", "£3.33")),
+        (("TOTAL", "£20.00"), ("Total IVA incluido", "£3.33")),
+    ],
+)
+def test_the_tax_a_total_includes_is_no_total(rows: tuple[tuple[str, str], ...]) -> None:
+    read = _receipt_rows(_CAFE, *rows)
+    assert read["total"] == Decimal("20.00")
+
+
+def test_a_statements_total_credit_is_no_total() -> None:
+    read = _receipt_rows(_CAFE, ("Total Debit", "£1,080.00"), ("Total Credit", "£200.00"), ("Balance", "£880.00"))
+    assert read["total"] != Decimal("200.00")
+
+
+def test_italian_stamp_duty_is_a_charge_not_tax() -> None:
+    head = [(50, 40, "Studio Esempio S.r.l.", 14), (50, 70, "Fattura n. 12/2024"), (50, 85, "Data: 12/03/2024")]
+    read = _receipt_rows(
+        head,
+        ("Imponibile", "500,00 €"),
+        ("IVA 22%", "110,00 €"),
+        ("Imposta di bollo", "2,00 €"),
+        ("Totale documento", "612,00 €"),
+    )
+    assert (read["tax"], read["total"]) == (Decimal("110.00"), Decimal("612.00"))
+
+
+def test_a_label_with_no_value_does_not_take_the_next_rows() -> None:
+    # Given a due date left blank above a delivery date, the lines' boxes touching
+    read = page(
+        (40, 20, "Example Consulting GmbH", 14),
+        (300, 60, "Invoice date"), (420, 60, "12/03/2024"),
+        (300, 71, "Due date"),
+        (300, 80, "Delivery date"), (420, 80, "20/03/2024"),
+        (300, 200, "Total"), (420, 200, "1,190.00 EUR"),
+    )  # fmt: skip
+    assert read["due_date"] is None
+
+
+@pytest.mark.parametrize("vendor", ["Laskuri Oy", "Kvitteringsservice AS"])
+def test_a_name_that_starts_with_a_documents_title_is_still_a_name(vendor: str) -> None:
+    read = page(
+        (50, 40, vendor, 14),
+        (50, 58, "Teollisuuskatu 5, 00510 Helsinki"),
+        (400, 40, "LASKU", 16),
+        (400, 70, "Laskun numero: 1045"),
+        (50, 130, "Asiakas:"), (50, 145, "Rakennus Virtanen Oy"),
+        (300, 430, "Yhteensä"), (470, 430, "1 240,00 €"),
+    )  # fmt: skip
+    assert read["vendor"] == vendor
+
+
+def test_a_nordic_invoice_recipient_is_the_buyer() -> None:
+    read = page(
+        (50, 40, "Rørlegger Eksempel AS", 14),
+        (400, 40, "FAKTURA", 16),
+        (400, 70, "Fakturanr: 1045"),
+        (50, 115, "Fakturamottaker:"), (50, 130, "Bygg Olsen AS   Org.nr 912 345 678"),
+        (300, 430, "Å betale"), (470, 430, "1 250,00"),
+        (50, 760, "Org.nr 987 654 321 MVA"),
+    )  # fmt: skip
+    assert read["vendor"] == "Rørlegger Eksempel AS"
+
+
+def test_less_keeps_a_rounding_lines_sign_out_of_the_label() -> None:
+    assert match_labels("Less: Round Off 0.40") == ()
+    assert match_labels("Less: Discount 10.00")[0].field == "discount"

@@ -106,12 +106,13 @@ _SAYS_WHAT_OF = re.compile(
 # Whether an amount includes a tax, after its label ("Subtotaal excl. BTW", "Total (incl. 19% MwSt.)"): no words of
 # a sentence.
 _QUALIFIED = re.compile(
-    r"\(?\b(?:excl|incl|inkl|exkl|including|excluding|inclusief|exclusief|hors|ohne|zzgl|sans|sin|con|senza|bez)\b\.?\s*"
+    r"\(?\b(?:excl|incl|inkl|exkl|including|excluding|inclusief|exclusief|hors|ohne|mit|zzgl|sans|avec|sin|con|senza|met|"
+    r"zonder|bez)\b\.?\s*"
     r"(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|btw|mwst|ust|tva|iva|gst|hst|tax|taxes|moms|mva|alv|dph|ptu)\b\.?\)?",
     re.I,
 )
 # A law's article a label cites ("Spese escluse art. 15 DPR 633/72", "§ 19 UStG"): no words of a sentence.
-_CITATION = re.compile(r"(?:\bart[a-z]*\.?|§+)\s*\d+[\w/.-]*(?:\s+[A-Z][A-Za-z]{1,5}\.?(?:\s*\d[\d/.-]*)?)?")
+_CITATION = re.compile(r"(?:\b(?i:art)[a-z]*\.?|§+)\s*\d+[\w/.-]*(?:\s+[A-Z][A-Za-z]{1,5}\.?(?:\s*\d[\d/.-]*)?)?")
 # An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
 # ("USD 1 234.56" is one amount: no count stands between a currency and its amount). The code is a word of its
 # own: "IRON 2 112.50" ends in RON and is still a count and an amount.
@@ -174,7 +175,13 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase, field: str) -> li
         # A value set a little lower, level with a label printed over two lines ("Totaal te crediteren /" over
         # "Total à créditer", "EUR -1.912,65" between them): the next line's, beside the label and starting above
         # its foot.
-        right = [p for p in lines[index + 1].phrases if p.x0 >= phrase.x1 - 1 and p.y0 < phrase.y1]
+        after = lines[index + 1].phrases
+        # Nothing of the next line under the label itself: that would be a row of its own ("Delivery date ...").
+        right = (
+            [p for p in after if p.x0 >= phrase.x1 - 1 and p.y0 < phrase.y1]
+            if not any(overlaps(p, phrase) for p in after)
+            else []
+        )
     found += [("right", p) for p in right[:2]]
     labels = sum(1 for p in line.phrases if match_labels(p.text))
     if labels >= 3 and any(_ITEM_COLUMN.match(fold(p.text)) for p in line.phrases):

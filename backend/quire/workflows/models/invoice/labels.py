@@ -137,15 +137,15 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|"
-                    # A credit note's total: what is credited.
-                    r"total\s+(?:credit(?:ed)?|to\s+be\s+credited)(?:\s+amount)?|credit\s+total|amount\s+(?:to\s+be\s+)?credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\((?:" + _CODES + r")\)|(?:" + _CODES + r"))\b|total|"
+                    # A credit note's total: what is to be credited ("Total credit" is also a statement's column sum).
+                    r"(?:total|amount)\s+to\s+be\s+credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\((?:" + _CODES + r")\)|(?:" + _CODES + r"))\b|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
                     r"summe\s+brutto|summe|gesamt|bruttobetrag|"
                     # A final invoice's whole work, before the instalments billed already are taken off.
-                    r"gesamtleistung|gesamtauftrags(?:summe|wert)|auftragssumme"),
+                    r"gesamtleistung"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
                     r"(?:total|montant)\s+[aà]\s+cr[eé]diter|total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
         ("nl", r"(?:totaal\s+)?te\s+crediteren|totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
@@ -177,13 +177,13 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("nl", r"verzend(?:kosten)?|bezorg(?:kosten)?|verzending"),
         ("es", r"(?:gastos\s+de\s+)?env[ií]o|portes|transporte|suplidos"),
         ("it", r"(?:spese\s+di\s+)?(?:spedizione|trasporto)|spese\s+(?:escluse|anticipate|esenti)|"
-                    r"(?:rivalsa\s+)?(?:marca\s+da\s+)?bollo(?:\s+virtuale)?"),
+                    r"(?:rivalsa\s+)?(?:imposta\s+di\s+|marca\s+da\s+)?bollo(?:\s+virtuale)?"),
         ("pl", r"(?:koszt\s+)?(?:dostawy|wysy[lł]ki)"),
         ("pt", r"frete|portes"),
     ],
     # Amounts taken off between the subtotal and the total.
     "discount": [
-        ("en", r"(?:less\s+)?discount|rebate"),
+        ("en", r"(?:less\s*:?\s*)?discount|rebate"),
         ("de", r"rabatt|skonto|nachlass"),
         ("fr", r"remise|rabais|escompte"),
         ("nl", r"korting"),
@@ -266,7 +266,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("cs", r"dodavatel"),
         ("pt", r"emitente|fornecedor|vendedor|prestador(?:\s+d[eo]s?\s+servi[cç]os?)?"),
         # A Nordic giro slip's payee: "Betalt til", "Betalingsmottaker", "Betalningsmottagare".
-        ("sv", r"betal(?:t|es)\s+til|betalingsmottaker|betalningsmottagare|betalingsmodtager"),
+        ("sv", r"betalt\s+til|betalingsmottaker|betalningsmottagare|betalingsmodtager"),
     ],
     "buyer": [
         ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
@@ -279,6 +279,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"nabywca|odbiorca"),
         ("pt", r"destinat[aá]rio|tomador(?:\s+d[eo]s?\s+servi[cç]os?)?|cliente"),
         ("cs", r"odberatel"),
+        ("sv", r"fakturamottaker|fakturamottagare|fakturamodtager"),
     ],
 }  # fmt: skip
 
@@ -471,8 +472,9 @@ def _rest(text: str) -> str:
     return rest if re.search(r"\d[.,]\d{2}-$", rest) else rest.rstrip(" :#.-\u2013")
 
 
-# A word that says the row is added or taken off, before its label: "Add: CGST @ 9%", "Less: Discount".
-_ADD_OR_LESS = re.compile(r"^\s*(?:add|plus|less|minus)\s*:\s*", re.I)
+_TAX_INCLUDED = re.compile(r"(?:vat|iva|gst|tax)\s+(?:incl|inclu)")
+# A word that says the row is added, before its label: "Add: CGST @ 9%". ("Less:" stays: it gives the sign.)
+_ADD_OR_LESS = re.compile(r"^\s*(?:add|plus)\s*:\s*", re.I)
 
 
 @lru_cache(maxsize=8192)
@@ -513,6 +515,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":
                 weight = 1.0 if PAYABLE.search(label) else weight
+                # "Total IVA incluido 121,00" is the total with its tax; "Total VAT included £3.33", the tax it holds.
+                weight = 0.6 if _TAX_INCLUDED.search(label) else weight
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
             if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else

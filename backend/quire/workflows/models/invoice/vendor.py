@@ -46,8 +46,8 @@ _NOT_A_NAME = re.compile(
     r"^estimate|^order\s+confirmation|^delivery\s+note|^packing\s+(?:slip|list)|^remittance|^angebot|^mahnung|"
     r"^zahlungserinnerung|^lieferschein|^gutschrift|^auftragsbest|^avoir|^devis|^bon\s+de\s+(?:livraison|commande)|"
     r"^nota\s+d[ei]\s+(?:cr[eé]dito|d[eé]bito|consegna)|^presupuesto|^albar[aá]n|^recibo|^ricevuta|^preventivo|"
-    r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento|^lasku|^hyvityslasku|^kvitt(?:o|ering)|"
-    r"^kreditnota|^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"  # noqa: RUF001  (Greek titles)
+    r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento|^(?:hyvitys)?lasku(?!\w)|^kvitt(?:o|ering)(?!\w)|"
+    r"^kreditnota(?!\w)|^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"  # noqa: RUF001  (Greek titles)
     # A department a payment goes to, not a company ("Accounts Receivable", "Billing Department").
     r"^accounts?\s+(?:receivable|payable)|^(?:billing|finance|accounting|accounts)\s+(?:dept|department)",
     re.I,
