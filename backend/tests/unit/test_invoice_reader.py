@@ -3314,3 +3314,19 @@ def test_a_nordic_invoice_recipient_is_the_buyer() -> None:
 def test_less_keeps_a_rounding_lines_sign_out_of_the_label() -> None:
     assert match_labels("Less: Round Off 0.40") == ()
     assert match_labels("Less: Discount 10.00")[0].field == "discount"
+
+
+@pytest.mark.parametrize("line", ["Total Inc GST : $3.00", "TOTAL AMT 12.00", "Total inc. VAT 12.00"])
+def test_short_total_labels_are_whole_labels(line: str) -> None:
+    match = match_labels(line)[0]
+    assert (match.field, match.weight) == ("total", 1.0)
+
+
+def test_a_totals_label_names_the_currency_a_stray_sign_does_not() -> None:
+    # Given a receipt read by OCR: a smudge read as "¥" beside an item, the total's label in ringgit
+    read = ocr_receipt(
+        ("KT EXAMPLE TRADING", 0.9),
+        ("4BOTOL * 15.95 ¥ 63.80 SR", 0.8),
+        ("Rounded Total (RM): 489.30", 0.9),
+    )
+    assert read["currency"] == "MYR"

@@ -106,7 +106,7 @@ _SAYS_WHAT_OF = re.compile(
 # Whether an amount includes a tax, after its label ("Subtotaal excl. BTW", "Total (incl. 19% MwSt.)"): no words of
 # a sentence.
 _QUALIFIED = re.compile(
-    r"\(?\b(?:excl|incl|inkl|exkl|including|excluding|inclusief|exclusief|hors|ohne|mit|zzgl|sans|avec|sin|con|senza|met|"
+    r"\(?\b(?:excl|incl|inc|inkl|exkl|including|excluding|inclusief|exclusief|hors|ohne|mit|zzgl|sans|avec|sin|con|senza|met|"
     r"zonder|bez)\b\.?\s*"
     r"(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|btw|mwst|ust|tva|iva|gst|hst|tax|taxes|moms|mva|alv|dph|ptu)\b\.?\)?",
     re.I,

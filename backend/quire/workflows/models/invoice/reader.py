@@ -212,6 +212,8 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
     if total is not None and total.value.currency:
         currency = total.value.currency
+    elif total is not None and len(named := set(currencies_in(total.label.text))) == 1:
+        currency = named.pop()  # "Rounded Total (RM): 489.30": the total's label names its currency
     if currency == "USD":
         currency = named_dollar(text) or dollar or currency
     stated = stated_currency(lines)
