@@ -509,8 +509,9 @@ def _tsv_words(tsv: str, page: int, points: float) -> list[tuple[Word, tuple[str
 
 
 # Tesseract cuts an amount at its decimal point where the print leaves a little room there: "RM367 .10",
-# "RM1. 30". Each half alone reads as a whole number (or nothing), so the halves are joined again.
-_BEFORE_CUT = re.compile(r".*\d[.,]?")
+# "RM1. 30". Each half alone reads as a whole number (or nothing), so the halves are joined again: only where a
+# currency's sign or letters are glued to the first, as amounts on receipts are (not "Tables 4, 12", "12. 03. 24").
+_BEFORE_CUT = re.compile(r"(?:[^\W\d_]{1,3}|[$€£¥₹₱])\d+[.,]?")
 _AFTER_CUT = re.compile(r"[.,]?\d{2}")
 
 

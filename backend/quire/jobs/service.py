@@ -79,7 +79,8 @@ def readable_languages(settings: Settings) -> list[str]:
 
     configured = settings.ocr_languages
     gone = ocr.missing(configured)
-    return [language for language in configured.split("+") if language not in gone]
+    # None of them installed: all of them, as OCR then tries them all and Tesseract says which is missing.
+    return [language for language in configured.split("+") if language not in gone] or configured.split("+")
 
 
 def document_languages(settings: Settings) -> list[tuple[str, str]]:

@@ -510,8 +510,12 @@ def test_an_amount_cut_at_its_decimal_point_is_joined_again() -> None:
     joined = ocr._tsv_words(_tsv(("RM1.", 0, 40, 1), ("30", 48, 20, 1)), 1, 1.0)[0][0]
     assert (joined.x0, joined.x1) == (0, 68)
     # But not numbers in columns apart, on other lines, or with a point on both sides or none
-    assert texts(_tsv(("2", 0, 10, 1), (".50", 200, 25, 1))) == ["2", ".50"]
-    assert texts(_tsv(("367", 0, 30, 1), (".10", 35, 25, 2))) == ["367", ".10"]
+    assert texts(_tsv(("RM2", 0, 30, 1), (".50", 200, 25, 1))) == ["RM2", ".50"]
+    assert texts(_tsv(("RM367", 0, 50, 1), (".10", 55, 25, 2))) == ["RM367", ".10"]
     assert texts(_tsv(("Qty", 0, 30, 1), ("12", 35, 20, 1))) == ["Qty", "12"]
-    assert texts(_tsv(("1.", 0, 15, 1), (".30", 20, 25, 1))) == ["1.", ".30"]
+    assert texts(_tsv(("RM1.", 0, 40, 1), (".30", 45, 25, 1))) == ["RM1.", ".30"]
     assert texts(_tsv(("No.", 0, 30, 1), ("30", 35, 20, 1))) == ["No.", "30"]
+    # Nor numbers with no currency glued to them: a list, a date, an item code
+    assert texts(_tsv(("4,", 0, 15, 1), ("12", 20, 20, 1))) == ["4,", "12"]
+    assert texts(_tsv(("03.", 0, 20, 1), ("24", 25, 20, 1))) == ["03.", "24"]
+    assert texts(_tsv(("12345", 0, 50, 1), (".99", 55, 25, 1))) == ["12345", ".99"]

@@ -138,7 +138,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl?\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|"
                     # A credit note's total: what is to be credited ("Total credit" is also a statement's column sum).
-                    r"(?:total|amount)\s+to\s+be\s+credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\((?:" + _CODES + r")\)|(?:" + _CODES + r"))\b|total\s+(?:amt|inv|sum)\b\.?|total|"
+                    r"(?:total|amount)\s+to\s+be\s+credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\((?:" + _CODES + r")\)|(?:" + _CODES + r"))\b|total\s+(?:amt|inv)\b\.?|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
@@ -472,9 +472,10 @@ def _rest(text: str) -> str:
     return rest if re.search(r"\d[.,]\d{2}-$", rest) else rest.rstrip(" :#.-\u2013")
 
 
-_TAX_INCLUDED = re.compile(r"(?:vat|iva|gst|tax)\s+(?:incl|inclu)")
-# A word that says the row is added, before its label: "Add: CGST @ 9%". ("Less:" stays: it gives the sign.)
-_ADD_OR_LESS = re.compile(r"^\s*(?:add|plus)\s*:\s*", re.I)
+# "Total IVA incluido 121,00" is mostly the total with its tax, "Total VAT included £3.33" sometimes the tax it holds.
+TAX_INCLUDED = re.compile(r"(?:vat|iva|gst|tax|mwst|tva|btw)\s+(?:incl|inclu)")
+# A word that says the row is added or taken off, before its label: "Add: CGST @ 9%", "Less: Rebate".
+_ADD_OR_LESS = re.compile(r"^\s*(?:add|plus|less|minus)\s*:\s*", re.I)
 
 
 @lru_cache(maxsize=8192)
@@ -515,8 +516,6 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":
                 weight = 1.0 if PAYABLE.search(label) else weight
-                # "Total IVA incluido 121,00" is the total with its tax; "Total VAT included £3.33", the tax it holds.
-                weight = 0.6 if _TAX_INCLUDED.search(label) else weight
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
             if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else

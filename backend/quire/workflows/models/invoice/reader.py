@@ -47,6 +47,7 @@ from quire.workflows.models.invoice.labels import (
     AMOUNT_FIELDS,
     DATE_FIELDS,
     PAYMENT,
+    TAX_INCLUDED,
     language_votes,
     ocr_repaired,
 )
@@ -61,6 +62,7 @@ from quire.workflows.models.invoice.values import (
     day_first_votes,
     decimal_mark_of,
     dollar_currency,
+    fold,
     is_identifier_context,
     named_dollar,
     named_for_sure,
@@ -140,6 +142,13 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         assert before is not None
         charges += rounded[0].value.value - before.value.value
         chosen["total"] = (rounded[0], chosen["total"][1])
+    chosen_total, confidence = chosen["total"]
+    if chosen_total is not None and TAX_INCLUDED.search(fold(chosen_total.label.text)):
+        # "Total VAT included" under a larger total: the tax that total holds, or the total after a discount.
+        larger = any(
+            c.value.value > chosen_total.value.value and c.score >= ABSTAIN_BELOW for c in found.get("total", [])
+        )
+        chosen["total"] = (chosen_total, min(confidence, FOR_REVIEW) if larger else confidence)
     paid_off = before_payments(lines, found, chosen["total"][0], mark)
     if paid_off is not None:
         chosen["total"] = (paid_off, paid_off.score)  # the balance after a deposit or part payment is no total
@@ -212,7 +221,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
     if total is not None and total.value.currency:
         currency = total.value.currency
-    elif total is not None and len(named := set(currencies_in(total.label.text))) == 1:
+    elif total is not None and len(named := set(currencies_in(total.label.text))) == 1 and not stated_currency(lines):
         currency = named.pop()  # "Rounded Total (RM): 489.30": the total's label names its currency
     if currency == "USD":
         currency = named_dollar(text) or dollar or currency

@@ -33,7 +33,8 @@ CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "
 # APP"): a sighting of one of them names its currency only beside an amount or in brackets of its own ("AED
 # 1,250.00", "Total (AED)").
 _LOOSE_CODES = frozenset(["AED", "SAR", "QAR", "KWD", "OMR", "PHP", "THB", "IDR", "TRY", "ILS", "EGP", "NGN", "KES",
-                          "TWD", "KRW", "VND", "ISK", "CLP", "COP", "ARS", "UAH"])  # fmt: skip
+                          "TWD", "KRW", "VND", "ISK", "CLP", "COP", "ARS", "UAH", "LKR", "PKR", "BDT", "NPR", "XOF",
+                          "XAF", "TND", "MAD", "GHS", "TZS", "UGX", "PEN", "UYU"])  # fmt: skip
 CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
                             "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
                             "RON", "BGN"]) | _LOOSE_CODES  # fmt: skip
