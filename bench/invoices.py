@@ -35,6 +35,7 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -132,11 +133,17 @@ class Tally:
         return f"{self.right[key] / self.scored[key]:.0%}" if self.scored[key] else "-"
 
 
+@cache
+def _languages() -> str:
+    """The configured OCR languages, read once (settings are read from the environment)."""
+    return Settings().ocr_languages
+
+
 def read(data: bytes, filename: str) -> tuple[dict[str, Any], int, float]:
     started = time.perf_counter()
     try:
         # Scans are read in the configured languages, as a worker reads a job that names none.
-        document = extract(data, filename, hashlib.sha256(data).hexdigest(), languages=Settings().ocr_languages)
+        document = extract(data, filename, hashlib.sha256(data).hexdigest(), languages=_languages())
     except InvalidInput:
         return {}, 1, time.perf_counter() - started
     result = summarize_invoice(document, LocalProvider()).model_dump(mode="json")

@@ -315,9 +315,11 @@ def _runs_back(last: tuple[str, float, float, float, float], ch: str, box: tuple
     """A left-to-right character placed before the last one's start begins another run: a right-to-left
     line's runs come right to left ("VAT." then "excl" then "Subtotal" of "Subtotal excl. VAT" beside
     Arabic). Hebrew and Arabic letters step left within their words, which stay whole."""
-    if unicodedata.bidirectional(ch) in _RIGHT_TO_LEFT or unicodedata.bidirectional(last[0]) in _RIGHT_TO_LEFT:
+    if box[0] >= last[1] - 0.5 * max(box[3] - box[1], last[4] - last[2]):
         return False
-    return box[0] < last[1] - 0.5 * max(box[3] - box[1], last[4] - last[2])
+    return (
+        unicodedata.bidirectional(ch) not in _RIGHT_TO_LEFT and unicodedata.bidirectional(last[0]) not in _RIGHT_TO_LEFT
+    )
 
 
 _RIGHT_TO_LEFT = frozenset({"R", "AL", "AN"})
