@@ -77,10 +77,8 @@ def readable_languages(settings: Settings) -> list[str]:
     asked): a job may not name one its reader would fail on."""
     from quire.documents import ocr  # Pillow and Tesseract's list only when a language is named
 
-    configured = settings.ocr_languages
-    gone = ocr.missing(configured)
     # None of them installed: all of them, as OCR then tries them all and Tesseract says which is missing.
-    return [language for language in configured.split("+") if language not in gone] or configured.split("+")
+    return ocr.installed(settings.ocr_languages).split("+")
 
 
 def document_languages(settings: Settings) -> list[tuple[str, str]]:

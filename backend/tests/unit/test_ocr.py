@@ -465,12 +465,14 @@ def test_a_job_may_name_only_a_language_whose_pack_is_installed(monkeypatch: pyt
     from quire.settings import Settings
 
     monkeypatch.setattr(ocr, "_installed_packs", lambda: frozenset({"eng", "deu"}))
+    ocr.installed.cache_clear()
     settings = Settings(ocr_languages="eng+deu+por")
     # Then the form does not offer it and a job naming it is refused with the languages it may name
     assert [code for code, _ in service.document_languages(settings)] == ["en", "de"]
     assert service.ocr_language(settings, "de") == "deu"
     with pytest.raises(service.UnknownLanguage, match="Name one of: en, de"):
         service.ocr_language(settings, "pt")
+    ocr.installed.cache_clear()
 
 
 def test_a_worker_without_the_named_pack_reads_in_the_configured_languages(monkeypatch: pytest.MonkeyPatch) -> None:

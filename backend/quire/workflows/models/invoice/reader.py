@@ -219,13 +219,13 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if "total" in fields and (misread or rivalled):
         # A wrong total is the worst answer this reader can give: when the amounts disagree, a person decides.
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
+    stated = stated_currency(lines)
     if total is not None and total.value.currency:
         currency = total.value.currency
-    elif total is not None and len(named := set(currencies_in(total.label.text))) == 1 and not stated_currency(lines):
+    elif total is not None and len(named := set(currencies_in(total.label.text))) == 1 and stated is None:
         currency = named.pop()  # "Rounded Total (RM): 489.30": the total's label names its currency
     if currency == "USD":
         currency = named_dollar(text) or dollar or currency
-    stated = stated_currency(lines)
     # Nothing on the page writes another currency: no other sign or code, no "kr" by the amounts. (The stated
     # line is itself a sighting of its code, so it cannot vouch for itself against the amounts.)
     unopposed = set(currencies) <= {stated} and not CROWNS.search(text)
