@@ -3354,3 +3354,35 @@ def test_a_totals_label_names_the_currency_a_stray_sign_does_not() -> None:
         ("Rounded Total (RM): 489.30", 0.9),
     )
     assert read["currency"] == "MYR"
+
+
+def test_a_greek_invoice_is_read() -> None:
+    # Given a Greek invoice: accented labels in capitals and in small letters, a tax number (ΑΦΜ), a register number
+    # (ΓΕΜΗ), the discounts' sum over the net value, and the amount payable
+    result = text_invoice(
+        "ΑΡΤΟΠΟΙΕΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ Ε.Π.Ε.\nΑΦΜ: 099887766\nΓΕΜΗ: 004455667000\n"  # noqa: RUF001
+        "Αριθμός τιμολογίου: 3318\nΗμερομηνία έκδοσης: 5 Μαΐου 2024\nΗμερομηνία λήξης: 04/06/2024\n"  # noqa: RUF001
+        "Σύνολο εκπτώσεων 12,40\nΚαθαρή αξία 1.240,00\nΦΠΑ 13% 161,20\nΠΛΗΡΩΤΕΟ ΠΟΣΟ 1.401,20 €"  # noqa: RUF001
+    )
+    assert (result["vendor"], result["invoice_number"], result["issue_date"], result["due_date"]) == (
+        "ΑΡΤΟΠΟΙΕΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ Ε.Π.Ε.",  # noqa: RUF001
+        "3318",
+        "2024-05-05",
+        "2024-06-04",
+    )
+    assert (result["subtotal"], result["tax"], result["total"], result["currency"]) == (
+        Decimal("1240.00"),
+        Decimal("161.20"),
+        Decimal("1401.20"),
+        "EUR",
+    )
+
+
+@pytest.mark.parametrize(
+    ("printed", "folded"),
+    [("ΣΎΝΟΛΟ", "συνολο"), ("Σύνολος", "συνολοσ"), ("Ημερομηνία", "ημερομηνια"), ("Straße", "straße"), ("ł€", "ł€")],
+)
+def test_folding_drops_the_accents_of_any_script_one_character_for_one(printed: str, folded: str) -> None:
+    from quire.workflows.models.invoice.values import fold
+
+    assert fold(printed) == folded

@@ -48,6 +48,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
         ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)"),
+        ("el", r"(?:(?:αριθμοσ|αρ\.?)\s*(?:τιμολογιου|παραστατικου|πιστωτικου)|τιμολογιο\s*(?:αρ\.?|αριθμοσ)|αριθμοσ)(?![^\W\d_])"),  # noqa: RUF001
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -63,6 +64,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"faktura\s*-?\s*(?:datum|dato)|dato"),
         ("fi", r"laskun\s+paiva(?:maara)?|laskutuspaiva|paivays|paivamaara"),
         ("cs", r"datum\s+(?:vystaveni|vyhotovenia|vystavenia)|vystaveno\s+dne"),
+        ("el", r"(?:ημερομηνια\s+(?:εκδοσησ|εκδοσεωσ|τιμολογιου|παραστατικου)|ημ/νια(?:\s+εκδοσησ)?|ημερομηνια)(?![^\W\d_])"),  # noqa: RUF001
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
@@ -80,6 +82,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"forfallo(?:dag|datum)|forfalds?dato|forfallsdato|betales\s+senest|sidste\s+rettidige\s+betalingsdag"),
         ("fi", r"erapaiva|maksettava\s+viimeistaan"),
         ("cs", r"datum\s+splatnosti|splatnost|splatne\s+do"),
+        ("el", r"(?:(?:ημερομηνια\s+|ημ/νια\s+)?ληξησ?(?:\s+πληρωμησ)?|προθεσμια\s+πληρωμησ|(?:πληρωτεο|εξοφληση)\s+εωσ(?:\s+την)?)(?![^\W\d_])"),  # noqa: RUF001
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
@@ -104,6 +107,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
         ("cs", r"(?:celkem\s+|celkom\s+|spolu\s+)?bez\s+dph|zaklad\s+(?:dane|dph)|zaklad"),
+        ("el", r"(?:(?:συνολο\s+|συνολικη\s+)?καθαρησ?\s+αξιασ?|καθαρο\s+ποσο|υποσυνολο|φορολογητεα\s+αξια)(?![^\W\d_])"),
     ],
     "tax": [
         ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
@@ -129,6 +133,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
         ("cs", r"(?:celkem\s+|celkom\s+|vyse\s+)?dph(?:\s+celkem)?"),
+        ("el", r"(?:(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?)(?![^\W\d_])"),  # noqa: RUF001
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
@@ -165,6 +170,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
         ("cs", r"(?:celkem|celkom|spolu)\s+k\s+uhrade|k\s+uhrade|(?:celkem|celkom|spolu)\s+(?:s|vcetne|vratane)\s+dph|"
                     r"celkova\s+castka|celkem|celkom"),
+        ("el", r"(?:(?:συνολικο\s+)?πληρωτεο(?:\s+ποσο)?|γενικο\s+συνολο|τελικο\s+(?:ποσο|συνολο)|συνολικο\s+ποσο|συνολο\s+(?:τιμολογιου|παραστατικου)|συνολικη\s+αξια|συνολο)(?![^\W\d_])"),
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
@@ -180,6 +186,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:rivalsa\s+)?(?:imposta\s+di\s+|marca\s+da\s+)?bollo(?:\s+virtuale)?"),
         ("pl", r"(?:koszt\s+)?(?:dostawy|wysy[lł]ki)"),
         ("pt", r"frete|portes"),
+        ("el", r"(?:μεταφορικα|εξοδα\s+(?:αποστολησ|μεταφορασ))(?![^\W\d_])"),
     ],
     # Amounts taken off between the subtotal and the total.
     "discount": [
@@ -192,6 +199,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"rabat|upust"),
         ("cs", r"sleva|zlava"),
         ("pt", r"desconto"),
+        ("el", r"(?:(?:συνολο\s+)?εκπτωσ(?:η|εων|εισ))(?![^\W\d_])"),
     ],
     # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
     # A balance an earlier bill left open, which the amount due of this one adds ("Previous balance", "Past due").
@@ -206,12 +214,14 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("nl", r"vorig\s+saldo|openstaand\s+saldo\s+vorige|(?:nog\s+)?openstaand(?:\s+bedrag)?\s+(?:van|op)\s+(?:de\s+|uw\s+)?vorige\s+factuur"),
         ("es", r"saldo\s+anterior|saldo\s+pendiente\s+anterior"),
         ("it", r"saldo\s+precedente"),
+        ("el", r"(?:προηγουμενο\s+υπολοιπο)(?![^\W\d_])"),
     ],
     "withholding": [
         ("es", r"(?:(?:retenci[oó]n|ret\.)\s*)?i\.?r\.?p\.?f\.?(?:\s*-?\s*cuota)?|retenci[oó]n"),
         ("it", r"ritenuta(?:\s+d['\u2019]\s*acconto)?"),
         ("pt", r"reten[cç][aã]o(?:\s+na\s+fonte)?|irrf"),
         ("en", r"withholding(?:\s+tax)?|tax\s+withheld"),
+        ("el", r"(?:παρακρατηση(?:\s+φορου)?|παρακρατουμενοσ\s+φοροσ)(?![^\W\d_])"),
     ],
     # Cash rounding (to 0.05, or to a whole krona): the amount paid is the total after it.
     "rounding": [
@@ -226,6 +236,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"(?:ore)?s?avrundning|afrunding|avrunding"),
         ("fi", r"pyoristys"),
         ("cs", r"zaokrouhleni|zaokruhlenie"),
+        ("el", r"(?:στρογγυλοποιηση)(?![^\W\d_])"),
     ],
     # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
     # the change is what was paid, and that is the total (checks.py, `payment_check`).
@@ -242,6 +253,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"contanti|contante|pagamento\s+(?:con\s+)?carta|bancomat"),
         ("pl", r"got[oó]wka|karta(?:\s+p[lł]atnicza)?"),
         ("pt", r"dinheiro|cart[aã]o(?:\s+de\s+(?:cr[eé]dito|d[eé]bito))?"),
+        ("el", r"(?:μετρητα|καρτα)(?![^\W\d_])"),
     ],
     "change": [
         ("en", r"(?:cash\s+)?change(?:\s+due)?"),
@@ -252,6 +264,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"resto"),
         ("pl", r"reszta"),
         ("pt", r"troco"),
+        ("el", r"(?:ρεστα)(?![^\W\d_])"),
     ],
     "vendor": [
         ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
@@ -267,6 +280,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"emitente|fornecedor|vendedor|prestador(?:\s+d[eo]s?\s+servi[cç]os?)?"),
         # A Nordic giro slip's payee: "Betalt til", "Betalingsmottaker", "Betalningsmottagare".
         ("sv", r"betalt\s+til|betalingsmottaker|betalningsmottagare|betalingsmodtager"),
+        ("el", r"(?:εκδοτησ|πωλητησ|προμηθευτησ)(?![^\W\d_])"),
     ],
     "buyer": [
         ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
@@ -280,11 +294,12 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"destinat[aá]rio|tomador(?:\s+d[eo]s?\s+servi[cç]os?)?|cliente"),
         ("cs", r"odberatel"),
         ("sv", r"fakturamottaker|fakturamottagare|fakturamodtager"),
+        ("el", r"(?:πελατησ|αγοραστησ|στοιχεια\s+πελατη|παραληπτησ)(?![^\W\d_])"),
     ],
 }  # fmt: skip
 
 # "Number" alone, in the lexicon's languages: a weak invoice-number label, whose value must follow it at once.
-NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer"})
+NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer", "αριθμοσ"})
 # How strongly a label names its field: specific words say more than a bare `total`, `data` or `to`.
 _WEAK = {
     "total": {
@@ -298,9 +313,11 @@ _WEAK = {
         "yhteensa",
         "gross",
         "celkem",
+        "συνολο",
+        "συνολικη αξια",
         "celkom",
     },
-    "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao", "dato", "paivays"},
+    "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao", "dato", "paivays", "ημερομηνια"},
     "tax": {
         "tax",
         "taxes",
@@ -318,6 +335,8 @@ _WEAK = {
         "mva",
         "alv",
         "dph",
+        "φπα",
+        "φ.π.α.",  # noqa: RUF001
     },
     "due_date": {"due"},
     "invoice_number": {
@@ -353,7 +372,7 @@ _ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien")
 PAYABLE = re.compile(
     r"due|payable|to\s+pay|grand|zu\s+zahlen|zahl(?:ungs)?betrag|endbetrag|endsumme|rechnungsbetrag|gesamtbetrag|brutto|ttc|"
     r"[aà]\s+payer|montant\s+du|te\s+(?:betalen|voldoen)|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota|"
-    r"att\s+betala|at\s+betale|a\s+betale|maksettava"
+    r"att\s+betala|at\s+betale|a\s+betale|maksettava|πληρωτεο|γενικο"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 # After "Total IVA", "Totale IVA", "Total VAT": the tax is included in this total ("TOTAL IVA INCLUIDO").
@@ -510,7 +529,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             label = folded[: match.end()].strip()
             if field in ("vendor", "buyer") and folded[match.end() :].strip() and not re.search(r":|\sto$", label):
                 continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
-            bare = re.sub(r"[^a-z.# ]", "", label).strip(" .")
+            bare = re.sub(r"[^a-z\u03b1-\u03c9.# ]", "", label).strip(" .")  # Latin or Greek letters
             weight = 0.6 if bare in _WEAK.get(field, set()) else 1.0
             if field == "issue_date" and _ORDERED.search(label):
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"

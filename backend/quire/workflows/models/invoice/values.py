@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import cache
+from typing import Literal
 
 from babel import Locale
 from babel.dates import get_month_names
@@ -114,7 +115,9 @@ _IDENTIFIER_LABELS = re.compile(
     r"partita|codice|steuer|st\.?-?nr|tax\s?(?:id|no|number|reg)|id|iban|bic|swift|blz|konto|account|acct|"
     r"routing|sort\s?code|tel|tél|phone|fon|fax|mobile|handy|telefon|kunden|customer|client|order|bestell|"
     r"auftrag|commande|pedido|ordine|zam[oó]w|po\b|ref|reference|referenz|référence|hrb|hra|amtsgericht|"
-    r"registergericht|handelsregister|reg\.?\s?no|company\s?(?:no|number)|page|seite|pagina|página|strona)",
+    r"registergericht|handelsregister|reg\.?\s?no|company\s?(?:no|number)|page|seite|pagina|página|strona|"
+    # Greece's tax number (ΑΦΜ), business register (ΓΕΜΗ), a document's tax-office mark (ΜΑΡΚ), a code (κωδικός).  # noqa: RUF003
+    r"\u0391\.?\u03a6\.?\u039c|\u0393\.?\u0395\.?\u039c\.?\u0397|\u039c\u0391\u03a1\u039a|\u03ba\u03c9\u03b4)",
     re.I,
 )
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b")
@@ -126,14 +129,20 @@ EMAIL_OR_URL = re.compile(r"\S+@\S+\.\w+|\b(?:https?://|www\.)\S+", re.I)
 
 def fold(text: str) -> str:
     """Lower case without accents, one character for one, so positions in the folded text are positions
-    in the printed text; characters without a plain-letter form (`€`, `ł`) stay as they are."""
+    in the printed text; characters without a plain-letter form (`€`, `ł`) stay as they are. Letters of other
+    scripts lose their accents too, and Greek's final sigma is the sigma it is ("Σύνολος" -> "συνολοσ")."""
     return "".join(_fold_char(ch) for ch in text)
 
 
 @cache
 def _fold_char(ch: str) -> str:
-    plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
-    return (plain[:1] or ch).lower()
+    parts = unicodedata.normalize("NFKD", ch)
+    plain = parts.encode("ascii", "ignore").decode()
+    if plain:
+        return plain[0].lower()
+    if len(parts) > 1 and all(unicodedata.combining(mark) for mark in parts[1:]):
+        ch = parts[0]  # a letter and its accents: "ά" -> "α", "й" -> "и"  # noqa: RUF003
+    return "\u03c3" if ch == "\u03c2" else ch.lower()
 
 
 # OCR misreads the D and N of the Malaysian form "Sdn Bhd" (private limited) as O, U, 0 or M: "SON BHD".
@@ -411,8 +420,11 @@ def country_currency(phrases: Iterable[str]) -> str | None:
 @cache
 def _month_numbers() -> dict[str, int]:
     names: dict[str, int] = {}
-    for language in LANGUAGES:
-        for width in ("wide", "abbreviated"):
+    # Greek's too, and Czech's in full (its short names "led", "pro", "lis" are words of other languages).
+    both: tuple[Literal["wide", "abbreviated"], ...] = ("wide", "abbreviated")
+    widths = {**dict.fromkeys((*LANGUAGES, "el"), both), "cs": both[:1]}
+    for language, kinds in widths.items():
+        for width in kinds:
             for context in ("format", "stand-alone"):
                 for number, name in get_month_names(width, context, language).items():
                     names.setdefault(fold(name).rstrip("."), number)

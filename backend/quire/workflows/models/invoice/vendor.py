@@ -34,6 +34,9 @@ _FORMS = (
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
     r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
     r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
+    # Greece's Α.Ε., Ε.Π.Ε., Ι.Κ.Ε., Ο.Ε. and Ε.Ε., with their dots or without.  # noqa: RUF003
+    r"\u03b1\.\s?\u03b5\.|\u03b5\.\s?\u03c0\.\s?\u03b5\.|\u03b9\.\s?\u03ba\.\s?\u03b5\.|[\u03bf\u03b5]\.\s?\u03b5\.|"
+    r"\u03b1\u03b5|\u03b5\u03c0\u03b5|\u03b9\u03ba\u03b5|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
 _FORM = re.compile(rf"(?<![\w.])(?:{_FORMS})(?![\w])", re.I)
@@ -142,7 +145,7 @@ _HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?
 # The company register and VAT numbers a legal footer prints beside the issuer's name.
 _LEGAL_IDS = re.compile(
     rf"{VAT_ID.pattern}|\b(?:HRB|HRA|RCS|KvK|KRS|REGON|Companies\s+House|Reg(?:istered)?\.?\s+No|Org\.?\s?nr|CVR|Y-tunnus|"
-    r"IČO|Foretaksregisteret)\b"
+    r"IČO|Foretaksregisteret|\u0391\.?\u03a6\.?\u039c|\u0393\.?\u0395\.?\u039c\.?\u0397)\b"  # Greek ΑΦΜ, ΓΕΜΗ
 )
 # The holder of the account a transfer goes to, named beside its IBAN ("Titulaire du compte : NETPRESSE"): the
 # issuer, unless the page speaks of a direct debit, where the account printed is the buyer's. Weaker than a name
