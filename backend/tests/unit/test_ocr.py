@@ -25,6 +25,7 @@ from quire.documents.extract import JPEG, PNG, TIFF, WEBP, Document, Limits, Pro
 from quire.documents.ocr import NO_TEXT_IN_IMAGE
 from quire.errors import InvalidInput
 from quire.workflows.models.invoice import read_invoice
+from quire.workflows.models.invoice.layout import lines_from_words
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd" / "pdf"
 LANGUAGES = "eng+deu"
@@ -521,3 +522,32 @@ def test_an_amount_cut_at_its_decimal_point_is_joined_again() -> None:
     assert texts(_tsv(("4,", 0, 15, 1), ("12", 20, 20, 1))) == ["4,", "12"]
     assert texts(_tsv(("03.", 0, 20, 1), ("24", 25, 20, 1))) == ["03.", "24"]
     assert texts(_tsv(("12345", 0, 50, 1), (".99", 55, 25, 1))) == ["12345", ".99"]
+
+
+def test_a_scan_turned_a_little_is_read_as_level_lines(invoice_page: Image.Image) -> None:
+    # Given the page read level, and the same page scanned turned by one and a half degrees
+    level = extract(encode([invoice_page], "PNG", dpi=150), "level.png", "0" * 64, languages=LANGUAGES)
+    turned = invoice_page.rotate(1.5, expand=True, fillcolor=255)
+    document = extract(encode([turned], "PNG", dpi=150), "turned.png", "0" * 64, languages=LANGUAGES)
+    # Then its words stand on no more rows than the level page's: a printed line's words climb on a turned page, and
+    # without levelling its right-hand words fall onto rows of their own
+    assert len(lines_from_words(document.words)) <= len(lines_from_words(level.words))
+    assert read_invoice(document)["invoice_number"] == "RE-20151008/504"
+
+
+def test_word_boxes_are_levelled_by_the_slope_of_the_lines_baselines() -> None:
+    # Given Tesseract's lines of a page that climbs 2 points in 100 (one line too short to tell)
+    hocr = "".join(
+        f"<span class='ocr_line' id='l{i}' title=\"bbox 100 {y} {right} {y + 20}; baseline -0.02 0; x_size 20\">"
+        for i, (y, right) in enumerate([(100, 1300), (200, 1250), (300, 1400), (400, 150)])
+    )
+    slope = ocr._slope(hocr, dpi=200)
+    assert slope == -0.02
+    # When the words of one printed line, each 2 points higher than the one 100 points to its left, are levelled
+    words = [Word(f"w{i}", 1, 100 * i, 300 - 2 * i, 100 * i + 60, 310 - 2 * i, 0.9) for i in range(6)]
+    levelled = ocr._level(words, slope, centre=(300.0, 400.0))
+    # Then they stand on one row, each keeping its size
+    assert max(w.y0 for w in levelled) - min(w.y0 for w in levelled) < 0.01
+    assert all(round(w.x1 - w.x0, 6) == 60 and round(w.y1 - w.y0, 6) == 10 for w in levelled)
+    # And a level page's words are left as they are
+    assert ocr._level(words, 0.001, centre=(300.0, 400.0)) == words
