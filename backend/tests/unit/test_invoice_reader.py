@@ -3386,3 +3386,43 @@ def test_folding_drops_the_accents_of_any_script_one_character_for_one(printed: 
     from quire.workflows.models.invoice.values import fold
 
     assert fold(printed) == folded
+
+
+def test_an_insurers_premium_invoice_gives_its_net_premium_insurance_tax_and_gross_premium() -> None:
+    # Given a German insurer's premium invoice: the tariffs' sum before a bundle discount, the net premium, insurance
+    # tax in place of VAT, the gross annual premium, then a bonus credit taken off what is debited
+    result = text_invoice(
+        "Nordlicht Versicherung AG\nRechnungsnummer BR-77-1204\nDatum 02.12.2025\n"
+        "Summe Tarifbeiträge 320,00 EUR\nabzüglich Bündelnachlass 10 % -32,00 EUR\nNettobeitrag 288,00 EUR\n"
+        "Versicherungsteuer 19 % 54,72 EUR\nJahresbeitrag (brutto) 342,72 EUR\nabzgl. Guthaben Bonus -20,00 EUR\n"
+        "Abbuchungsbetrag 322,72 EUR\nDer Beitrag ist fällig am 01.01.2026. Wir ziehen ihn per Lastschrift ein."
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("288.00"),
+        Decimal("54.72"),
+        Decimal("342.72"),
+    )
+    assert result["due_date"] == "2026-01-01"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Payment is due on January 15, 2026. Thank you for your business.",
+        "The invoice amount is payable by 15/01/2026 to the account below.",
+        "Der Rechnungsbetrag ist fällig am 15.01.2026. Bitte geben Sie die Rechnungsnummer an.",
+        "Wij verzoeken u het totaalbedrag van EUR 1.210,00 uiterlijk op 15-01-2026 over te maken op onze rekening.",
+        "Scadenze: 15/01/2026 € 1.210,00",
+        "Termin ptatnosci: 2026-01-15 (14 dni)",  # OCR's reading of "płatności"
+    ],
+)
+def test_a_due_date_in_a_sentence_or_a_plural_label_is_read(sentence: str) -> None:
+    result = text_invoice(f"Invoice 2207\nDate: 01/12/2025\n{sentence}\nTotal 1.210,00")
+    assert result["due_date"] == "2026-01-15"
+
+
+def test_ocr_zeros_in_the_polish_company_form_are_read_as_its_letters() -> None:
+    from quire.workflows.models.invoice.values import repair_company_form
+
+    assert repair_company_form("Budmat Sp. z 0.0.") == "Budmat Sp. z o.o."
+    assert repair_company_form("BUDMAT SP. Z O.O.") == "BUDMAT SP. Z O.O."

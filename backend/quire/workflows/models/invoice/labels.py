@@ -68,17 +68,25 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
-                    r"(?:please\s+)?(?:remit|pay)\s+(?:until|by|before)|due"),
+                    r"(?:please\s+)?(?:remit|pay)\s+(?:until|by|before)|"
+                    # A sentence that says when: "The invoice amount is due on 1 April 2025", "Payment is payable by".
+                    r"(?:the\s+)?(?:invoice|balance|amount|payment|total|premium)(?:\s+[a-z]+){0,2}\s+is\s+(?:due|payable)\s+(?:on|by|before)|"
+                    r"due"),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
-                    r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?"),
+                    r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?|"
+                    # "Der Beitrag ist fällig am 01.04.2025", "Der Rechnungsbetrag ist spätestens fällig zum".
+                    r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]+\s+ist\s+(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
                     r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?"),
-        ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)"),
-        ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimiento|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
-        ("it", r"data\s+(?:di\s+)?scadenza|scadenza|da\s+pagare\s+entro\s+il|entro\s+il"),
-        ("pl", r"termin\s+p[lł]atno[sś]ci"),
-        ("pt", r"data\s+de\s+vencimento|vencimento"),
+        ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)|"
+                    # "Wij verzoeken u het totaalbedrag van EUR 1.607,91 uiterlijk op 21-03-2025 over te maken".
+                    r"(?:wij\s+verzoeken\s+u|gelieve)(?:[^.:]|[.,](?=\d)){0,80}?\s(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)|"
+                    r"(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)"),
+        ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimientos?|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
+        ("it", r"data\s+(?:di\s+)?scadenza|scadenz[ae]|da\s+pagare\s+entro\s+il|entro\s+il"),
+        ("pl", r"termin\s+p[lłt]atno[sś]ci"),  # OCR reads "ł" as "t"
+        ("pt", r"data\s+de\s+vencimento|vencimentos?"),
         ("sv", r"forfallo(?:dag|datum)|forfalds?dato|forfallsdato|betales\s+senest|sidste\s+rettidige\s+betalingsdag"),
         ("fi", r"erapaiva|maksettava\s+viimeistaan"),
         ("cs", r"datum\s+splatnosti|splatnost|splatne\s+do"),
@@ -91,7 +99,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
-                    r"nettobetrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|"
+                    r"nettobetrag|nettobeitrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|"
                     r"(?:total|betrag|gesamtbetrag)\s+(?:exkl\.?|ohne|excl\.?)\s*(?:ust|mwst|mehrwertsteuer|umsatzsteuer)\.?|netto"),
         ("fr", r"sous\s*-?\s*total|(?:total|montant)\s+(?:" + _EUROS + r")?h\.?\s?t\.?(?:v\.?a\.?)?|(?:total|montant)\s+hors\s+(?:tax(?:e|es)|tva)|base\s+h\.?t\.?|"
                     # A VAT table's head alone: "TAUX  HT  TVA  TTC".
@@ -110,7 +118,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("el", r"(?:(?:συνολο\s+|συνολικη\s+)?καθαρησ?\s+αξιασ?|καθαρο\s+ποσο|υποσυνολο|φορολογητεα\s+αξια)(?![^\W\d_])"),
     ],
     "tax": [
-        ("en", r"total\s+(?:tax|vat|gst|taxes)|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
+        ("en", r"total\s+(?:tax|vat|gst|taxes)|insurance\s+premium\s+tax|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
                     r"taxes,?\s+fees|"
                     # India's central, state, integrated and union-territory GST (the seller's "Output" tax in its
                     # books); Canada's provincial and Quebec taxes;
@@ -120,6 +128,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
                     r"(?:zzgl\.?\s+|zuz[uü]gl(?:ich|\.)\s*|\+\s*)?(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|umsatzsteuer)\.?|steuerbetrag|steuer|"
+                    # An insurer's tax on its premium, in place of VAT.
+                    r"versicherungs?steuer|"
                     r"(?:darin\s+|davon\s+)?(?:enth\.?|enthaltene?r?|davon|darin|inkl\.?)\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?"
                     r"(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?"),
         ("fr", r"(?:total|montant)\s+t\.?v\.?a\.?|total\s+(?:des\s+)?taxes|(?:dont\s+)?t\.?v\.?a\.?|tps|tvq|tvh"),
@@ -148,7 +158,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
-                    r"summe\s+brutto|summe|gesamt|bruttobetrag|"
+                    r"summe\s+brutto|summe|gesamt|bruttobetrag|(?:jahres|gesamt)beitrag|"
                     # A final invoice's whole work, before the instalments billed already are taken off.
                     r"gesamtleistung"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"

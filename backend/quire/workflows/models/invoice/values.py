@@ -151,9 +151,13 @@ _OCR_SDN = re.compile(r"(?<!&\s)(?<![\w&])S[OU0][NM]\b\.?(?=\s*[B38]HD\b)|(?<![\
 _OCR_BHD = re.compile(r"(?<=\bSDN\s)[38](?=HD\b)|(?<=\bSDN\.\s)[38](?=HD\b)|(?<=\bSDN)[38](?=HD\b)")
 
 
+# And the letters o of the Polish "Sp. z o.o." as zeros: "Sp. z 0.0.".
+_OCR_ZOO = re.compile(r"(?<=\b[Ss]p\.\sz\s)(?:0\.\s?[0Oo]|[Oo]\.\s?0)\.")
+
+
 def repair_company_form(name: str) -> str:
     """A company form as it is spelled, where OCR misread a letter of it that no other form has."""
-    return _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name))
+    return _OCR_ZOO.sub("o.o.", _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name)))
 
 
 def is_identifier_context(text: str) -> bool:
