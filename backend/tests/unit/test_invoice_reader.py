@@ -3426,3 +3426,9 @@ def test_ocr_zeros_in_the_polish_company_form_are_read_as_its_letters() -> None:
 
     assert repair_company_form("Budmat Sp. z 0.0.") == "Budmat Sp. z o.o."
     assert repair_company_form("BUDMAT SP. Z O.O.") == "BUDMAT SP. Z O.O."
+
+
+def test_a_premium_is_a_total_only_where_it_says_gross() -> None:
+    # "Gesamtbeitrag" names a sum of contributions of any kind (a line, a membership); "(brutto)" says it is the gross
+    assert [m.field for m in match_labels("Jahresbeitrag (brutto) 460,46 EUR")] == ["total"]
+    assert "total" not in [m.field for m in match_labels("Gesamtbeitrag 120,00 EUR")]

@@ -158,7 +158,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
                     r"zu\s+zahlen(?:der\s+betrag)?|zahl(?:ungs)?betrag|bruttosumme|rechnungs(?:end)?summe|rechnungsendbetrag|endsumme|"
-                    r"summe\s+brutto|summe|gesamt|bruttobetrag|(?:jahres|gesamt)beitrag|"
+                    r"summe\s+brutto|summe|gesamt|bruttobetrag|(?:jahres|gesamt)?beitrag\s*\(?\s*brutto\s*\)?|bruttobeitrag|"
                     # A final invoice's whole work, before the instalments billed already are taken off.
                     r"gesamtleistung"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
