@@ -23,7 +23,7 @@ from quire.errors import InvalidInput
 from quire.views import View
 
 if TYPE_CHECKING:
-    from quire.documents.ocr import OcrPage
+    from quire.documents.ocr import OcrPage, Turn
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -109,6 +109,9 @@ class Document:
     einvoice: EInvoice | None = None
     ocr_pages: tuple[int, ...] = ()
     searchable_pdf: bytes | None = field(default=None, repr=False)
+    # The scanned pages whose words' boxes were levelled, and how (`ocr.Turn`): a box of them is turned back by it
+    # to mark where its words stand on the page.
+    turns: dict[int, Turn] = field(default_factory=dict)
 
 
 def detect_type(head: bytes, filename: str) -> str:
@@ -531,5 +534,6 @@ def extract(
         words=words,
         einvoice=einvoice,
         ocr_pages=tuple(sorted(read)),
+        turns={number: page.turn for number, page in read.items() if page.turn is not None},
         searchable_pdf=_searchable_pdf(data if content_type == PDF else None, pages or 0, read) if read else None,
     )

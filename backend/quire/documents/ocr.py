@@ -76,6 +76,8 @@ _HOCR_BASELINE = re.compile(
 )
 # A page turned less than this (a slope of 0.1 degrees) is level enough; lines narrower than an inch tell too little.
 LEVEL_SLOPE = 0.002
+# Nor is a scan read as turned further than this (about 5 degrees): steeper lines are text set at an angle.
+MOST_SLOPE = 0.09
 _HOCR_LANG = re.compile(r"class='(ocr_par|ocrx_word)'(?:[^>]*?lang='(\w+)')?[^>]*>(?:<[^>]+>)*([^<]*)")
 # Only words of four letters or more tell a language: numbers, codes and short words are read in any.
 _TELLING_WORD = re.compile(r"[^\W\d_]{4,}")
@@ -105,6 +107,29 @@ class OcrPage:
     pdf: bytes = field(repr=False)
     # The languages its words were read in, most words first, when one of them stands out; else empty.
     languages: tuple[str, ...] = ()
+    # How its words' boxes were levelled (`_level`): the page's slope and the point they were turned about.
+    turn: Turn | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A scan's slope (its lines' baselines, dy/dx) and the point, in points, its words were turned level about."""
+
+    slope: float
+    x: float
+    y: float
+
+    def shown(self, box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+        """A box of levelled words where it stands on the page as scanned: its corners turned back, and the box
+        that holds them."""
+        angle = math.atan(self.slope)
+        cos, sin = math.cos(angle), math.sin(angle)
+        corners = [(x, y) for x in (box[0], box[2]) for y in (box[1], box[3])]
+        back = [
+            (self.x + (x - self.x) * cos - (y - self.y) * sin, self.y + (x - self.x) * sin + (y - self.y) * cos)
+            for x, y in corners
+        ]
+        return (min(x for x, _ in back), min(y for _, y in back), max(x for x, _ in back), max(y for _, y in back))
 
 
 def languages_after(page: OcrPage, languages: str) -> str:
@@ -499,16 +524,18 @@ def _recognise(image: Image.Image, dpi: float, page: int, languages: str) -> Ocr
         lines.setdefault(line, []).append(word.text)
     text = "\n".join(" ".join(line) for line in lines.values())
     markup = hocr.decode("utf-8", "replace")
-    centre = (image.width * 36 / dpi, image.height * 36 / dpi)
-    level = _level([word for word, _ in words], _slope(markup, dpi), centre)
-    return OcrPage(tuple(level), text, pdf, _page_languages(markup))
+    slope = _slope(markup, dpi)
+    turn = Turn(slope, image.width * 36 / dpi, image.height * 36 / dpi) if abs(slope) >= LEVEL_SLOPE else None
+    level = _level([word for word, _ in words], turn)
+    return OcrPage(tuple(level), text, pdf, _page_languages(markup), turn)
 
 
 def _slope(hocr: str, dpi: float) -> float:
     """How far a scan lies turned, as the slope of its lines' baselines (Tesseract's, in hOCR): the median over its
-    lines an inch wide or wider, each counted by its width; 0 when fewer than three such lines tell."""
+    lines an inch wide or wider, each counted by its width; 0 when fewer than three such lines tell. A line steeper
+    than MOST_SLOPE is text set at an angle (a stamp), not the page's turn: a page turned further is read as turned."""
     widths = [(float(slope), int(right) - int(left)) for left, right, slope in _HOCR_BASELINE.findall(hocr)]
-    told = sorted((slope, width) for slope, width in widths if width >= dpi)
+    told = sorted((slope, width) for slope, width in widths if width >= dpi and abs(float(slope)) <= MOST_SLOPE)
     if len(told) < 3:
         return 0.0
     half, seen = sum(width for _, width in told) / 2, 0
@@ -519,19 +546,19 @@ def _slope(hocr: str, dpi: float) -> float:
     return 0.0
 
 
-def _level(words: list[Word], slope: float, centre: tuple[float, float]) -> list[Word]:
+def _level(words: list[Word], turn: Turn | None) -> list[Word]:
     """The words of a page scanned a little turned, their boxes moved as if it lay level (turned about the page's
     centre, each box keeping its size), so that the words of one printed line stand on one row for the layout reader:
-    at one degree a line 15 cm long climbs 2.6 mm, a line's height in small type. A level page is left as it is.
-    The boxes stay within the box of the turn: a word's mark on the page preview is off by the page's turn at most."""
-    if abs(slope) < LEVEL_SLOPE:
+    at one degree a line 15 cm long climbs 2.6 mm, a line's height in small type. A level page (no turn) is left as
+    it is. The reader's evidence boxes are turned back (`Turn.shown`) to mark the words where they stand on the scan."""
+    if turn is None:
         return words
-    turn = math.atan(slope)
-    cos, sin = math.cos(turn), math.sin(turn)
+    angle = math.atan(turn.slope)
+    cos, sin = math.cos(angle), math.sin(angle)
     levelled = []
     for word in words:
-        dx, dy = (word.x0 + word.x1) / 2 - centre[0], (word.y0 + word.y1) / 2 - centre[1]
-        x, y = centre[0] + dx * cos + dy * sin, centre[1] - dx * sin + dy * cos
+        dx, dy = (word.x0 + word.x1) / 2 - turn.x, (word.y0 + word.y1) / 2 - turn.y
+        x, y = turn.x + dx * cos + dy * sin, turn.y - dx * sin + dy * cos
         half_w, half_h = (word.x1 - word.x0) / 2, (word.y1 - word.y0) / 2
         levelled.append(replace(word, x0=x - half_w, y0=y - half_h, x1=x + half_w, y1=y + half_h))
     return levelled

@@ -3426,9 +3426,56 @@ def test_ocr_zeros_in_the_polish_company_form_are_read_as_its_letters() -> None:
 
     assert repair_company_form("Budmat Sp. z 0.0.") == "Budmat Sp. z o.o."
     assert repair_company_form("BUDMAT SP. Z O.O.") == "BUDMAT SP. Z O.O."
+    assert repair_company_form("BUDMAT SP. Z 0.0.") == "BUDMAT SP. Z O.O."
 
 
 def test_a_premium_is_a_total_only_where_it_says_gross() -> None:
     # "Gesamtbeitrag" names a sum of contributions of any kind (a line, a membership); "(brutto)" says it is the gross
     assert [m.field for m in match_labels("Jahresbeitrag (brutto) 460,46 EUR")] == ["total"]
     assert "total" not in [m.field for m in match_labels("Gesamtbeitrag 120,00 EUR")]
+
+
+def test_a_bills_own_total_named_beside_an_amount_due_that_adds_an_earlier_balance_is_given() -> None:
+    # Given a French telephone bill: its own total "Total de la facture TTC", the previous bill's unpaid rest, then the
+    # amount due that adds both
+    result = text_invoice(
+        "Orbis Mobile SA\nFacture n° F25-11-2207\ndu 05/11/2025\nTotal hors taxes 40,00 €\nTVA 20 % 8,00 €\n"
+        "Total de la facture TTC 48,00 €\nSolde précédent (facture du 05/10/2025) 25,50 €\n"
+        "Montant total à payer 73,50 €"
+    )
+    # Then the bill's own total is given without doubt: the amount due is explained by the earlier balance
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("40.00"),
+        Decimal("8.00"),
+        Decimal("48.00"),
+    )
+    assert "total" not in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Payment is due on receipt. Your next meter reading is on 15/01/2026.",
+        "The premium is payable by direct debit from 15/01/2026 onwards.",
+        "Wij verzoeken u eventuele klachten uiterlijk op 15-01-2026 te melden.",
+        "Die Lieferung ist fällig am 15.01.2026.",
+        "Έναρξη: 01/01/2025 Λήξη: 15/01/2026",  # a contract period's start and end
+    ],
+)
+def test_a_sentence_that_says_no_due_date_gives_none(sentence: str) -> None:
+    result = text_invoice(f"Invoice 2207\nDate: 01/12/2025\n{sentence}\nTotal 1.210,00")
+    assert result["due_date"] is None
+
+
+def test_a_greek_number_word_before_another_numbers_name_is_no_invoice_number() -> None:
+    # "Αριθμός πελάτη" is the customer's number, as "Nummer klant" is
+    result = text_invoice("ΑΦΜ 099887766\nΑριθμός πελάτη: 12345\nΗμερομηνία: 01/12/2025\nΣύνολο 12,00")  # noqa: RUF001
+    assert result["invoice_number"] is None
+
+
+def test_greek_register_words_name_identifiers_only_as_whole_words() -> None:
+    from quire.workflows.models.invoice.values import is_identifier_context
+
+    assert is_identifier_context("ΑΦΜ: 801753243")
+    assert is_identifier_context("Κωδικός: Π-00318")
+    assert not is_identifier_context("ΣΟΥΠΕΡ ΜΑΡΚΕΤ ΑΒ 05/05/2024")  # noqa: RUF001

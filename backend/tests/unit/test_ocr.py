@@ -532,7 +532,17 @@ def test_a_scan_turned_a_little_is_read_as_level_lines(invoice_page: Image.Image
     # Then its words stand on no more rows than the level page's: a printed line's words climb on a turned page, and
     # without levelling its right-hand words fall onto rows of their own
     assert len(lines_from_words(document.words)) <= len(lines_from_words(level.words))
-    assert read_invoice(document)["invoice_number"] == "RE-20151008/504"
+    read = read_invoice(document)
+    assert read["invoice_number"] == "RE-20151008/504"
+    # And the evidence marks the number where it stands on the turned scan: around the box Tesseract gives its word
+    tsv = pytesseract.image_to_data(turned, lang="eng", output_type=pytesseract.Output.DICT)
+    at = tsv["text"].index("RE-20151008/504")
+    scale = 72 / 150
+    left, top = tsv["left"][at] * scale, tsv["top"][at] * scale
+    right, bottom = left + tsv["width"][at] * scale, top + tsv["height"][at] * scale
+    x0, y0, x1, y1 = read["fields"]["invoice_number"]["bbox"]
+    assert x0 - 1 <= left <= right <= x1 + 1
+    assert y0 - 1 <= top <= bottom <= y1 + 1
 
 
 def test_word_boxes_are_levelled_by_the_slope_of_the_lines_baselines() -> None:
@@ -545,9 +555,25 @@ def test_word_boxes_are_levelled_by_the_slope_of_the_lines_baselines() -> None:
     assert slope == -0.02
     # When the words of one printed line, each 2 points higher than the one 100 points to its left, are levelled
     words = [Word(f"w{i}", 1, 100 * i, 300 - 2 * i, 100 * i + 60, 310 - 2 * i, 0.9) for i in range(6)]
-    levelled = ocr._level(words, slope, centre=(300.0, 400.0))
+    turn = ocr.Turn(slope, 300.0, 400.0)
+    levelled = ocr._level(words, turn)
     # Then they stand on one row, each keeping its size
     assert max(w.y0 for w in levelled) - min(w.y0 for w in levelled) < 0.01
     assert all(round(w.x1 - w.x0, 6) == 60 and round(w.y1 - w.y0, 6) == 10 for w in levelled)
+    # And a box of levelled words is turned back to where the words stand on the scan
+    for word, level in zip(words, levelled, strict=True):
+        x0, y0, x1, y1 = turn.shown((level.x0, level.y0, level.x1, level.y1))
+        assert abs((x0 + x1) / 2 - (word.x0 + word.x1) / 2) < 0.01
+        assert abs((y0 + y1) / 2 - (word.y0 + word.y1) / 2) < 0.01
     # And a level page's words are left as they are
-    assert ocr._level(words, 0.001, centre=(300.0, 400.0)) == words
+    assert ocr._level(words, None) == words
+
+
+def test_a_steep_line_is_text_set_at_an_angle_not_the_pages_turn() -> None:
+    # Given a level page's lines and one wide stamp printed at 17 degrees across it
+    hocr = "".join(
+        f"<span class='ocr_line' id='l{i}' title=\"bbox 100 {y} {right} {y + 20}; baseline {slope} 0; x_size 20\">"
+        for i, (y, right, slope) in enumerate([(100, 1300, 0), (200, 1250, 0), (300, 1400, 0), (600, 4000, -0.3)])
+    )
+    # Then the page reads as level
+    assert ocr._slope(hocr, dpi=200) == 0.0

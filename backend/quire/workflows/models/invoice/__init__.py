@@ -22,6 +22,11 @@ def read_invoice(document: Document) -> dict[str, Any]:
     has_layout = bool(document.words)
     lines = lines_from_words(document.words) if has_layout else lines_from_text(document.text)
     reading = read_layout(lines, has_layout)
+    for evidence in reading["fields"].values():
+        turn = document.turns.get(evidence.get("page") or 0)
+        if turn is not None and evidence.get("bbox"):
+            # Read on a scan's levelled boxes: marked where its words stand on the page as scanned.
+            evidence["bbox"] = [round(v, 1) for v in turn.shown(tuple(evidence["bbox"]))]
     values, review = decide(reading)
     items = [item for item in (line_item(line.text) for line in lines) if item is not None]
     language = reading["language"] if reading["fields"] else detect_language(words(document.text))

@@ -58,8 +58,15 @@ def net_charges(
 
 # A total of this bill's own charges ("Total Current Charges", "Total charges for this period", "New charges").
 _OWN_CHARGES = re.compile(
-    r"\b(?:current|new|this\s+(?:period|bill|invoice|month)|deze\s+factuur)\b|\blaufend|\baktuell|\bcourant"
+    r"\b(?:current|new|this\s+(?:period|bill|invoice|month)|deze\s+factuur)\b|\blaufend|\baktuell|\bcourant|"
+    # The bill's own, named: "Total de la facture TTC", "Summe dieser Rechnung", "Totale della fattura".
+    r"\b(?:de\s+(?:la|cette|esta)\s+factura?e?|dieser\s+rechnung|della\s+fattura|di\s+questa\s+fattura)\b"
 )
+
+
+def earlier_balances(found: dict[str, list[Candidate]]) -> list[Candidate]:
+    """The balances earlier bills left open that this one prints ("Previous balance 29.98")."""
+    return [c for c in found.get("earlier", []) if c.value.value != 0 and c.score >= ABSTAIN_BELOW]
 
 
 def without_earlier_balance(
@@ -68,8 +75,7 @@ def without_earlier_balance(
     """A bill that prints an earlier balance left open ("Previous balance", "Past due") asks for more than its own
     total: its amount due adds that balance. Its own total is the total of this bill's charges where one is printed
     ("Total Current Charges"); with none, the total is in doubt. (The total, and whether it is in doubt.)"""
-    earlier = [c for c in found.get("earlier", []) if c.value.value != 0 and c.score >= ABSTAIN_BELOW]
-    if total is None or not earlier:
+    if total is None or not earlier_balances(found):
         return total, False
     own = [c for c in found.get("total", []) if _OWN_CHARGES.search(fold(c.label.text)) and c.score >= ABSTAIN_BELOW]
     if not own:

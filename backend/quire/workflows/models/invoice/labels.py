@@ -1,5 +1,5 @@
 """The words invoices print before their values, in English, German, French, Dutch, Spanish, Italian,
-Polish, Portuguese, Swedish, Danish, Norwegian and Finnish, and how strongly each label names its field.
+Polish, Portuguese, Swedish, Danish, Norwegian, Finnish, Czech and Greek, and how strongly each label names its field.
 
 Labels are matched on folded text (lower case, no accents) at the start of a phrase and must end
 where a word ends, so `de` never matches `Description`. The weight says how sure a label is:
@@ -70,18 +70,21 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
                     r"(?:please\s+)?(?:remit|pay)\s+(?:until|by|before)|"
                     # A sentence that says when: "The invoice amount is due on 1 April 2025", "Payment is payable by".
-                    r"(?:the\s+)?(?:invoice|balance|amount|payment|total|premium)(?:\s+[a-z]+){0,2}\s+is\s+(?:due|payable)\s+(?:on|by|before)|"
+                    r"(?:the\s+)?(?:invoice|balance|amount|payment|total|premium)(?:\s+[a-z]+){0,2}\s+is\s+(?:due|payable)\s+(?:on|by|before)"
+                    r"(?=\s*(?:\d|[a-z]{3,9}\.?\s+\d))|"
                     r"due"),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?|"
                     # "Der Beitrag ist fällig am 01.04.2025", "Der Rechnungsbetrag ist spätestens fällig zum".
-                    r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]+\s+ist\s+(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)"),
+                    r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]*(?:betrag|beitrag|summe|rechnung|zahlung|miete|pr[aä]mie)\s+ist\s+"
+                    r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
                     r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?"),
         ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)|"
                     # "Wij verzoeken u het totaalbedrag van EUR 1.607,91 uiterlijk op 21-03-2025 over te maken".
-                    r"(?:wij\s+verzoeken\s+u|gelieve)(?:[^.:]|[.,](?=\d)){0,80}?\s(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)|"
+                    r"(?:wij\s+verzoeken\s+u|gelieve)(?=(?:[^.:]|[.,](?=\d)){0,160}?(?:bedrag|betal|voldoe|over\s+te\s+maken|overmaken))"
+                    r"(?:[^.:]|[.,](?=\d)){0,80}?\s(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)|"
                     r"(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)"),
         ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimientos?|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
         ("it", r"data\s+(?:di\s+)?scadenza|scadenz[ae]|da\s+pagare\s+entro\s+il|entro\s+il"),
@@ -90,7 +93,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"forfallo(?:dag|datum)|forfalds?dato|forfallsdato|betales\s+senest|sidste\s+rettidige\s+betalingsdag"),
         ("fi", r"erapaiva|maksettava\s+viimeistaan"),
         ("cs", r"datum\s+splatnosti|splatnost|splatne\s+do"),
-        ("el", r"(?:(?:ημερομηνια\s+|ημ/νια\s+)?ληξησ?(?:\s+πληρωμησ)?|προθεσμια\s+πληρωμησ|(?:πληρωτεο|εξοφληση)\s+εωσ(?:\s+την)?)(?![^\W\d_])"),  # noqa: RUF001
+        ("el", r"(?:(?:ημερομηνια|ημ/νια)\s+ληξησ|ληξη\s+πληρωμησ|προθεσμια\s+πληρωμησ|(?:πληρωτεο|εξοφληση)\s+εωσ(?:\s+την)?)(?![^\W\d_])"),  # noqa: RUF001
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
@@ -162,6 +165,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # A final invoice's whole work, before the instalments billed already are taken off.
                     r"gesamtleistung"),
         ("fr", r"(?:total|montant)\s+(?:" + _EUROS + r")?(?:t\.?t\.?c\.?|t\.?v\.?a\.?c\.?|t\.?v\.?a\.?\s+compris[e]?)|(?:net|total|somme|montant|reste)\s+[aà]\s+payer|montant\s+total|"
+                    # "Total de la facture TTC", "Total de votre facture": this bill's own, beside an amount due that adds
+                    # an earlier one.
+                    r"total\s+(?:de\s+(?:la|votre|cette)\s+)?facture(?:\s+t\.?t\.?c\.?)?|"
                     r"(?:total|montant)\s+[aà]\s+cr[eé]diter|total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
         ("nl", r"(?:totaal\s+)?te\s+crediteren|totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
                     # A bill's own total beside an amount due that adds an earlier one: "Totaal deze factuur incl. btw".
@@ -346,7 +352,6 @@ _WEAK = {
         "alv",
         "dph",
         "φπα",
-        "φ.π.α.",  # noqa: RUF001
     },
     "due_date": {"due"},
     "invoice_number": {

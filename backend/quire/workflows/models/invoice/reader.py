@@ -19,6 +19,7 @@ from quire.workflows.models.invoice.amounts import (
     before_payments,
     before_withholding,
     choose_amounts,
+    earlier_balances,
     included,
     net_charges,
     per_rate_tax,
@@ -161,7 +162,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     own_total, in_doubt = without_earlier_balance(found, chosen["total"][0])
     # The amount due after it adds an earlier balance, or takes a payment off: it outranks the bill's own total by
     # design.
-    own_bill = paid_off is not None or own_total is not chosen["total"][0]
+    own_bill = paid_off is not None or (own_total is not None and not in_doubt and bool(earlier_balances(found)))
     if own_total is not None and own_total is not chosen["total"][0]:
         chosen["total"] = (own_total, own_total.score)
     elif in_doubt:

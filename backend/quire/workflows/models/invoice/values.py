@@ -117,7 +117,7 @@ _IDENTIFIER_LABELS = re.compile(
     r"auftrag|commande|pedido|ordine|zam[oó]w|po\b|ref|reference|referenz|référence|hrb|hra|amtsgericht|"
     r"registergericht|handelsregister|reg\.?\s?no|company\s?(?:no|number)|page|seite|pagina|página|strona|"
     # Greece's tax number (ΑΦΜ), business register (ΓΕΜΗ), a document's tax-office mark (ΜΑΡΚ), a code (κωδικός).  # noqa: RUF003
-    r"\u0391\.?\u03a6\.?\u039c|\u0393\.?\u0395\.?\u039c\.?\u0397|\u039c\u0391\u03a1\u039a|\u03ba\u03c9\u03b4)",
+    r"(?:\u0391\.?\u03a6\.?\u039c|\u0393\.?\u0395\.?\u039c\.?\u0397|\u039c\u0391\u03a1\u039a)\b|\u03ba\u03c9\u03b4(?:\u03b9\u03ba|\.))",
     re.I,
 )
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b")
@@ -152,12 +152,13 @@ _OCR_BHD = re.compile(r"(?<=\bSDN\s)[38](?=HD\b)|(?<=\bSDN\.\s)[38](?=HD\b)|(?<=
 
 
 # And the letters o of the Polish "Sp. z o.o." as zeros: "Sp. z 0.0.".
-_OCR_ZOO = re.compile(r"(?<=\b[Ss]p\.\sz\s)(?:0\.\s?[0Oo]|[Oo]\.\s?0)\.")
+_OCR_ZOO = re.compile(r"(?<=\b[Ss][Pp]\.\s[Zz]\s)(?:0\.\s?[0Oo]|[Oo]\.\s?0)\.")
 
 
 def repair_company_form(name: str) -> str:
     """A company form as it is spelled, where OCR misread a letter of it that no other form has."""
-    return _OCR_ZOO.sub("o.o.", _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name)))
+    letters = "O.O." if name.isupper() else "o.o."
+    return _OCR_ZOO.sub(letters, _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name)))
 
 
 def is_identifier_context(text: str) -> bool:
