@@ -3479,3 +3479,11 @@ def test_greek_register_words_name_identifiers_only_as_whole_words() -> None:
     assert is_identifier_context("ΑΦΜ: 801753243")
     assert is_identifier_context("Κωδικός: Π-00318")
     assert not is_identifier_context("ΣΟΥΠΕΡ ΜΑΡΚΕΤ ΑΒ 05/05/2024")  # noqa: RUF001
+
+
+def test_a_dutch_or_german_family_names_particle_is_no_sentences_article() -> None:
+    from quire.workflows.models.invoice.vendor import _looks_like_name
+
+    assert _looks_like_name("Van der Meulen Horeca Groothandel B.V.")
+    assert _looks_like_name("Gebr. von der Heyde Bau und Handel GmbH")
+    assert not _looks_like_name("Bitte zahlen Sie den Betrag an der Kasse")

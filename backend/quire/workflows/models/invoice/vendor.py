@@ -60,7 +60,9 @@ _NOT_A_NAME = re.compile(
 _OCR_NOISE = re.compile(r"[\\*~@#%^=<>{}|]")
 _NOT_IN_A_NAME = re.compile(rf"[_:]|{_OCR_NOISE.pattern}")
 _SENTENCE = re.compile(
-    r"\b(?:is|are|the|der|die|das|le|la|les|el|il|de\s+la|please|bitte|veuillez|if|wenn|for)\b", re.I
+    # "der" after "van" or "von" is a family name's particle ("Van der Meulen Horeca B.V."), no article.
+    r"\b(?:is|are|the|(?<!van\s)(?<!von\s)der|die|das|le|la|les|el|il|de\s+la|please|bitte|veuillez|if|wenn|for)\b",
+    re.I,
 )
 
 # A street address: a house number and a comma first ("22, Jalan Perindustrian 5"), or a street word beside a number.
