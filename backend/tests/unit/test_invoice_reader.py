@@ -3414,6 +3414,8 @@ def test_an_insurers_premium_invoice_gives_its_net_premium_insurance_tax_and_gro
         "Wij verzoeken u het totaalbedrag van EUR 1.210,00 uiterlijk op 15-01-2026 over te maken op onze rekening.",
         "Scadenze: 15/01/2026 € 1.210,00",
         "Termin ptatnosci: 2026-01-15 (14 dni)",  # OCR's reading of "płatności"
+        "Montant total à payer\navant le 15/01/2026 1.210,00 €",  # the label's second line, under the amount due's
+        "Te betalen € 1.210,00\nvóór 15-01-2026",
     ],
 )
 def test_a_due_date_in_a_sentence_or_a_plural_label_is_read(sentence: str) -> None:
@@ -3460,6 +3462,7 @@ def test_a_bills_own_total_named_beside_an_amount_due_that_adds_an_earlier_balan
         "Wij verzoeken u eventuele klachten uiterlijk op 15-01-2026 te melden.",
         "Die Lieferung ist fällig am 15.01.2026.",
         "Έναρξη: 01/01/2025 Λήξη: 15/01/2026",  # a contract period's start and end
+        "Abonnement voor 12 maanden, ingang 15-01-2026",
     ],
 )
 def test_a_sentence_that_says_no_due_date_gives_none(sentence: str) -> None:

@@ -72,7 +72,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # A sentence that says when: "The invoice amount is due on 1 April 2025", "Payment is payable by".
                     r"(?:the\s+)?(?:invoice|balance|amount|payment|total|premium)(?:\s+[a-z]+){0,2}\s+is\s+(?:due|payable)\s+(?:on|by|before)"
                     r"(?=\s*(?:\d|[a-z]{3,9}\.?\s+\d))|"
-                    r"due"),
+                    r"due|"
+                    # A date under the amount due's label, alone with the word for "before": "before 20 March 2025".
+                    r"before(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?|"
@@ -80,12 +82,12 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]*(?:betrag|beitrag|summe|rechnung|zahlung|miete|pr[aä]mie)\s+ist\s+"
                     r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
-                    r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?"),
+                    r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?|avant\s+le(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"),
         ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)|"
                     # "Wij verzoeken u het totaalbedrag van EUR 1.607,91 uiterlijk op 21-03-2025 over te maken".
                     r"(?:wij\s+verzoeken\s+u|gelieve)(?=(?:[^.:]|[.,](?=\d)){0,160}?(?:bedrag|betal|voldoe|over\s+te\s+maken|overmaken))"
                     r"(?:[^.:]|[.,](?=\d)){0,80}?\s(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)|"
-                    r"(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)"),
+                    r"(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)|v[oó][oó]r(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"),
         ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimientos?|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
         ("it", r"data\s+(?:di\s+)?scadenza|scadenz[ae]|da\s+pagare\s+entro\s+il|entro\s+il"),
         ("pl", r"termin\s+p[lłt]atno[sś]ci"),  # OCR reads "ł" as "t"
@@ -353,7 +355,7 @@ _WEAK = {
         "dph",
         "φπα",
     },
-    "due_date": {"due"},
+    "due_date": {"due", "before", "avant le", "voor", "v\u00f3\u00f3r"},
     "invoice_number": {
         "invoice",
         "rechnung",
