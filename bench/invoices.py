@@ -1,6 +1,6 @@
 """Field accuracy of the local invoice reader on labelled invoice sets, with held-out parts apart.
 
-    python bench/invoices.py [SET_DIR ...] [--show-misses]
+    python bench/invoices.py [SET_DIR ...] [--show-misses] [--by-author]
 
 Each set is a folder with a `truth.json` (file name -> vendor, invoice_number, issue_date, due_date,
 currency, subtotal, tax, total). With no arguments the sets are the ZUGFeRD corpus committed under
@@ -9,6 +9,7 @@ the languages and kinds the real sets lack (backend/tests/corpus/own), invoices 
 not seen the reader (backend/tests/corpus/blind), the real invoices of invoice2data's
 test suite when bench/fetch_invoice2data.py has laid them out under var/invoice2data, and the generated
 invoices.
+`--by-author` adds a row for each author's set of the blind corpus (its file names' prefix).
 A fixed third of every set, chosen by a hash of the file name, is held out: rules are tuned
 on the rest, and the held-out rows are reported apart. Scanned files are skipped when no OCR engine
 is installed.
@@ -150,7 +151,11 @@ def read(data: bytes, filename: str) -> tuple[dict[str, Any], int, float]:
     return result, document.pages or 1, time.perf_counter() - started
 
 
-def run_set(label: str, folder: Path, truth: dict[str, dict[str, Any]], tallies: dict[str, Tally]) -> None:
+def run_set(
+    label: str, folder: Path, truth: dict[str, dict[str, Any]], tallies: dict[str, Tally], by_author: bool = False
+) -> None:
+    """Score the reader on one labelled folder; `by_author` adds a row per file-name prefix ("gg-"), one author's set
+    in the blind corpus."""
     for name, expected in sorted(truth.items()):
         path = folder / name
         if not path.exists() or (expected.get("scanned") and not _ocr_installed()):
@@ -160,6 +165,10 @@ def run_set(label: str, folder: Path, truth: dict[str, dict[str, Any]], tallies:
         kind = f"{label} scans" if expected.get("scanned") else label  # scans are read by OCR: reported apart
         tallies[f"{kind} ({part})"].add(name, expected, result, pages, seconds)
         tallies[f"{kind} (all)"].add(name, expected, result, pages, seconds)
+        if by_author:
+            author = f"{label} {name.split('-')[0]}-"
+            tallies[f"{author} ({part})"].add(name, expected, result, pages, seconds)
+            tallies[f"{author} (all)"].add(name, expected, result, pages, seconds)
 
 
 def _ocr_installed() -> bool:
@@ -187,6 +196,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sets", nargs="*", type=Path, help="more folders with a truth.json")
     parser.add_argument("--show-misses", action="store_true", help="list the tuning part's misses (never the held-out)")
+    parser.add_argument("--by-author", action="store_true", help="a row per author's set of the blind corpus too")
     args = parser.parse_args()
     tallies: dict[str, Tally] = defaultdict(Tally)
     generated(tallies)
@@ -196,7 +206,7 @@ def main() -> None:
     run_set("zugferd factur-x", CORPUS / "factur-x", facturx, tallies)
     run_set("zugferd pdf", CORPUS / "pdf", json.loads((CORPUS / "pdf" / "truth.json").read_text()), tallies)
     run_set("own", OWN, json.loads((OWN / "truth.json").read_text()), tallies)
-    run_set("blind", BLIND, json.loads((BLIND / "truth.json").read_text()), tallies)
+    run_set("blind", BLIND, json.loads((BLIND / "truth.json").read_text()), tallies, args.by_author)
     if INVOICE2DATA.is_dir():  # bench/fetch_invoice2data.py lays it out; the labels are committed here
         run_set(
             "invoice2data",
