@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import re
 import sys
@@ -163,12 +164,9 @@ def run_set(
         result, pages, seconds = read(path.read_bytes(), name)
         part = "held-out" if held_out(name) else "tuning"
         kind = f"{label} scans" if expected.get("scanned") else label  # scans are read by OCR: reported apart
-        tallies[f"{kind} ({part})"].add(name, expected, result, pages, seconds)
-        tallies[f"{kind} (all)"].add(name, expected, result, pages, seconds)
-        if by_author:
-            author = f"{label} {name.split('-')[0]}-"
-            tallies[f"{author} ({part})"].add(name, expected, result, pages, seconds)
-            tallies[f"{author} (all)"].add(name, expected, result, pages, seconds)
+        rows = [kind, f"{label} {name.split('-')[0]}-"] if by_author else [kind]
+        for row, share in itertools.product(rows, (part, "all")):
+            tallies[f"{row} ({share})"].add(name, expected, result, pages, seconds)
 
 
 def _ocr_installed() -> bool:

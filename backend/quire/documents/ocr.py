@@ -119,16 +119,19 @@ class Turn:
     x: float
     y: float
 
+    def level(self, x: float, y: float, back: bool = False) -> tuple[float, float]:
+        """A point of the scan where it stands once the page lies level; with `back`, a levelled point where it
+        stands on the scan."""
+        angle = math.atan(self.slope) * (-1 if back else 1)
+        dx, dy = x - self.x, y - self.y
+        return self.x + dx * math.cos(angle) + dy * math.sin(angle), self.y - dx * math.sin(angle) + dy * math.cos(
+            angle
+        )
+
     def shown(self, box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
         """A box of levelled words where it stands on the page as scanned: its corners turned back, and the box
         that holds them."""
-        angle = math.atan(self.slope)
-        cos, sin = math.cos(angle), math.sin(angle)
-        corners = [(x, y) for x in (box[0], box[2]) for y in (box[1], box[3])]
-        back = [
-            (self.x + (x - self.x) * cos - (y - self.y) * sin, self.y + (x - self.x) * sin + (y - self.y) * cos)
-            for x, y in corners
-        ]
+        back = [self.level(x, y, back=True) for x in (box[0], box[2]) for y in (box[1], box[3])]
         return (min(x for x, _ in back), min(y for _, y in back), max(x for x, _ in back), max(y for _, y in back))
 
 
@@ -553,12 +556,9 @@ def _level(words: list[Word], turn: Turn | None) -> list[Word]:
     it is. The reader's evidence boxes are turned back (`Turn.shown`) to mark the words where they stand on the scan."""
     if turn is None:
         return words
-    angle = math.atan(turn.slope)
-    cos, sin = math.cos(angle), math.sin(angle)
     levelled = []
     for word in words:
-        dx, dy = (word.x0 + word.x1) / 2 - turn.x, (word.y0 + word.y1) / 2 - turn.y
-        x, y = turn.x + dx * cos + dy * sin, turn.y - dx * sin + dy * cos
+        x, y = turn.level((word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2)
         half_w, half_h = (word.x1 - word.x0) / 2, (word.y1 - word.y0) / 2
         levelled.append(replace(word, x0=x - half_w, y0=y - half_h, x1=x + half_w, y1=y + half_h))
     return levelled

@@ -19,6 +19,11 @@ from quire.workflows.models.invoice.values import CURRENCY, CURRENCY_CODES, curr
 _EUROS = r"(?:eur|chf|cad|xof|xaf|xpf)\s+|€\s*"
 # A currency's code after a label ("Total EUR", "Total (USD)"), not any word of three letters ("Total des taxes").
 _CODES = "|".join(sorted((code.lower() for code in CURRENCY_CODES), key=len, reverse=True))
+# A whole date right after a word that alone says nothing of one ("before", "avant le", "vóór"): "12/03/2025",
+# "12 March 2025", "March 12, 2025" (folded).
+_WHOLE_DATE_NEXT = (
+    r"(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"
+)
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
 _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
@@ -48,7 +53,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
         ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)"),
-        ("el", r"(?:(?:αριθμοσ|αρ\.?)\s*(?:τιμολογιου|παραστατικου|πιστωτικου)|τιμολογιο\s*(?:αρ\.?|αριθμοσ)|αριθμοσ)(?![^\W\d_])"),  # noqa: RUF001
+        ("el", r"(?:αριθμοσ|αρ\.?)\s*(?:τιμολογιου|παραστατικου|πιστωτικου)|τιμολογιο\s*(?:αρ\.?|αριθμοσ)|αριθμοσ"),  # noqa: RUF001
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -64,7 +69,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"faktura\s*-?\s*(?:datum|dato)|dato"),
         ("fi", r"laskun\s+paiva(?:maara)?|laskutuspaiva|paivays|paivamaara"),
         ("cs", r"datum\s+(?:vystaveni|vyhotovenia|vystavenia)|vystaveno\s+dne"),
-        ("el", r"(?:ημερομηνια\s+(?:εκδοσησ|εκδοσεωσ|τιμολογιου|παραστατικου)|ημ/νια(?:\s+εκδοσησ)?|ημερομηνια)(?![^\W\d_])"),  # noqa: RUF001
+        ("el", r"ημερομηνια\s+(?:εκδοσησ|εκδοσεωσ|τιμολογιου|παραστατικου)|ημ/νια(?:\s+εκδοσησ)?|ημερομηνια"),  # noqa: RUF001
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
@@ -74,7 +79,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?=\s*(?:\d|[a-z]{3,9}\.?\s+\d))|"
                     r"due|"
                     # A date under the amount due's label, alone with the word for "before": "before 20 March 2025".
-                    r"before(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"),
+                    r"before" + _WHOLE_DATE_NEXT),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?|"
@@ -82,12 +87,12 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]*(?:betrag|beitrag|summe|rechnung|zahlung|miete|pr[aä]mie)\s+ist\s+"
                     r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
-                    r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?|avant\s+le(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"),
+                    r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?|avant\s+le" + _WHOLE_DATE_NEXT),
         ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)|"
                     # "Wij verzoeken u het totaalbedrag van EUR 1.607,91 uiterlijk op 21-03-2025 over te maken".
                     r"(?:wij\s+verzoeken\s+u|gelieve)(?=(?:[^.:]|[.,](?=\d)){0,160}?(?:bedrag|betal|voldoe|over\s+te\s+maken|overmaken))"
                     r"(?:[^.:]|[.,](?=\d)){0,80}?\s(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)|"
-                    r"(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)|v[oó][oó]r(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"),
+                    r"(?:uiterlijk|ten\s+laatste)\s+(?:op|voor|v[oó][oó]r)(?=\s*\d)|v[oó][oó]r" + _WHOLE_DATE_NEXT),
         ("es", r"fecha\s+(?:de\s+)?vencimiento|vencimientos?|fecha\s+de\s+cargo|fecha\s+l[ií]mite\s+de\s+pago"),
         ("it", r"data\s+(?:di\s+)?scadenza|scadenz[ae]|da\s+pagare\s+entro\s+il|entro\s+il"),
         ("pl", r"termin\s+p[lłt]atno[sś]ci"),  # OCR reads "ł" as "t"
@@ -95,7 +100,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"forfallo(?:dag|datum)|forfalds?dato|forfallsdato|betales\s+senest|sidste\s+rettidige\s+betalingsdag"),
         ("fi", r"erapaiva|maksettava\s+viimeistaan"),
         ("cs", r"datum\s+splatnosti|splatnost|splatne\s+do"),
-        ("el", r"(?:(?:ημερομηνια|ημ/νια)\s+ληξησ|ληξη\s+πληρωμησ|προθεσμια\s+πληρωμησ|(?:πληρωτεο|εξοφληση)\s+εωσ(?:\s+την)?)(?![^\W\d_])"),  # noqa: RUF001
+        ("el", r"(?:ημερομηνια|ημ/νια)\s+ληξησ|ληξη\s+πληρωμησ|προθεσμια\s+πληρωμησ|(?:πληρωτεο|εξοφληση)\s+εωσ(?:\s+την)?"),  # noqa: RUF001
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
@@ -120,7 +125,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
         ("cs", r"(?:celkem\s+|celkom\s+|spolu\s+)?bez\s+dph|zaklad\s+(?:dane|dph)|zaklad"),
-        ("el", r"(?:(?:συνολο\s+|συνολικη\s+)?καθαρησ?\s+αξιασ?|καθαρο\s+ποσο|υποσυνολο|φορολογητεα\s+αξια)(?![^\W\d_])"),
+        ("el", r"(?:συνολο\s+|συνολικη\s+)?καθαρησ?\s+αξιασ?|καθαρο\s+ποσο|υποσυνολο|φορολογητεα\s+αξια"),
     ],
     "tax": [
         ("en", r"total\s+(?:tax|vat|gst|taxes)|insurance\s+premium\s+tax|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
@@ -148,7 +153,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
         ("cs", r"(?:celkem\s+|celkom\s+|vyse\s+)?dph(?:\s+celkem)?"),
-        ("el", r"(?:(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?)(?![^\W\d_])"),  # noqa: RUF001
+        ("el", r"(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?"),  # noqa: RUF001
     ],
     "total": [
         ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
@@ -188,7 +193,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
         ("cs", r"(?:celkem|celkom|spolu)\s+k\s+uhrade|k\s+uhrade|(?:celkem|celkom|spolu)\s+(?:s|vcetne|vratane)\s+dph|"
                     r"celkova\s+castka|celkem|celkom"),
-        ("el", r"(?:(?:συνολικο\s+)?πληρωτεο(?:\s+ποσο)?|γενικο\s+συνολο|τελικο\s+(?:ποσο|συνολο)|συνολικο\s+ποσο|συνολο\s+(?:τιμολογιου|παραστατικου)|συνολικη\s+αξια|συνολο)(?![^\W\d_])"),
+        ("el", r"(?:συνολικο\s+)?πληρωτεο(?:\s+ποσο)?|γενικο\s+συνολο|τελικο\s+(?:ποσο|συνολο)|συνολικο\s+ποσο|συνολο\s+(?:τιμολογιου|παραστατικου)|συνολικη\s+αξια|συνολο"),
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
@@ -204,7 +209,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:rivalsa\s+)?(?:imposta\s+di\s+|marca\s+da\s+)?bollo(?:\s+virtuale)?"),
         ("pl", r"(?:koszt\s+)?(?:dostawy|wysy[lł]ki)"),
         ("pt", r"frete|portes"),
-        ("el", r"(?:μεταφορικα|εξοδα\s+(?:αποστολησ|μεταφορασ))(?![^\W\d_])"),
+        ("el", r"μεταφορικα|εξοδα\s+(?:αποστολησ|μεταφορασ)"),
     ],
     # Amounts taken off between the subtotal and the total.
     "discount": [
@@ -217,7 +222,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"rabat|upust"),
         ("cs", r"sleva|zlava"),
         ("pt", r"desconto"),
-        ("el", r"(?:(?:συνολο\s+)?εκπτωσ(?:η|εων|εισ))(?![^\W\d_])"),
+        ("el", r"(?:συνολο\s+)?εκπτωσ(?:η|εων|εισ)"),
     ],
     # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
     # A balance an earlier bill left open, which the amount due of this one adds ("Previous balance", "Past due").
@@ -232,14 +237,14 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("nl", r"vorig\s+saldo|openstaand\s+saldo\s+vorige|(?:nog\s+)?openstaand(?:\s+bedrag)?\s+(?:van|op)\s+(?:de\s+|uw\s+)?vorige\s+factuur"),
         ("es", r"saldo\s+anterior|saldo\s+pendiente\s+anterior"),
         ("it", r"saldo\s+precedente"),
-        ("el", r"(?:προηγουμενο\s+υπολοιπο)(?![^\W\d_])"),
+        ("el", r"προηγουμενο\s+υπολοιπο"),
     ],
     "withholding": [
         ("es", r"(?:(?:retenci[oó]n|ret\.)\s*)?i\.?r\.?p\.?f\.?(?:\s*-?\s*cuota)?|retenci[oó]n"),
         ("it", r"ritenuta(?:\s+d['\u2019]\s*acconto)?"),
         ("pt", r"reten[cç][aã]o(?:\s+na\s+fonte)?|irrf"),
         ("en", r"withholding(?:\s+tax)?|tax\s+withheld"),
-        ("el", r"(?:παρακρατηση(?:\s+φορου)?|παρακρατουμενοσ\s+φοροσ)(?![^\W\d_])"),
+        ("el", r"παρακρατηση(?:\s+φορου)?|παρακρατουμενοσ\s+φοροσ"),
     ],
     # Cash rounding (to 0.05, or to a whole krona): the amount paid is the total after it.
     "rounding": [
@@ -254,7 +259,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"(?:ore)?s?avrundning|afrunding|avrunding"),
         ("fi", r"pyoristys"),
         ("cs", r"zaokrouhleni|zaokruhlenie"),
-        ("el", r"(?:στρογγυλοποιηση)(?![^\W\d_])"),
+        ("el", r"στρογγυλοποιηση"),
     ],
     # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
     # the change is what was paid, and that is the total (checks.py, `payment_check`).
@@ -271,7 +276,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"contanti|contante|pagamento\s+(?:con\s+)?carta|bancomat"),
         ("pl", r"got[oó]wka|karta(?:\s+p[lł]atnicza)?"),
         ("pt", r"dinheiro|cart[aã]o(?:\s+de\s+(?:cr[eé]dito|d[eé]bito))?"),
-        ("el", r"(?:μετρητα|καρτα)(?![^\W\d_])"),
+        ("el", r"μετρητα|καρτα"),
     ],
     "change": [
         ("en", r"(?:cash\s+)?change(?:\s+due)?"),
@@ -282,7 +287,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"resto"),
         ("pl", r"reszta"),
         ("pt", r"troco"),
-        ("el", r"(?:ρεστα)(?![^\W\d_])"),
+        ("el", r"ρεστα"),
     ],
     "vendor": [
         ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
@@ -298,7 +303,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"emitente|fornecedor|vendedor|prestador(?:\s+d[eo]s?\s+servi[cç]os?)?"),
         # A Nordic giro slip's payee: "Betalt til", "Betalingsmottaker", "Betalningsmottagare".
         ("sv", r"betalt\s+til|betalingsmottaker|betalningsmottagare|betalingsmodtager"),
-        ("el", r"(?:εκδοτησ|πωλητησ|προμηθευτησ)(?![^\W\d_])"),
+        ("el", r"εκδοτησ|πωλητησ|προμηθευτησ"),
     ],
     "buyer": [
         ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
@@ -312,7 +317,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"destinat[aá]rio|tomador(?:\s+d[eo]s?\s+servi[cç]os?)?|cliente"),
         ("cs", r"odberatel"),
         ("sv", r"fakturamottaker|fakturamottagare|fakturamodtager"),
-        ("el", r"(?:πελατησ|αγοραστησ|στοιχεια\s+πελατη|παραληπτησ)(?![^\W\d_])"),
+        ("el", r"πελατησ|αγοραστησ|στοιχεια\s+πελατη|παραληπτησ"),
     ],
 }  # fmt: skip
 
@@ -441,7 +446,7 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
                 re.compile(
                     r"^\s*(?:[-\u2013\u2014*\u2022]\s*)?(?:"
                     + patterns
-                    + r")(?![a-z])\.?\s*(?:\((?!"
+                    + r")(?![a-z\u03b1-\u03c9])\.?\s*(?:\((?!"
                     + _AMOUNT_IN_BRACKETS
                     + r")[^)]*\))?\s*[:#]?\s*",
                     re.I,

@@ -109,6 +109,8 @@ _AMOUNT = re.compile(
     r"(?P<trail>-)?(?:\s?(?P<post>" + CURRENCY.pattern + r"))?(?![\w/]|[.,]\d|\s?%)"
 )
 
+# Greece's tax number (ΑΦΜ) and business register (ΓΕΜΗ), with their dots or without.
+GREEK_REGISTERS = r"\u0391\.?\u03a6\.?\u039c|\u0393\.?\u0395\.?\u039c\.?\u0397"
 # Identifiers that look numeric: tax and VAT numbers, bank accounts, phone numbers, register numbers.
 _IDENTIFIER_LABELS = re.compile(
     r"\b(?:ust|vat|tva|btw|iva|mwst|nip|nif|cif|cnpj|cpf|abn|gst|hst|siret|siren|rcs|krs|regon|kvk|p\.?\s?iva|"
@@ -116,8 +118,8 @@ _IDENTIFIER_LABELS = re.compile(
     r"routing|sort\s?code|tel|tél|phone|fon|fax|mobile|handy|telefon|kunden|customer|client|order|bestell|"
     r"auftrag|commande|pedido|ordine|zam[oó]w|po\b|ref|reference|referenz|référence|hrb|hra|amtsgericht|"
     r"registergericht|handelsregister|reg\.?\s?no|company\s?(?:no|number)|page|seite|pagina|página|strona|"
-    # Greece's tax number (ΑΦΜ), business register (ΓΕΜΗ), a document's tax-office mark (ΜΑΡΚ), a code (κωδικός).  # noqa: RUF003
-    r"(?:\u0391\.?\u03a6\.?\u039c|\u0393\.?\u0395\.?\u039c\.?\u0397|\u039c\u0391\u03a1\u039a)\b|\u03ba\u03c9\u03b4(?:\u03b9\u03ba|\.))",
+    # Greece's tax and register numbers, a document's tax-office mark (ΜΑΡΚ), a code (κωδικός).  # noqa: RUF003
+    rf"(?:{GREEK_REGISTERS}|\u039c\u0391\u03a1\u039a)\b|\u03ba\u03c9\u03b4(?:\u03b9\u03ba|\.))",
     re.I,
 )
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b")

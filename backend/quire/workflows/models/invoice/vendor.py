@@ -21,6 +21,7 @@ from quire.workflows.models.invoice.labels import PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
 from quire.workflows.models.invoice.values import (
     EMAIL_OR_URL,
+    GREEK_REGISTERS,
     VAT_ID,
     amounts_in,
     dates_in,
@@ -147,7 +148,7 @@ _HOST = re.compile(r"(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,6}(?![\w-])|(?
 # The company register and VAT numbers a legal footer prints beside the issuer's name.
 _LEGAL_IDS = re.compile(
     rf"{VAT_ID.pattern}|\b(?:HRB|HRA|RCS|KvK|KRS|REGON|Companies\s+House|Reg(?:istered)?\.?\s+No|Org\.?\s?nr|CVR|Y-tunnus|"
-    r"IČO|Foretaksregisteret|\u0391\.?\u03a6\.?\u039c|\u0393\.?\u0395\.?\u039c\.?\u0397)\b"  # Greek ΑΦΜ, ΓΕΜΗ
+    rf"IČO|Foretaksregisteret|{GREEK_REGISTERS})\b"
 )
 # The holder of the account a transfer goes to, named beside its IBAN ("Titulaire du compte : NETPRESSE"): the
 # issuer, unless the page speaks of a direct debit, where the account printed is the buyer's. Weaker than a name
