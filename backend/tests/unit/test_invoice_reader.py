@@ -3490,3 +3490,85 @@ def test_a_dutch_or_german_family_names_particle_is_no_sentences_article() -> No
     assert _looks_like_name("Van der Meulen Horeca Groothandel B.V.")
     assert _looks_like_name("Gebr. von der Heyde Bau und Handel GmbH")
     assert not _looks_like_name("Bitte zahlen Sie den Betrag an der Kasse")
+
+
+def test_the_e_invoice_standards_term_codes_beside_labels_are_never_values() -> None:
+    # Given an e-invoice as a viewer prints it: each label after its business term's code, the parties' blocks named
+    # by their group's code
+    result = page(
+        (40, 40, "BT-1"), (90, 40, "Invoice number"), (260, 40, "VLH-2025-00871"),
+        (40, 60, "BT-2"), (90, 60, "Invoice issue date"), (260, 60, "2025-03-18"),
+        (40, 80, "Seller (BG-4)"),
+        (40, 100, "BT-27"), (90, 100, "Seller name"), (260, 100, "Van Leeuwen Hydrauliek B.V."),
+        (40, 120, "BT-38/37"), (90, 120, "Post code / city"), (260, 120, "3316 AA Dordrecht"),
+        (40, 140, "BT-109"), (90, 140, "Total without VAT"), (260, 140, "4,640.20"),
+        (40, 160, "BT-110"), (90, 160, "Total VAT amount"), (260, 160, "0.00"),
+        (40, 180, "BT-112"), (90, 180, "Total with VAT"), (260, 180, "4,640.20"),
+        (40, 200, "BT-115"), (90, 200, "Amount due for payment"), (260, 200, "EUR 4,640.20"),
+    )  # fmt: skip
+    # Then the codes are no number or vendor, and the totals' labels are known
+    assert result["invoice_number"] == "VLH-2025-00871"
+    assert result["vendor"] == "Van Leeuwen Hydrauliek B.V."
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("4640.20"),
+        Decimal("0.00"),
+        Decimal("4640.20"),
+    )
+
+
+def test_a_name_beside_a_sellers_name_label_in_a_row_of_both_parties_is_the_vendor() -> None:
+    # Given the two parties side by side, each label with its name beside it
+    result = page(
+        (40, 40, "Invoice no. 2207"),
+        (40, 60, "Seller name"), (130, 60, "Fjordvik Kantineservice"), (300, 60, "Buyer name"), (390, 60, "Lysfjord"),
+        (40, 80, "Total 120.00"),
+    )  # fmt: skip
+    assert result["vendor"] == "Fjordvik Kantineservice"
+
+
+def test_a_credit_notes_own_number_outranks_the_credited_invoices() -> None:
+    # Given a credit note that names the invoice it corrects with that invoice's own label
+    result = text_invoice(
+        "Gutschrift\nNummer der Gutschrift: GS-2025-0042\nDatum: 12.03.2025\n"
+        "Vorausgegangene Rechnung\nRechnungsnummer: R-2025-0311\nGesamtbetrag 2.085,48 EUR"
+    )
+    assert result["invoice_number"] == "GS-2025-0042"
+
+
+def test_a_credit_note_in_a_list_of_open_items_does_not_outrank_the_invoice_number() -> None:
+    result = text_invoice(
+        "Invoice number: INV-2207\nDate: 01/12/2025\nOpen items\nCredit note 10022 -25.00\nTotal 120.00"
+    )
+    assert result["invoice_number"] == "INV-2207"
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ("Sum mva 3 164,25", "tax"),
+        ("Sum inkl. mva 20 329,25", "total"),
+        ("Ialt DKK 47.225,00", "total"),
+        ("lalt DKK 47.225,00", "total"),  # OCR's reading of "I alt"
+        ("Do zaptaty: 4 399,71 PLN", "total"),  # OCR's reading of "zapłaty"
+    ],
+)
+def test_nordic_and_polish_totals_labels(line: str, field: str) -> None:
+    assert match_labels(line)[0].field == field
+
+
+def test_a_danish_subtotal_excluding_moms_is_read() -> None:
+    result = page(
+        (40, 40, "Faktura 84412"), (40, 60, "Fakturadato 12-03-2025"),
+        (300, 200, "Subtotal ekskl. moms"), (480, 200, "35.075,61"),
+        (300, 215, "Moms 25 %"), (480, 215, "8.768,90"),
+        (300, 230, "Total DKK"), (480, 230, "43.844,51"),
+    )  # fmt: skip
+    assert result["subtotal"] == Decimal("35075.61")
+
+
+def test_a_french_payment_sentence_gives_its_due_date() -> None:
+    result = text_invoice(
+        "Facture N° 25-0213\nDate: 21.02.2025\nTotal TTC CHF 22'837.10\n"
+        "Payable net à 30 jours, jusqu'au 23.03.2025, au moyen du bulletin QR ci-dessous."
+    )
+    assert result["due_date"] == "2025-03-23"

@@ -39,7 +39,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
-                    r"bon\s*-?\s*(?:nr\.?|nummer)|nummer"),
+                    r"bon\s*-?\s*(?:nr\.?|nummer)|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg[es]?)|nummer"),
         ("fr", r"(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
                     r"num[eé]ro"),
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
@@ -87,6 +87,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]*(?:betrag|beitrag|summe|rechnung|zahlung|miete|pr[aä]mie)\s+ist\s+"
                     r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
+                    # "Payable net à 30 jours, jusqu'au 23.03.2025", "à régler au plus tard le 15/04/2025".
+                    r"(?:payable|[aà]\s+payer|[aà]\s+r[eé]gler)(?:[^.:]|[.,](?=\d)){0,40}?\s(?:jusqu['\u2019]\s*au|au\s+plus\s+tard\s+le)(?=\s*\d)|"
                     r"date\s+limite\s+de\s+(?:paiement|r[eè]glement)(?:\s+le)?|avant\s+le" + _WHOLE_DATE_NEXT),
         ("nl", r"vervaldatum|vervaldag|uiterste\s+betaaldatum|te\s+betalen\s+(?:voor|v[oó][oó]r)|"
                     # "Wij verzoeken u het totaalbedrag van EUR 1.607,91 uiterlijk op 21-03-2025 over te maken".
@@ -121,7 +123,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
         ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido|"
                     r"(?:total|valor)\s+(?:sem|s/)\s*iva|base\s+tribut[aá]vel|incid[eê]ncia"),
-        ("sv", r"summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
+        ("sv", r"(?:subtotal|total)\s+(?:eks|ekskl|exkl|excl)\.?\s*(?:moms|mva)|summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
         ("cs", r"(?:celkem\s+|celkom\s+|spolu\s+)?bez\s+dph|zaklad\s+(?:dane|dph)|zaklad"),
@@ -150,13 +152,14 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)|totale\s+imposte"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|(?:w\s+tym\s+)?vat|(?:suma\s+|w\s+tym\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
-        ("sv", r"(?:varav\s+|herav\s+|heraf\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
+        ("sv", r"(?:varav\s+|herav\s+|heraf\s+|sum\s+|summa\s+|total\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
         ("cs", r"(?:celkem\s+|celkom\s+|vyse\s+)?dph(?:\s+celkem)?"),
         ("el", r"(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?"),  # noqa: RUF001
     ],
     "total": [
-        ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+(?:due|payable|to\s+pay)|"
+        ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+due\s+for\s+payment|amount\s+(?:due|payable|to\s+pay)|"
+                    r"total\s+with\s+(?:vat|tax|gst)|"
                     r"total\s+of\s+(?:this|the)\s+(?:invoice|bill|fee\s+note)(?!s)|(?:total\s+)?(?:current|new)\s+charges|"
                     r"this\s+(?:month|period)['\u2019]?s\s+charges(?:\s*\(?\s*incl\.?\s*(?:vat|tax|gst)\s*\)?)?|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"
                     r"due\s+payable|payable\s+amount|net\s+(?:amount\s+)?payable|invoice\s+amount|balance\s+due|grand\s+total|"
@@ -184,11 +187,13 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total\s+l[ií]quido|total"),
         ("it", r"totale\s+(?:da\s+)?accreditare|totale\s+(?:con\s+)?iva\s+(?:inclusa|compresa|incl\.?)|totale\s+(?:documento|fattura|da\s+pagare|a\s+pagare|complessivo)|importo\s+(?:totale|da\s+pagare)|"
                     r"netto\s+a\s+pagare|totale"),
-        ("pl", r"razem\s+do\s+zap[lł]aty|do\s+zap[lł]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
+        ("pl", r"razem\s+do\s+zap[lłt]aty|do\s+zap[lłt]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
         ("pt", r"total\s+(?:com\s+)?iva\s+(?:incluido|incl\.?)|total\s+com\s+iva|valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
         ("sv", r"(?:summa\s+|total\s+|sum\s+|bel[oø]pp?\s+|bel[oø]b\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
-                    r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt(?!\s*(?:ekskl|exkl|excl|eks\b|ex\b|uden|utan|uten))|totalt|"
+                    r"(?:summa|sum|total|bel[oø]pp?|bel[oø]b)\s+inkl\.?\s*(?:moms|mva)|"
+                    # "I alt", "Ialt", and OCR's "lalt".
+                    r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?[il]\s*alt(?!\s*(?:ekskl|exkl|excl|eks\b|ex\b|uden|utan|uten))|totalt|"
                     r"totalbel(?:o)?p|totalbelb"),
         ("fi", r"maksettava(?:\s+yhteensa)?|loppusumma|kokonaissumma|yhteensa"),
         ("cs", r"(?:celkem|celkom|spolu)\s+k\s+uhrade|k\s+uhrade|(?:celkem|celkom|spolu)\s+(?:s|vcetne|vratane)\s+dph|"
@@ -290,7 +295,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("el", r"ρεστα"),
     ],
     "vendor": [
-        ("en", r"from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
+        ("en", r"(?:seller|vendor|supplier)(?:['\u2019]s)?\s+(?:legal\s+|trading\s+|business\s+)?name|from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
                     r"(?:please\s+)?(?:make\s+)?(?:all\s+)?(?:checks|cheques)\s+payable\s+to|payable\s+to|"
                     r"(?:please\s+)?(?:send|mail|remit)\s+(?:all\s+)?payments?(?:\s+[a-z]+){0,3}\s+to"),
         ("de", r"verk[aä]ufer|lieferant|rechnungssteller|leistungserbringer|absender|von"),
@@ -394,7 +399,7 @@ _ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien")
 PAYABLE = re.compile(
     r"due|payable|to\s+pay|grand|zu\s+zahlen|zahl(?:ungs)?betrag|endbetrag|endsumme|rechnungsbetrag|gesamtbetrag|brutto|ttc|"
     r"[aà]\s+payer|montant\s+du|te\s+(?:betalen|voldoen)|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota|"
-    r"att\s+betala|at\s+betale|a\s+betale|maksettava|πληρωτεο|γενικο"
+    r"att\s+betala|at\s+betale|a\s+betale|maksettava|k\s+uhrade|πληρωτεο|γενικο"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 # After "Total IVA", "Totale IVA", "Total VAT": the tax is included in this total ("TOTAL IVA INCLUIDO").

@@ -14,6 +14,9 @@ from itertools import pairwise
 from quire.documents.words import Word
 
 _TEXT_GAP = re.compile(r"\s{2,}|\t|\s\|\s|\|")
+# The business terms of the European e-invoice standard (EN 16931), which viewers of e-invoices print beside their
+# labels ("BT-1 Rechnungsnummer", "Verkäufer (BG-4)"): a label's annotation, never a value.
+_TERM_CODE = re.compile(r"\(?\b(?:BT|BG)-\d{1,3}(?:/\d{1,3})*\b\)?[:.]?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +118,8 @@ def _confidence(group: list[Word]) -> float:
 def lines_from_words(words: Iterable[Word]) -> list[Line]:
     by_page: dict[int, list[Word]] = {}
     for word in words:
-        by_page.setdefault(word.page, []).append(word)
+        if not _TERM_CODE.fullmatch(word.text):
+            by_page.setdefault(word.page, []).append(word)
     lines: list[Line] = []
     for page in sorted(by_page):
         page_words = by_page[page]
@@ -129,7 +133,7 @@ def lines_from_words(words: Iterable[Word]) -> list[Line]:
 def lines_from_text(text: str) -> list[Line]:
     """Rows of phrases from plain text: one text line is one row 12 points high, 5 points a character."""
     lines: list[Line] = []
-    raw = [line for line in text.splitlines() if line.strip()]
+    raw = [line for line in (_TERM_CODE.sub(" ", line) for line in text.splitlines()) if line.strip()]
     for number, raw_line in enumerate(raw):
         phrases: list[Phrase] = []
         position = 0

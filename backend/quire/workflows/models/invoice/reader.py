@@ -71,6 +71,11 @@ from quire.workflows.models.invoice.values import (
 )
 from quire.workflows.models.invoice.vendor import find_vendor
 
+# A credit note's name in its number's label.
+_CREDIT_NOTE = re.compile(
+    r"credit\s*(?:note|memo)|\bc/n\b|gutschrift|rechnungskorrektur|\bavoir|creditnota|nota\s+(?:di|de)\s+cr[eé]dito|"
+    r"kreditnota|kreditfaktura|hyvitys|korekt|korygujac|dobropis|πιστωτικο"
+)
 # A printed total the payment lines vouch for is given without review.
 PAYMENT_CONFIRMS = 0.8
 
@@ -103,6 +108,16 @@ def _decide_day_first(lines: list[Line], language: str, currency: str | None) ->
 _EITHER_WAY = re.compile(r"(?<!\d)(0?[1-9]|1[0-2])[/-](0?[1-9]|1[0-2])[/-](?:\d{4}|\d{2})(?!\d)")
 
 
+def _own_number(candidates: list[Candidate]) -> list[Candidate]:
+    """A credit note's own number, where its label says so ("Nummer der Gutschrift", "Avoir n°") as surely as an
+    invoice number's label does: that invoice is the one credited. A weaker credit note's number is another document's
+    (a credit in a list of open items)."""
+    own = [c for c in candidates if _CREDIT_NOTE.search(fold(c.label.text))]
+    if not own or len(own) == len(candidates):
+        return candidates
+    return own if max(c.score for c in own) >= max(c.score for c in candidates) else candidates
+
+
 def _either_way(candidate: Candidate) -> bool:
     match = _EITHER_WAY.search(candidate.source.text)
     return match is not None and int(match[1]) != int(match[2])
@@ -127,6 +142,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     )
     found = read_candidates(lines, labelled, mark, day_first)
 
+    found["invoice_number"] = _own_number(found.get("invoice_number", []))
     chosen: dict[str, tuple[Candidate | None, float]] = {
         field: best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
     }

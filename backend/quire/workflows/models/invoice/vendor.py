@@ -121,6 +121,8 @@ _NAME_LABEL = re.compile(
     r"statutaire\s+naam)\s*:\s*",
     re.I,
 )
+# A label that names a name ("Seller name", "Supplier's legal name:"): in a row of such pairs, its value is beside it.
+_NAMED = re.compile(r"\bname\s*:?\s*$", re.I)
 # A line addressed to a person at the buyer: "t.a.v.", "z. Hd.", "Attn:", "à l'attention de", "all'attenzione di".
 _ATTENTION = re.compile(
     r"^(?:t\.\s?a\.\s?v\.|ter\s+attentie\s+van|z\.\s?hd\.?|zu\s+h[aä]nden|attn\.?:?|att(?:\.:?|:)|attention:|"
@@ -480,7 +482,9 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 continue
             matches = match_labels(phrase.text)
             if matches and matches[0].field == "vendor":
-                header = len(line.phrases) >= 3  # "Remit To | Ship-To-Party | Ordered By": the name is below
+                # "Remit To | Ship-To-Party | Ordered By": heads of columns, the name is below; but "Seller name | Van
+                # Leeuwen Hydrauliek | Buyer name | ...": a name's label, the name beside it.
+                header = len(line.phrases) >= 3 and not _NAMED.search(phrase.text)
                 rest = matches[0].rest or next((p.text for p in line.phrases if p.x0 > phrase.x1 and not header), "")
                 rest = _quoted(rest, lines, index, phrase)
                 below = [
