@@ -3416,6 +3416,7 @@ def test_an_insurers_premium_invoice_gives_its_net_premium_insurance_tax_and_gro
         "Termin ptatnosci: 2026-01-15 (14 dni)",  # OCR's reading of "płatności"
         "Montant total à payer\navant le 15/01/2026 1.210,00 €",  # the label's second line, under the amount due's
         "Te betalen € 1.210,00\nvóór 15-01-2026",
+        "Wir ersuchen um Überweisung des Gesamtbetrages bis 15.01.2026 ohne Abzug auf unser Konto.",
     ],
 )
 def test_a_due_date_in_a_sentence_or_a_plural_label_is_read(sentence: str) -> None:
@@ -3572,3 +3573,23 @@ def test_a_french_payment_sentence_gives_its_due_date() -> None:
         "Payable net à 30 jours, jusqu'au 23.03.2025, au moyen du bulletin QR ci-dessous."
     )
     assert result["due_date"] == "2025-03-23"
+
+
+def test_an_irish_addresss_county_is_no_company_form() -> None:
+    from quire.workflows.models.invoice.vendor import _FORM
+
+    assert _FORM.search("Naas, Co. Kildare W91 XK72") is None
+    assert _FORM.search("Brennan & Co.") is not None
+    assert _FORM.search("Brennan & Co., Main Street") is not None
+
+
+def test_a_total_due_on_this_invoice_is_the_total() -> None:
+    result = page(
+        (40, 40, "Invoice No. KL-2025-037"), (40, 60, "Date 28 April 2025"),
+        (300, 200, "Net amount"), (470, 200, "€22,740.00"),
+        (300, 215, "VAT @ 13.5%"), (470, 215, "€3,069.90"),
+        # "7": OCR's reading of a tick made by hand beside the total
+        (300, 230, "Total due this invoice"), (470, 230, "€25,809.90"), (540, 230, "7"),
+        (300, 260, "Invoiced to date incl. this invoice"), (470, 260, "€61,620.00"),
+    )  # fmt: skip
+    assert result["total"] == Decimal("25809.90")

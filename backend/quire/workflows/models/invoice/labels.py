@@ -83,6 +83,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?|"
+                    # "Wir ersuchen um Überweisung des Gesamtbetrages bis 14.10.2025".
+                    r"wir\s+(?:ersuchen|bitten)\s+(?:sie\s+)?um\s+(?:[uü]berweisung|zahlung|begleichung)(?:[^.:]|[.,](?=\d)){0,60}?\sbis"
+                    r"(?:\s+(?:zum|sp[aä]testens))?(?=\s*\d)|"
                     # "Der Beitrag ist fällig am 01.04.2025", "Der Rechnungsbetrag ist spätestens fällig zum".
                     r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]*(?:betrag|beitrag|summe|rechnung|zahlung|miete|pr[aä]mie)\s+ist\s+"
                     r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)"),
@@ -158,7 +161,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("el", r"(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?"),  # noqa: RUF001
     ],
     "total": [
-        ("en", r"(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+due\s+for\s+payment|amount\s+(?:due|payable|to\s+pay)|"
+        ("en", r"total\s+(?:due|payable)\s+(?:for\s+|on\s+)?this\s+(?:invoice|bill)|(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+due\s+for\s+payment|amount\s+(?:due|payable|to\s+pay)|"
                     r"total\s+with\s+(?:vat|tax|gst)|"
                     r"total\s+of\s+(?:this|the)\s+(?:invoice|bill|fee\s+note)(?!s)|(?:total\s+)?(?:current|new)\s+charges|"
                     r"this\s+(?:month|period)['\u2019]?s\s+charges(?:\s*\(?\s*incl\.?\s*(?:vat|tax|gst)\s*\)?)?|total\s+charges(?:\s+(?:for\s+)?this\s+(?:period|bill|month))?|"

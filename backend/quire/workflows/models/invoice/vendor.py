@@ -31,7 +31,9 @@ from quire.workflows.models.invoice.values import (
 
 _FORMS = (
     r"gmbh(?:\s*&\s*co\.?\s*kg)?|ag|kg|ug(?:\s*\(haftungsbeschr[aä]nkt\))?|e\.\s?k\.|ohg|gbr|inc\.?|incorporated|llc|l\.l\.c\.|"
-    r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|co\.|pty\.?\s*ltd\.?|"
+    r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|pty\.?\s*ltd\.?|"
+    # "& Co.", "Acme Co."; not an Irish address's county ("Naas, Co. Kildare").
+    r"co\.(?!\s*(?-i:[A-Z][a-z]))|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
     r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
     r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
