@@ -88,7 +88,7 @@ def without_earlier_balance(
 _PAID_BEFORE = re.compile(
     r"\b(?:paid|received|applied|on\s+account|payments?\s+on\s+\w|prepaid|credited|bereits|erhalten|geleistet|"
     r"d[eé]j[aà]|re[cç]u|vers[eé]|pagad[oa]|recibid[oa]|ricevut[oa]|versat[oa]|betaald|ontvangen|wp[lł]acon|"
-    r"zap[lłt]acon|otrzyman)",
+    r"zap[lł]acon|otrzyman)",
     re.I,
 )
 # ... not one the bill asks for ("Deposit required", "Payment 1 of 2 (due now)"), nor a discount ("Discount

@@ -39,7 +39,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
-                    r"bon\s*-?\s*(?:nr\.?|nummer)|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg[es]?)|nummer"),
+                    r"bon\s*-?\s*(?:nr\.?|nummer)|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg(?:e?s)?)|nummer"),
         ("fr", r"(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
                     r"num[eé]ro"),
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
@@ -127,7 +127,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido|"
                     r"(?:total|valor)\s+(?:sem|s/)\s*iva|base\s+tribut[aá]vel|incid[eê]ncia"),
         ("sv", r"(?:subtotal|total)\s+(?:eks|ekskl|exkl|excl)\.?\s*(?:moms|mva)|summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
-                    r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?i\s+alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
+                    r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?[il]\s*alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
         ("cs", r"(?:celkem\s+|celkom\s+|spolu\s+)?bez\s+dph|zaklad\s+(?:dane|dph)|zaklad"),
         ("el", r"(?:συνολο\s+|συνολικη\s+)?καθαρησ?\s+αξιασ?|καθαρο\s+ποσο|υποσυνολο|φορολογητεα\s+αξια"),
@@ -155,7 +155,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("it", r"(?:totale\s+|di\s+cui\s+)?(?:iva|imposta)|totale\s+imposte"),
         ("pl", r"(?:kwota|warto[sś][cć]|razem)\s+vat|podatek\s+vat|(?:w\s+tym\s+)?vat|(?:suma\s+|w\s+tym\s+)?ptu"),
         ("pt", r"(?:valor\s+(?:total\s+)?do\s+)?(?:icms|iva|impostos?)"),
-        ("sv", r"(?:varav\s+|herav\s+|heraf\s+|sum\s+|summa\s+|total\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)|merverdiavgift|mervardesskatt"),
+        ("sv", r"(?:varav\s+|herav\s+|heraf\s+|sum\s+|summa\s+|total\s+)?(?:moms(?:belopp|bel(?:o)?b)?|mva)"
+                    # Not the base the tax is reckoned on: "Sum mva-grunnlag", "Momsgrundlag", "Momspliktigt".
+                    r"(?!\s*-?\s*(?:grunnlag|grundlag|underlag|pliktig|fri))|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
         ("cs", r"(?:celkem\s+|celkom\s+|vyse\s+)?dph(?:\s+celkem)?"),
         ("el", r"(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?"),  # noqa: RUF001
@@ -402,7 +404,7 @@ _ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien")
 PAYABLE = re.compile(
     r"due|payable|to\s+pay|grand|zu\s+zahlen|zahl(?:ungs)?betrag|endbetrag|endsumme|rechnungsbetrag|gesamtbetrag|brutto|ttc|"
     r"[aà]\s+payer|montant\s+du|te\s+(?:betalen|voldoen)|a\s+pagar|da\s+pagare|do\s+zap|incl|factura|fattura|documento|invoice\s+total|nota|"
-    r"att\s+betala|at\s+betale|a\s+betale|maksettava|k\s+uhrade|πληρωτεο|γενικο"
+    r"att\s+betala|at\s+betale|a\s+betale|maksettava|πληρωτεο|γενικο"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 # After "Total IVA", "Totale IVA", "Total VAT": the tax is included in this total ("TOTAL IVA INCLUIDO").

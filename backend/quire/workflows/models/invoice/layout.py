@@ -15,8 +15,10 @@ from quire.documents.words import Word
 
 _TEXT_GAP = re.compile(r"\s{2,}|\t|\s\|\s|\|")
 # The business terms of the European e-invoice standard (EN 16931), which viewers of e-invoices print beside their
-# labels ("BT-1 Rechnungsnummer", "Verkäufer (BG-4)"): a label's annotation, never a value.
-_TERM_CODE = re.compile(r"\(?\b(?:BT|BG)-\d{1,3}(?:/\d{1,3})*\b\)?[:.]?")
+# labels ("BT-1 Rechnungsnummer", "Verkäufer (BG-4)"): a label's annotation, never a value, on a page that prints
+# several (a lone "BT-482" may be an invoice's number).
+_TERM_CODE = re.compile(r"(?<![\w/-])\(?(?:BT|BG)-\d{1,3}(?:/\d{1,3})*\)?[:.]?(?![\w/-])")
+_TERM_CODES_SHOWN = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +118,11 @@ def _confidence(group: list[Word]) -> float:
 
 
 def lines_from_words(words: Iterable[Word]) -> list[Line]:
+    words = list(words)
+    codes = {word.text for word in words if _TERM_CODE.fullmatch(word.text)}
     by_page: dict[int, list[Word]] = {}
     for word in words:
-        if not _TERM_CODE.fullmatch(word.text):
+        if len(codes) < _TERM_CODES_SHOWN or word.text not in codes:
             by_page.setdefault(word.page, []).append(word)
     lines: list[Line] = []
     for page in sorted(by_page):
@@ -133,7 +137,9 @@ def lines_from_words(words: Iterable[Word]) -> list[Line]:
 def lines_from_text(text: str) -> list[Line]:
     """Rows of phrases from plain text: one text line is one row 12 points high, 5 points a character."""
     lines: list[Line] = []
-    raw = [line for line in (_TERM_CODE.sub(" ", line) for line in text.splitlines()) if line.strip()]
+    if len(set(_TERM_CODE.findall(text))) >= _TERM_CODES_SHOWN:
+        text = _TERM_CODE.sub(" ", text)
+    raw = [line for line in text.splitlines() if line.strip()]
     for number, raw_line in enumerate(raw):
         phrases: list[Phrase] = []
         position = 0

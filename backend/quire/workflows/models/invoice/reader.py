@@ -73,7 +73,7 @@ from quire.workflows.models.invoice.vendor import find_vendor
 
 # A credit note's name in its number's label.
 _CREDIT_NOTE = re.compile(
-    r"credit\s*(?:note|memo)|\bc/n\b|gutschrift|rechnungskorrektur|\bavoir|creditnota|nota\s+(?:di|de)\s+cr[eé]dito|"
+    r"credit\s*(?:note|memo|no\b|number|#)|\bc/n\b|gutschrift|rechnungskorrektur|\bavoir|creditnota|nota\s+(?:di|de)\s+cr[eé]dito|"
     r"kreditnota|kreditfaktura|hyvitys|korekt|korygujac|dobropis|πιστωτικο"
 )
 # A printed total the payment lines vouch for is given without review.
@@ -110,12 +110,15 @@ _EITHER_WAY = re.compile(r"(?<!\d)(0?[1-9]|1[0-2])[/-](0?[1-9]|1[0-2])[/-](?:\d{
 
 def _own_number(candidates: list[Candidate]) -> list[Candidate]:
     """A credit note's own number, where its label says so ("Nummer der Gutschrift", "Avoir n°") as surely as an
-    invoice number's label does: that invoice is the one credited. A weaker credit note's number is another document's
-    (a credit in a list of open items)."""
+    invoice number's label does, and before it: that invoice is the one credited. A weaker or later credit note's
+    number is another document's (a credit in a list of open items)."""
     own = [c for c in candidates if _CREDIT_NOTE.search(fold(c.label.text))]
     if not own or len(own) == len(candidates):
         return candidates
-    return own if max(c.score for c in own) >= max(c.score for c in candidates) else candidates
+    first = max(own, key=lambda c: (c.score, -c.line))
+    rival = max((c for c in candidates if c not in own), key=lambda c: (c.score, -c.line))
+    # A credit note prints its own number first; one listed after the invoice's number is another document.
+    return own if first.score >= rival.score and first.line < rival.line else candidates
 
 
 def _either_way(candidate: Candidate) -> bool:

@@ -32,8 +32,8 @@ from quire.workflows.models.invoice.values import (
 _FORMS = (
     r"gmbh(?:\s*&\s*co\.?\s*kg)?|ag|kg|ug(?:\s*\(haftungsbeschr[aä]nkt\))?|e\.\s?k\.|ohg|gbr|inc\.?|incorporated|llc|l\.l\.c\.|"
     r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|pty\.?\s*ltd\.?|"
-    # "& Co.", "Acme Co."; not an Irish address's county ("Naas, Co. Kildare").
-    r"co\.(?!\s*(?-i:[A-Z][a-z]))|"
+    # "& Co.", "Acme Co."; not an Irish address's county ("Naas, Co. Kildare", "NAAS, CO. KILDARE").
+    r"&\s*co\.|co\.(?!\s*(?-i:[A-Z][a-z]|[A-Z]{3,}))|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
     r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
     r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
@@ -123,7 +123,8 @@ _NAME_LABEL = re.compile(
     r"statutaire\s+naam)\s*:\s*",
     re.I,
 )
-# A label that names a name ("Seller name", "Supplier's legal name:"): in a row of such pairs, its value is beside it.
+# A label that names a name ("Seller name", "Supplier's legal name:"): in a row of such labels each with its value
+# ("Seller name | Van Leeuwen | Buyer name | ..."), the value is beside it.
 _NAMED = re.compile(r"\bname\s*:?\s*$", re.I)
 # A line addressed to a person at the buyer: "t.a.v.", "z. Hd.", "Attn:", "à l'attention de", "all'attenzione di".
 _ATTENTION = re.compile(
@@ -486,7 +487,9 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             if matches and matches[0].field == "vendor":
                 # "Remit To | Ship-To-Party | Ordered By": heads of columns, the name is below; but "Seller name | Van
                 # Leeuwen Hydrauliek | Buyer name | ...": a name's label, the name beside it.
-                header = len(line.phrases) >= 3 and not _NAMED.search(phrase.text)
+                right = [p for p in line.phrases if p.x0 > phrase.x1]
+                pairs = _NAMED.search(phrase.text) and (len(right) < 2 or _NAMED.search(right[1].text))
+                header = len(line.phrases) >= 3 and not pairs
                 rest = matches[0].rest or next((p.text for p in line.phrases if p.x0 > phrase.x1 and not header), "")
                 rest = _quoted(rest, lines, index, phrase)
                 below = [
