@@ -3621,3 +3621,22 @@ def test_a_total_due_on_this_invoice_is_the_total() -> None:
         (300, 260, "Invoiced to date incl. this invoice"), (470, 260, "€61,620.00"),
     )  # fmt: skip
     assert result["total"] == Decimal("25809.90")
+
+
+def test_an_italian_e_invoices_kind_code_is_no_number() -> None:
+    # "TD24" is the kind of document (a deferred invoice), printed after the word for invoice
+    result = page(
+        (40, 40, "TIPO DOCUMENTO"), (200, 40, "NUMERO"), (280, 40, "DATA"),
+        (40, 55, "FATTURA DIFFERITA TD24"), (200, 55, "418/FE"), (280, 55, "05/03/2025"),
+        (40, 90, "Totale documento 120,00"),
+    )  # fmt: skip
+    assert result["invoice_number"] == "418/FE"
+
+
+def test_a_mexican_invoices_series_and_folio_is_its_number_and_the_fiscal_folio_is_not() -> None:
+    result = text_invoice(
+        "FACTURA (CFDI 4.0)\nSerie y folio: A-10482\nFolio fiscal: 6F2A1B3C-1111-2222-3333-444455556666\n"
+        "Fecha de emisión: 2025-03-11\nTotal 1,160.00"
+    )
+    assert result["invoice_number"] == "A-10482"
+    assert match_labels("Folio fiscal: 6F2A1B3C-1111-2222-3333-444455556666") == ()

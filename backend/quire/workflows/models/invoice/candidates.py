@@ -242,6 +242,11 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
+# The kind of an Italian e-invoice (FatturaPA's TipoDocumento, "TD01" to "TD29"), printed beside the word for invoice
+# ("FATTURA DIFFERITA TD24"): a code of the kind, no number.
+_DOCUMENT_TYPE = re.compile(r"TD\d{2}")
+
+
 def _invoice_number(text: str, numbered: bool = False) -> str | None:
     """The invoice number in a label's value; a date-shaped one only after a number word ("Faktura nr 12/05/2024")."""
     text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number|č\.)\s*:?\s*", "", text.strip(), flags=re.I)
@@ -260,6 +265,8 @@ def _invoice_number(text: str, numbered: bool = False) -> str | None:
         # Three characters at least, or two after a number word with nothing else ("Invoice Number: 58": a
         # freelancer's count; not "12 / 2024", nor the "88" of an address under a number too short to be read).
         short = numbered and len(token) == 2 and text.strip().strip(".,:;") == token
+        if _DOCUMENT_TYPE.fullmatch(token):
+            continue
         if _NUMBER_TOKEN.fullmatch(token) and (len(token) >= 3 or short) and not EMAIL_OR_URL.search(token):
             if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
                 return None
