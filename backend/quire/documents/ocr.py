@@ -122,11 +122,10 @@ class Turn:
     def level(self, x: float, y: float, back: bool = False) -> tuple[float, float]:
         """A point of the scan where it stands once the page lies level; with `back`, a levelled point where it
         stands on the scan."""
-        angle = math.atan(self.slope) * (-1 if back else 1)
+        angle = -math.atan(self.slope) if back else math.atan(self.slope)
+        cos, sin = math.cos(angle), math.sin(angle)
         dx, dy = x - self.x, y - self.y
-        return self.x + dx * math.cos(angle) + dy * math.sin(angle), self.y - dx * math.sin(angle) + dy * math.cos(
-            angle
-        )
+        return self.x + dx * cos + dy * sin, self.y - dx * sin + dy * cos
 
     def shown(self, box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
         """A box of levelled words where it stands on the page as scanned: its corners turned back, and the box

@@ -24,6 +24,8 @@ _CODES = "|".join(sorted((code.lower() for code in CURRENCY_CODES), key=len, rev
 _WHOLE_DATE_NEXT = (
     r"(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"
 )
+# The Nordic words a sum's label starts with ("Summa", "Sum", "Total", "Belopp", "Beløp", "Beløb").
+_NORDIC_SUM = r"(?:summa|sum|total|bel[oø]pp?|bel[oø]b)"
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
 _LEXICON: dict[str, list[tuple[str, str]]] = {
     "invoice_number": [
@@ -128,7 +130,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"(?:warto[sś][cć]|razem)\s+netto|suma\s+netto"),
         ("pt", r"valor\s+total\s+dos\s+produtos|subtotal|valor\s+l[ií]quido|base\s+de\s+c[aá]lculo|total\s+il[ií]quido|"
                     r"(?:total|valor)\s+(?:sem|s/)\s*iva|base\s+tribut[aá]vel|incid[eê]ncia"),
-        ("sv", r"(?:subtotal|total)\s+(?:eks|ekskl|exkl|excl)\.?\s*(?:moms|mva)|summa\s+exkl\.?\s*moms|belopp\s+exkl\.?\s*moms|sum\s+eks(?:kl)?\.?\s*(?:mva|moms)|"
+        ("sv", r"(?:subtotal|" + _NORDIC_SUM + r")\s+(?:eks|ekskl|exkl|excl)\.?\s*(?:moms|mva)|"
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?[il]\s*alt\s+ekskl\.?\s*moms|netto(?:belopp|belb|belop)?"),
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
         ("cs", r"(?:celkem\s+|celkom\s+|spolu\s+)?bez\s+dph|zaklad\s+(?:dane|dph)|zaklad"),
@@ -197,8 +199,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"razem\s+do\s+zap[lłt]aty|do\s+zap[lłt]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
         ("pt", r"total\s+(?:com\s+)?iva\s+(?:incluido|incl\.?)|total\s+com\s+iva|valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
-        ("sv", r"(?:summa\s+|total\s+|sum\s+|bel[oø]pp?\s+|bel[oø]b\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
-                    r"(?:summa|sum|total|bel[oø]pp?|bel[oø]b)\s+inkl\.?\s*(?:moms|mva)|"
+        ("sv", r"(?:" + _NORDIC_SUM + r"\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
+                    + _NORDIC_SUM + r"\s+inkl\.?\s*(?:moms|mva)|"
                     # "I alt", "Ialt", and OCR's "lalt".
                     r"(?:(?:bel[oø]?b|bel[oø]pp?)\s+)?[il]\s*alt(?!\s*(?:ekskl|exkl|excl|eks\b|ex\b|uden|utan|uten))|totalt|"
                     r"totalbel(?:o)?p|totalbelb"),
