@@ -95,7 +95,7 @@ def test_dropped_files_and_a_zip_become_a_batch_whose_page_follows_it_live(page:
         page,
         {
             "d01.pdf": (CORPUS / "d01.pdf").read_bytes(),
-            "d02.pdf": (CORPUS / "d02.pdf").read_bytes(),
+            "d36.pdf": (CORPUS / "d36.pdf").read_bytes(),  # a credit note
             "slow.txt": document("slow:3"),
             "march.zip": archive,
         },
@@ -117,6 +117,11 @@ def test_dropped_files_and_a_zip_become_a_batch_whose_page_follows_it_live(page:
     rows = page.locator(".batch-items tbody tr")
     expect(rows).to_have_count(4)
     expect(page.locator(".batch-items tr", has_text="d01.pdf").locator("[data-total]")).not_to_be_empty()
+    # And the credit note is marked as one, so nobody pays it with the invoices
+    expect(page.locator(".batch-items tr", has_text="d36.pdf").locator("[data-credit-note]")).to_have_text(
+        "credit note"
+    )
+    expect(page.locator(".batch-items tr", has_text="d01.pdf").locator("[data-credit-note]")).to_have_count(0)
     screenshot(page, "batch-completed")
     # And, its page closed, the batch is found again from the jobs list's link to the owner's batches
     page.goto("/jobs")

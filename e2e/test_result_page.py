@@ -58,6 +58,21 @@ def test_an_unsure_invoice_says_how_many_fields_need_review(page: Page, live: St
     expect(row.locator("[data-review-count]")).to_contain_text(f"{count} field{'s' if plural else ''} to check")
 
 
+def test_a_credit_note_says_not_to_pay_it_and_gives_its_amounts_negative(page: Page, live: Stack) -> None:
+    # Given a credit note that prints its amounts without a sign
+    text = (
+        b"CREDIT NOTE\nCredit Note No: CN-2025-007\nNorthwind Traders Ltd\n"
+        b"Subtotal: 100.00 EUR\nVAT 20%: 20.00 EUR\nTotal credit: 120.00 EUR\n"
+    )
+    job_id = live.submit(text, "invoice_summary")
+    live.wait(job_id)
+    open_job(page, job_id)
+    # Then the page says it is a credit note, not to be paid, and its total is a credit
+    expect(page.locator("[data-credit-note]")).to_contain_text("Do not pay it")
+    expect(page.locator("#review-total")).to_have_value("-120.00")
+    expect(page.locator(".summary-text")).to_contain_text("Credit note CN-2025-007")
+
+
 def test_a_summary_shows_title_summary_key_points_keywords_language_and_counts(page: Page, live: Stack) -> None:
     job_id = live.submit(document())
     live.wait(job_id)

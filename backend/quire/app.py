@@ -58,7 +58,7 @@ from quire.web.problems import (
 from quire.web.request_ids import RequestIdMiddleware
 from quire.web.server import BodyDeadlineMiddleware
 from quire.web.streams import StreamsController
-from quire.workflows.invoice_summary import CHECK_LABELS, FIELD_LABELS
+from quire.workflows.invoice_summary import CHECK_LABELS, CREDIT_NOTE, FIELD_LABELS
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +161,7 @@ def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["error_label"] = _label(ERROR_LABELS)
     engine.engine.filters["ordinal"] = ordinal
     engine.engine.filters["about"] = about
+    engine.engine.globals["credit_note_notice"] = CREDIT_NOTE
 
 
 def _openapi(docs: bool) -> OpenAPIConfig:

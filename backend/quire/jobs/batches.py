@@ -408,6 +408,7 @@ class BatchItem(View, frozen=True):
     values: dict[str, str | None]
     reviewed: bool
     needs_review: list[str]
+    document_type: str | None  # "invoice" or "credit_note" as the reader found; None without an invoice result
 
 
 class RejectedView(View, frozen=True):
@@ -538,6 +539,7 @@ def batch_view(
                 values=row.values,
                 reviewed=row.reviewed,
                 needs_review=list(row.needs_review),
+                document_type=row.document_type,
             )
             for row in rows
         ),

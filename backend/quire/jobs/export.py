@@ -24,11 +24,12 @@ from quire.jobs.paging import NEWEST_FIRST
 from quire.jobs.results import INVOICE_FIELDS, InvoiceRow, ResultCache, invoice_rows
 
 HEADER = (
-    "File name", "Status", "Vendor", "Invoice number", "Issue date", "Due date", "Currency",
+    "File name", "Status", "Document", "Vendor", "Invoice number", "Issue date", "Due date", "Currency",
     "Subtotal", "Tax", "Total", "Reviewed", "Needs review", "Job link",
 )  # fmt: skip
 AMOUNTS = ("subtotal", "tax", "total")
 DATES = ("issue_date", "due_date")
+DOCUMENT_TYPES = {"invoice": "Invoice", "credit_note": "Credit note"}
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?$")
@@ -61,6 +62,7 @@ def _cells(row: InvoiceRow, link: Link) -> list[object]:
     return [
         row.filename,
         row.status,
+        DOCUMENT_TYPES.get(row.document_type or "", ""),
         *(_typed(name, row.values.get(name)) for name in INVOICE_FIELDS),
         "yes" if row.reviewed else "no",
         " ".join(row.needs_review),

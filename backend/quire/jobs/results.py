@@ -32,6 +32,7 @@ class MachineResult:
 
     values: dict[str, str | None]
     needs_review: tuple[str, ...]
+    document_type: str | None = None  # "invoice" or "credit_note"; None: no result
 
 
 NO_RESULT = MachineResult({}, ())
@@ -81,7 +82,8 @@ def _read(storage: Storage, artifact: Artifact) -> MachineResult | None:
     if not isinstance(result, dict) or "total" not in result:
         return NO_RESULT  # not an invoice
     review = result.get("needs_review") or []
-    return MachineResult({name: _text(result.get(name)) for name in INVOICE_FIELDS}, tuple(review))
+    values = {name: _text(result.get(name)) for name in INVOICE_FIELDS}
+    return MachineResult(values, tuple(review), result.get("document_type") or "invoice")
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class InvoiceRow:
     # The fields the machine was unsure of that no person has confirmed yet.
     needs_review: tuple[str, ...]
     created_at: datetime
+    document_type: str | None = None  # "invoice" or "credit_note", as the machine read it; None: no result
 
 
 def reviewed_fields(job: Job) -> dict[str, Any]:
@@ -129,6 +132,7 @@ def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> l
                 reviewed=job.reviewed_at is not None,
                 needs_review=tuple(name for name in machine.needs_review if name not in reviewed),
                 created_at=job.created_at,
+                document_type=machine.document_type,
             )
         )
     return rows

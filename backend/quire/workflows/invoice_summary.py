@@ -15,12 +15,13 @@ from quire.workflows.models import ModelProvider, Task, ask
 VERSION = "2"
 TASK = Task(
     name="invoice_summary",
-    prompt_version="1",
+    prompt_version="2",
     instructions=(
         "Read the invoice. Give the vendor (who issued it), the invoice number, the issue and due dates "
         "as ISO 8601 dates, the ISO 4217 currency code, the subtotal, tax and total as decimal numbers, "
         "every line item (description, quantity, unit price, amount), the ISO 639-1 language of the "
-        "document, and a one-paragraph summary. Use null for anything the invoice does not state."
+        "document, and a one-paragraph summary. Give document_type credit_note for a credit note, with its "
+        "subtotal, tax and total negative, else invoice. Use null for anything the invoice does not state."
     ),
 )
 
@@ -65,6 +66,8 @@ class InvoiceSummary(BaseModel):
     line_items: list[LineItem] = Field(default_factory=list, max_length=500)
     language: str | None = Field(default=None, max_length=8)
     summary: str = Field(max_length=2000)
+    # A credit note's amounts are owed to the reader, not by them.
+    document_type: Literal["invoice", "credit_note"] = "invoice"
     source: Literal["einvoice", "text", "ocr"] = "text"
     fields: dict[str, FieldEvidence] = Field(default_factory=dict)
     checks: dict[str, bool | None] = Field(default_factory=dict)
@@ -91,6 +94,8 @@ CHECK_LABELS = {
     "payment_matches_total": "The amount paid (card, or cash less change) is the total",
     "tax_table_matches_total": "The tax table's rows (each amount taxed and its tax) add up to the total",
 }
+# What a credit note means to the person reading it, in the report and on the job page.
+CREDIT_NOTE = "This is a credit note: its amounts are owed to you, not by you. Do not pay it."
 _TABLE = [name for name in FIELD_LABELS if name != "currency"]  # the currency is shown beside each amount
 
 
@@ -104,14 +109,17 @@ def _shown(result: InvoiceSummary, name: str) -> str:
 def report(result: InvoiceSummary) -> str:
     """The readable report: fields with where they were printed, what to check, and the line items."""
     source = {"einvoice": "the e-invoice data (exact)", "ocr": "the scanned page (OCR)", "text": "the document's text"}
+    credit = result.document_type == "credit_note"
     lines = [
-        f"# Invoice {result.invoice_number or ''}".rstrip(),
+        f"# {'Credit note' if credit else 'Invoice'} {result.invoice_number or ''}".rstrip(),
         "",
         result.summary,
         "",
         f"Read from {source[result.source]}.",
         "",
     ]
+    if credit:
+        lines += [f"**{CREDIT_NOTE}**", ""]
     if result.needs_review:
         names = ", ".join(FIELD_LABELS[name] for name in [*_TABLE, "currency"] if name in result.needs_review)
         lines += [f"**Check before use:** {names}. An empty field means no value could be read with confidence.", ""]

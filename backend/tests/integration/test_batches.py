@@ -148,6 +148,11 @@ def test_a_mixed_batch_counts_retries_reviews_and_exports(shared_stack: Stack) -
     machine = stack.http.get(stack.job(by_name["d02.pdf"]["job_id"])["artifact"]["url"]).json()["result"]
     assert other["Total"] == machine["total"]
     assert other["Vendor"] == (machine["vendor"] or "")
+    # And each row says whether the document is an invoice or a credit note (d36 corrects an invoice by a credit)
+    assert (other["Document"], row["Document"]) == ("Invoice", "Invoice")
+    assert (by_name["d36.pdf"]["document_type"], by_name["d01.pdf"]["document_type"]) == ("credit_note", "invoice")
+    credit = next(r for r in rows if r["File name"] == "d36.pdf")
+    assert (credit["Document"], credit["Total"]) == ("Credit note", "-8.79")
     assert other["Reviewed"] == "no"
     failed = next(r for r in rows if r["File name"] == "broken.pdf")
     assert failed["Status"] == "dead_letter"

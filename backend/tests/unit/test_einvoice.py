@@ -17,6 +17,8 @@ import pytest
 from backend.tests.documents import pdf_bytes
 from quire.documents.einvoice import HEAD_BYTES, EInvoice, embedded_einvoice, is_einvoice_xml, read_einvoice
 from quire.errors import InvalidInput
+from quire.workflows.models.invoice.einvoice_fields import einvoice_answer
+from quire.workflows.models.invoice.lines import describe
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd"
 XML_FILES = sorted((CORPUS / "xml").glob("*.xml"))
@@ -404,3 +406,13 @@ def test_any_attached_einvoice_xml_is_found_and_the_standard_name_wins() -> None
 )
 def test_a_damaged_or_plain_pdf_gives_none(pdf: bytes) -> None:
     assert embedded_einvoice(pdf) is None
+
+
+def test_an_e_invoice_credit_note_keeps_its_amounts_and_says_it_is_one() -> None:
+    # Given a UBL credit note, and a self-billed German "Gutschrift" (type 389)
+    credit = einvoice_answer(read_einvoice(_corpus("XML-Rechnung__UBL__ubl-tc434-creditnote1.xml")))
+    self_billed = einvoice_answer(read_einvoice(_corpus("XML-Rechnung__CII__EN16931_Gutschrift.cii.xml")))
+    # Then the credit note's amounts are as its XML states them, and its kind says they are owed to the reader
+    assert (credit["document_type"], credit["total"]) == ("credit_note", Decimal("100.11"))
+    assert describe(credit).startswith("Credit note 018304 / 28865 from My Supplier Company")
+    assert self_billed["document_type"] == "invoice"

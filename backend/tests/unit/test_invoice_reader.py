@@ -3640,3 +3640,80 @@ def test_a_mexican_invoices_series_and_folio_is_its_number_and_the_fiscal_folio_
     )
     assert result["invoice_number"] == "A-10482"
     assert match_labels("Folio fiscal: 6F2A1B3C-1111-2222-3333-444455556666") == ()
+
+
+def test_a_credit_note_printed_positive_is_given_negative_and_said_to_be_one() -> None:
+    # Given a credit note whose title stands out above amounts printed without a sign, as many print them
+    result = page(
+        (40, 40, "Northwind Traders Ltd", 12),
+        (40, 70, "CREDIT NOTE", 20),
+        (40, 110, "Credit Note No: CN-2025-007"),
+        (40, 125, "Date: 14 March 2025"),
+        (300, 300, "Subtotal"), (420, 300, "£100.00"),
+        (300, 315, "VAT 20%"), (420, 315, "£20.00"),
+        (300, 330, "Total credit"), (420, 330, "£120.00"),
+    )  # fmt: skip
+    # Then its amounts are given negative: owed to the reader, not by them, and it says it is a credit note
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("-100.00"),
+        Decimal("-20.00"),
+        Decimal("-120.00"),
+    )
+    assert result["document_type"] == "credit_note"
+    assert result["fields"]["document_type"]["text"] == "CREDIT NOTE"
+    assert result["invoice_number"] == "CN-2025-007"
+    assert result["summary"].startswith("Credit note CN-2025-007 from Northwind Traders")
+    assert "credits GBP 120.00, including 20.00 tax" in result["summary"]
+
+
+@pytest.mark.parametrize(
+    "title", ["AVOIR N° AV-2025-014", "CREDITNOTA / NOTE DE CRÉDIT", "Nota di credito n. 12/2025", "Kreditnota"]
+)
+def test_a_credit_notes_title_heading_a_plain_text_page(title: str) -> None:
+    result = text_invoice(f"{title}\nAtelier Rhône SARL\nSous-total : 100,00 €\nTVA : 20,00 €\nTotal : 120,00 €")
+    assert (result["document_type"], result["total"], result["tax"]) == (
+        "credit_note",
+        Decimal("-120.00"),
+        Decimal("-20.00"),
+    )
+
+
+def test_a_credit_notes_number_label_says_so_without_a_title() -> None:
+    result = text_invoice(
+        "Acme Parts Ltd\nCredit Note No: CN-4410\nSubtotal: 50.00 USD\nTax: 5.00 USD\nTotal: 55.00 USD"
+    )
+    assert (result["document_type"], result["total"]) == ("credit_note", Decimal("-55.00"))
+
+
+def test_a_gutschrift_or_a_correction_printed_positive_stays_an_invoice() -> None:
+    # Given a German "Gutschrift" printed positive: the title the law gives a self-billed invoice, which its issuer
+    # pays; and a Spanish corrective invoice that charges more
+    for title in ("Gutschrift Nr. G-2025-11", "Factura rectificativa R-2025-3"):
+        result = text_invoice(f"{title}\nNettobetrag: 100,00 €\nUSt. 19 %: 19,00 €\nGesamtbetrag: 119,00 €")
+        # Then its amounts are as printed, and it is not called a credit note
+        assert (result["document_type"], result["total"]) == ("invoice", Decimal("119.00"))
+    # But a correction that prints a negative total credits, and is one
+    result = text_invoice(
+        "Rechnungskorrektur Nr. RK-7\nNettobetrag: -100,00 €\nUSt. 19 %: -19,00 €\nGesamtbetrag: -119,00 €"
+    )
+    assert (result["document_type"], result["total"]) == ("credit_note", Decimal("-119.00"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Please quote the credit note number on any claim.",
+        "Credit note 10022 of 03.02.2025 has been deducted.",
+        "Payment by credit card or SEPA credit transfer",
+        "Invoice  Credit note  Payment",  # a statement's column heads, as high as its text
+    ],
+)
+def test_a_credit_note_named_in_an_invoices_text_is_no_credit_note(line: str) -> None:
+    result = page(
+        (40, 40, "Fjord Supplies AS", 12),
+        (40, 70, "INVOICE", 20),
+        (40, 110, "Invoice No: 2025-118"),
+        (40, 140, line),
+        (300, 300, "Total"), (420, 300, "NOK 1 250,00"),
+    )  # fmt: skip
+    assert (result["document_type"], result["total"]) == ("invoice", Decimal("1250.00"))

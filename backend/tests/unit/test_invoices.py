@@ -8,7 +8,7 @@ from typing import Any
 
 from backend.tests.documents import make_invoices, render
 from quire.documents.extract import Document, extract
-from quire.workflows.invoice_summary import InvoiceSummary, report
+from quire.workflows.invoice_summary import CREDIT_NOTE, InvoiceSummary, report
 from quire.workflows.models.invoice import read_invoice
 
 FIELDS = ["vendor", "invoice_number", "issue_date", "due_date", "currency", "subtotal", "tax", "total", "line_items"]
@@ -64,3 +64,12 @@ def test_the_report_names_a_failed_check_in_words() -> None:
     # Then the report says which check failed as a person reads it, not by its key
     assert "Checks that failed: Subtotal and tax add up to the total." in written
     assert "totals_add_up" not in written
+
+
+def test_the_report_of_a_credit_note_says_not_to_pay_it() -> None:
+    text = "CREDIT NOTE\nCredit Note No: CN-88\nSubtotal: 40.00 USD\nTax: 4.00 USD\nTotal credit: 44.00 USD"
+    answer = read_invoice(Document(text=text, filename="c.txt", content_type="text/plain", sha256="0"))
+    written = report(InvoiceSummary.model_validate(answer))
+    assert written.startswith("# Credit note CN-88\n")
+    assert f"**{CREDIT_NOTE}**" in written
+    assert "| Total | -44.00 USD |" in written

@@ -41,6 +41,7 @@ def read_invoice(document: Document) -> dict[str, Any]:
         "total": values.get("total"),
         "line_items": items,
         "language": language,
+        "document_type": reading["document_type"],
         "source": "ocr" if document.ocr_pages else "text",
         "fields": reading["fields"],
         "checks": reading["checks"],

@@ -40,6 +40,9 @@ def einvoice_answer(invoice: EInvoice) -> dict[str, Any]:
         **values,
         "line_items": items[:500],
         "language": invoice.language,
+        # A credit note's amounts stay as its XML states them (positive, as EN 16931 writes them); its kind says
+        # they are owed to the reader.
+        "document_type": "credit_note" if invoice.credit_note else "invoice",
         "source": "einvoice",
         "fields": fields,
         "checks": checks,

@@ -81,19 +81,24 @@ def _whole_number(tokens: list[str]) -> Decimal | None:
 
 def describe(fields: dict[str, Any]) -> str:
     """One plain paragraph about the invoice, from its fields."""
-    parts = [f"Invoice {fields['invoice_number'] or '(no number found)'}"]
+    credit = fields.get("document_type") == "credit_note"
+    parts = [f"{'Credit note' if credit else 'Invoice'} {fields['invoice_number'] or '(no number found)'}"]
     if fields["vendor"]:
         parts.append(f"from {fields['vendor']}")
     if fields["issue_date"]:
         parts.append(f"dated {fields['issue_date']}")
     sentence = " ".join(parts)
     if fields["total"] is not None:
-        sentence += f" totals {fields['currency'] or ''} {fields['total']:,.2f}".replace("  ", " ")
-        if fields["tax"] is not None:
-            sentence += f", including {fields['tax']:,.2f} tax"
+        # A credit note's amounts are given negative (or, from an e-invoice, as its XML states them): said as a credit.
+        total, tax = fields["total"], fields["tax"]
+        if credit:
+            total, tax = abs(total), None if tax is None else abs(tax)
+        sentence += f" {'credits' if credit else 'totals'} {fields['currency'] or ''} {total:,.2f}".replace("  ", " ")
+        if tax is not None:
+            sentence += f", including {tax:,.2f} tax"
     sentence += "."
     if fields["due_date"]:
-        sentence += f" Payment is due on {fields['due_date']}."
+        sentence += f" {'It is due' if credit else 'Payment is due'} on {fields['due_date']}."
     if fields["line_items"]:
         count = len(fields["line_items"])
         sentence += f" It lists {count} line item{'s' if count != 1 else ''}."

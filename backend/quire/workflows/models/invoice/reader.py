@@ -43,6 +43,7 @@ from quire.workflows.models.invoice.checks import (
     total_outranked,
     total_rivalled,
 )
+from quire.workflows.models.invoice.kind import CREDIT_LABEL, credit_note
 from quire.workflows.models.invoice.labelled import labelled_phrases
 from quire.workflows.models.invoice.labels import (
     AMOUNT_FIELDS,
@@ -71,11 +72,6 @@ from quire.workflows.models.invoice.values import (
 )
 from quire.workflows.models.invoice.vendor import find_vendor
 
-# A credit note's name in its number's label.
-_CREDIT_NOTE = re.compile(
-    r"credit\s*(?:note|memo|no\b|number|#)|\bc/n\b|gutschrift|rechnungskorrektur|\bavoir|creditnota|nota\s+(?:di|de)\s+cr[eé]dito|"
-    r"kreditnota|kreditfaktura|hyvitys|korekt|korygujac|dobropis|πιστωτικο"
-)
 # A printed total the payment lines vouch for is given without review.
 PAYMENT_CONFIRMS = 0.8
 
@@ -112,7 +108,7 @@ def _own_number(candidates: list[Candidate]) -> list[Candidate]:
     """A credit note's own number, where its label says so ("Nummer der Gutschrift", "Avoir n°") as surely as an
     invoice number's label does, and before it: that invoice is the one credited. A weaker or later credit note's
     number is another document's (a credit in a list of open items)."""
-    own = [c for c in candidates if _CREDIT_NOTE.search(fold(c.label.text))]
+    own = [c for c in candidates if CREDIT_LABEL.search(fold(c.label.text))]
     if not own or len(own) == len(candidates):
         return candidates
     first = max(own, key=lambda c: (c.score, -c.line))
@@ -287,7 +283,17 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         values["vendor"] = name
         where = (phrase.page, list(phrase.bbox)) if has_layout else (None, None)
         fields["vendor"] = evidence(confidence, phrase.text, *where)
-    return {"values": values, "fields": fields, "checks": checks, "language": language}
+    number = chosen["invoice_number"][0]
+    credit = credit_note(lines, number.label if number is not None else None, values.get("total"))
+    if credit is not None:
+        # A credit note's amounts are owed to the reader: given negative, however they are printed.
+        for field in AMOUNT_FIELDS:
+            if values.get(field) is not None and values[field] > 0:
+                values[field] = -values[field]
+        where = (credit.page, list(credit.bbox)) if has_layout else (None, None)
+        fields["document_type"] = evidence(0.9, credit.text, *where)
+    kind = "credit_note" if credit is not None else "invoice"
+    return {"values": values, "fields": fields, "checks": checks, "language": language, "document_type": kind}
 
 
 def _only_date(lines: list[Line], day_first: bool) -> date | None:

@@ -1,0 +1,78 @@
+"""What kind of document a page is: an invoice, or a credit note whose amounts are owed to the reader.
+
+A credit note says so in its title ("CREDIT NOTE", "AVOIR", "Creditnota", "Nota di credito"), printed larger
+than its text or heading a page of plain text, or in the label of its own number ("Credit Note No."). Many print
+their amounts positive, as an e-invoice credit note does; given as printed, a total like an invoice's could be
+paid by mistake, so a credit note's amounts are given negative.
+
+Other titles name a correction, which may credit or charge more: a German "Rechnungskorrektur", a Spanish
+"factura rectificativa", a Polish "faktura korygująca". A German "Gutschrift" is a credit note, or the title the
+law asks of a self-billed invoice (the buyer bills itself on the seller's behalf, and pays it). Such a document
+is a credit note when it prints a negative total, and is otherwise read as the invoice it may be.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from statistics import median
+
+from quire.workflows.models.invoice.layout import Line, Phrase
+from quire.workflows.models.invoice.values import fold
+
+# Credit notes' titles, in the reader's languages, as folded text (lower case, without accents).
+_CREDIT = (
+    r"(?:tax\s+)?credit\s*(?:note|memo|invoice)|stornorechnung|(?:facture\s+d\W?)?avoir|note\s+de\s+credit|credit\s*nota|"
+    r"credit\s*factuur|nota\s+(?:de\s+|di\s+)?credito|factura\s+de\s+abono|kredit\s*nota|kreditfaktura|hyvityslasku|"
+    r"dobropis|πιστωτικο(?:\s+τιμολογιο)?"
+)
+# Titles of a document that credits or corrects, or (a "Gutschrift") may be a self-billed invoice.
+_CORRECTION = (
+    r"gutschrift|rechnungskorrektur|korrekturrechnung|factura\s+rectificativa|faktura\s+korygujaca|korekta\s+faktury|"
+    r"faktura\s+korekta|opravny\s+danovy\s+doklad"
+)
+# A title, perhaps with its number after it ("Credit Note No. CN-00417", "Avoir n° AV-2025-014").
+_NUMBER = r"(?:\s*(?:no|nr|n|number|nummer|#)?\s*[.:°º]*\s*[\w/.-]*\d[\w/.-]*)?\W*"
+_TITLE_PART = re.compile(rf"(?:{_CREDIT}|{_CORRECTION}){_NUMBER}")
+_CREDIT_PART = re.compile(rf"(?:{_CREDIT}){_NUMBER}")
+# A title in two languages, or two names for the one document: "CREDITNOTA / NOTE DE CRÉDIT".
+_BETWEEN = re.compile(r"\s+/\s+|\s*\|\s*")  # a slash inside a number ("12/2025") parts nothing
+# The label of a credit note's own number; `CREDIT_LABEL` also finds a correction's.
+_CREDIT_NUMBER = re.compile(
+    r"credit\s*(?:note|memo|no\b|number|#)|\bc/n\b|\bavoir|creditnota|nota\s+(?:di|de)\s+credito|kreditnota|"
+    r"kreditfaktura|hyvitys|dobropis|πιστωτικο"
+)
+CREDIT_LABEL = re.compile(rf"{_CREDIT_NUMBER.pattern}|gutschrift|rechnungskorrektur|korekt|korygujac")
+# A title stands out: at least this much taller than the page's usual text.
+_LARGER = 1.2
+# On a page of plain text, where every line is as high as the next, a title is one of its first lines.
+_TOP_LINES = 10
+
+
+def _title(text: str) -> str | None:
+    """Which title the words are: a credit note's ("credit"), a correction's ("correction"), or none (None)."""
+    parts = _BETWEEN.split(fold(text).strip())
+    if not all(_TITLE_PART.fullmatch(part) for part in parts):
+        return None
+    return "credit" if any(_CREDIT_PART.fullmatch(part) for part in parts) else "correction"
+
+
+def credit_note(lines: list[Line], number_label: Phrase | None, total: Decimal | None) -> Phrase | None:
+    """The printed words that make the document a credit note, or None for an invoice. `number_label` is the label
+    of the number read as the document's own, `total` the total as printed."""
+    first = [line for line in lines if line.page == lines[0].page] if lines else []
+    heights = [p.height for line in first for p in line.phrases]
+    usual = median(heights) if heights else 0.0
+    uniform = bool(heights) and max(heights) - min(heights) < 0.5
+    credited = total is not None and total < 0
+    for index, line in enumerate(first):
+        for phrase in line.phrases:
+            large = phrase.height >= _LARGER * usual if not uniform else index < _TOP_LINES
+            kind = _title(phrase.text) if large else None
+            if kind == "credit" or (kind == "correction" and credited):
+                return phrase
+    if number_label is not None:
+        label = fold(number_label.text)
+        if _CREDIT_NUMBER.search(label) or (credited and CREDIT_LABEL.search(label)):
+            return number_label
+    return None
