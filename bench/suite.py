@@ -218,9 +218,11 @@ class Bench:
         window_s, machine_share = time.monotonic() - ready_at, busy_share(machine)
         completed = sorted(self.job_events(stack, "completed"))[done_before:]
         running = sorted(self.job_events(stack, "running"))[-n:]
-        tx = (self.xacts(stack) - before) / n if stack.database.backend == "postgresql" else None
         supervisor.terminate()
         supervisor.wait(60)
+        # Read once the workers have exited: a server process reports its transactions to the statistics at most
+        # once a second while it runs, and at its end.
+        tx = (self.xacts(stack) - before) / n if stack.database.backend == "postgresql" else None
         return {
             "jobs_per_s": round(n / (max(completed) - min(running)), 1),
             "worker_cpu_ms_per_job": round(1000 * cpu / n, 2),

@@ -276,7 +276,7 @@ def test_postgres_restart_loses_nothing(tmp_path: Path, record: Record) -> None:
         assert len(after) == 10, "the web did not reconnect"
         assert all(v["status"] == "completed" for v in views.values()), Counter(v["status"] for v in views.values())
         record("postgres restart", f"{len(views)} accepted before and after, all completed", "-",
-               "web and worker reconnected without a restart (pool pre-ping)")  # fmt: skip
+               "web and worker reconnected without a restart (idle pooled connections pinged before use)")  # fmt: skip
 
 
 def _rss_peak_kb(pid: int) -> int:
