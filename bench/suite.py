@@ -221,7 +221,8 @@ class Bench:
         supervisor.terminate()
         supervisor.wait(60)
         # Read once the workers have exited: a server process reports its transactions to the statistics at most
-        # once a second while it runs, and at its end.
+        # once a second while it runs, and at its end, which comes a moment after its client's.
+        time.sleep(1.5)
         tx = (self.xacts(stack) - before) / n if stack.database.backend == "postgresql" else None
         return {
             "jobs_per_s": round(n / (max(completed) - min(running)), 1),

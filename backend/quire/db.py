@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session, create_engine
 
@@ -46,21 +46,26 @@ PING_AFTER_IDLE_S = 1.0
 
 
 def _ping_when_idle(engine: Engine) -> None:
-    """SQLAlchemy's pessimistic disconnect handling, for connections idle longer than `PING_AFTER_IDLE_S`: a
-    connection whose ping fails is replaced before use (the pool reconnects on `DisconnectionError`)."""
+    """SQLAlchemy's pessimistic disconnect handling (what `pool_pre_ping` does on every checkout), for connections
+    idle longer than `PING_AFTER_IDLE_S`: when the ping finds the server gone, the whole pool is renewed, as after a
+    restart, before the statement runs. A new connection counts as just used."""
 
+    @event.listens_for(engine, "connect")
     @event.listens_for(engine, "checkin")
-    def checked_in(_dbapi_connection: Any, record: Any) -> None:
+    def used(_dbapi_connection: Any, record: Any) -> None:
         record.info["used_at"] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
     def checked_out(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         if time.monotonic() - record.info.get("used_at", 0.0) < PING_AFTER_IDLE_S:
             return
+        dialect = engine.dialect
         try:
-            engine.dialect.do_ping(dbapi_connection)
-        except Exception as exc:
-            raise DisconnectionError("the pooled connection did not answer a ping") from exc
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as exc:
+            if not dialect.is_disconnect(exc, dbapi_connection, None):
+                raise
+            raise InvalidatePoolError("the database closed the pooled connection") from exc
 
 
 def _build_engine(url: str, pool_size: int | None) -> Engine:

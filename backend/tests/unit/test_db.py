@@ -34,3 +34,25 @@ def test_a_connection_the_server_closed_while_idle_is_replaced_before_use(
     finally:
         db.dispose()
         scratch.drop()
+
+
+@pytest.mark.postgres
+def test_only_a_connection_idle_longer_than_a_moment_is_pinged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(quire.db, "PING_AFTER_IDLE_S", 0.2)
+    scratch = make_database("postgresql", tmp_path)
+    db = Database(scratch.url, pool_size=1)
+    pings: list[object] = []
+    ping = db.engine.dialect.do_ping
+    monkeypatch.setattr(db.engine.dialect, "do_ping", lambda connection: pings.append(connection) or ping(connection))
+    try:
+        for _ in range(3):  # a new connection, then the same one taken again at once, as a busy worker does
+            with db.connection() as connection:
+                connection.execute(text("SELECT 1"))
+        assert pings == []
+        time.sleep(0.3)
+        with db.connection() as connection:
+            connection.execute(text("SELECT 1"))
+        assert len(pings) == 1
+    finally:
+        db.dispose()
+        scratch.drop()
