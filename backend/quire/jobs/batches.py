@@ -46,7 +46,7 @@ from quire.documents.einvoice import HEAD_BYTES
 from quire.documents.storage import Storage, TooLarge
 from quire.jobs import service, store
 from quire.jobs.models import Batch, Job, JobRemoved, JobStatus, Upload, utcnow
-from quire.jobs.results import InvoiceRow, ResultCache, invoice_rows
+from quire.jobs.results import DocumentType, InvoiceRow, ResultCache, invoice_rows
 from quire.jobs.states import TERMINAL
 from quire.queue.dispatch import Dispatcher
 from quire.settings import Settings
@@ -408,7 +408,8 @@ class BatchItem(View, frozen=True):
     values: dict[str, str | None]
     reviewed: bool
     needs_review: list[str]
-    document_type: str | None  # "invoice" or "credit_note" as the reader found; None without an invoice result
+    # As the reader found; None without an invoice result (or one written before results said).
+    document_type: DocumentType | None
 
 
 class RejectedView(View, frozen=True):

@@ -13,13 +13,15 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlmodel import Session, col, select
 
 from quire.documents.storage import Storage, StorageUnavailable
 from quire.jobs.models import Artifact, Job, JobStatus
 
+# What an invoice result says it read: a bill, or a credit note whose amounts are owed to the reader.
+DocumentType = Literal["invoice", "credit_note"]
 # The workflow whose results have fields to review.
 INVOICE = "invoice_summary"
 # The invoice fields a person can review and a spreadsheet shows, in reading order.
@@ -32,7 +34,7 @@ class MachineResult:
 
     values: dict[str, str | None]
     needs_review: tuple[str, ...]
-    document_type: str | None = None  # "invoice" or "credit_note"; None: no result
+    document_type: DocumentType | None = None  # None: no result, or one written before results said
 
 
 NO_RESULT = MachineResult({}, ())
@@ -83,7 +85,13 @@ def _read(storage: Storage, artifact: Artifact) -> MachineResult | None:
         return NO_RESULT  # not an invoice
     review = result.get("needs_review") or []
     values = {name: _text(result.get(name)) for name in INVOICE_FIELDS}
-    return MachineResult(values, tuple(review), result.get("document_type") or "invoice")
+    return MachineResult(values, tuple(review), _document_type(result.get("document_type")))
+
+
+def _document_type(value: Any) -> DocumentType | None:
+    if value == "invoice":
+        return "invoice"
+    return "credit_note" if value == "credit_note" else None
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,7 @@ class InvoiceRow:
     # The fields the machine was unsure of that no person has confirmed yet.
     needs_review: tuple[str, ...]
     created_at: datetime
-    document_type: str | None = None  # "invoice" or "credit_note", as the machine read it; None: no result
+    document_type: DocumentType | None = None  # as the machine read it; None: no result
 
 
 def reviewed_fields(job: Job) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from quire.documents.extract import Document
 from quire.workflows import Workflow
@@ -20,8 +20,8 @@ TASK = Task(
         "Read the invoice. Give the vendor (who issued it), the invoice number, the issue and due dates "
         "as ISO 8601 dates, the ISO 4217 currency code, the subtotal, tax and total as decimal numbers, "
         "every line item (description, quantity, unit price, amount), the ISO 639-1 language of the "
-        "document, and a one-paragraph summary. Give document_type credit_note for a credit note, with its "
-        "subtotal, tax and total negative, else invoice. Use null for anything the invoice does not state."
+        "document, and a one-paragraph summary. Give document_type credit_note for a credit note (its "
+        "subtotal, tax and total negative), else invoice. Use null for anything the invoice does not state."
     ),
 )
 
@@ -72,6 +72,17 @@ class InvoiceSummary(BaseModel):
     fields: dict[str, FieldEvidence] = Field(default_factory=dict)
     checks: dict[str, bool | None] = Field(default_factory=dict)
     needs_review: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _credits_negative(self) -> InvoiceSummary:
+        """A credit note's subtotal, tax and total are negative whatever the source: an e-invoice states them
+        positive beside its type code, a page prints them either way, a model may answer either."""
+        if self.document_type == "credit_note":
+            for name in ("subtotal", "tax", "total"):
+                value = getattr(self, name)
+                if value is not None and value > 0:
+                    setattr(self, name, -value)
+        return self
 
 
 def summarize_invoice(document: Document, model: ModelProvider) -> InvoiceSummary:

@@ -17,6 +17,7 @@ import pytest
 from backend.tests.documents import pdf_bytes
 from quire.documents.einvoice import HEAD_BYTES, EInvoice, embedded_einvoice, is_einvoice_xml, read_einvoice
 from quire.errors import InvalidInput
+from quire.workflows.invoice_summary import InvoiceSummary
 from quire.workflows.models.invoice.einvoice_fields import einvoice_answer
 from quire.workflows.models.invoice.lines import describe
 
@@ -60,7 +61,9 @@ def test_every_corpus_file_reads_as_the_expected_table_says(path: Path) -> None:
     # When Quire reads it
     invoice = read_einvoice(data)
     # Then every header field matches the independently written table, and the syntax the file name says
-    assert _fields(invoice) == EXPECTED[path.name]
+    expected = EXPECTED[path.name]
+    assert _fields(invoice) == {name: expected[name] for name in FIELDS}
+    assert invoice.credit_note is (expected["document_type"] == "credit_note")
     syntax = "fatturapa" if path.name.startswith("fatturaPA") else "ubl" if "__UBL__" in path.name else "cii"
     assert invoice.syntax == syntax
     assert is_einvoice_xml(data[:HEAD_BYTES])
@@ -81,7 +84,7 @@ def test_factur_x_pdfs_give_the_same_invoice_as_their_xml_twin(pdf: Path) -> Non
     invoice = read_einvoice(xml)
     # Then it is the twin, field for field, lines included
     assert invoice == read_einvoice(_corpus(twin))
-    assert _fields(invoice) == EXPECTED[twin]
+    assert _fields(invoice) == {name: EXPECTED[twin][name] for name in FIELDS}
     assert invoice.line_items
 
 
@@ -409,10 +412,16 @@ def test_a_damaged_or_plain_pdf_gives_none(pdf: bytes) -> None:
 
 
 def test_an_e_invoice_credit_note_keeps_its_amounts_and_says_it_is_one() -> None:
-    # Given a UBL credit note, and a self-billed German "Gutschrift" (type 389)
+    # Given a UBL credit note, which states its amounts positive, and a self-billed German "Gutschrift" (type 389)
     credit = einvoice_answer(read_einvoice(_corpus("XML-Rechnung__UBL__ubl-tc434-creditnote1.xml")))
     self_billed = einvoice_answer(read_einvoice(_corpus("XML-Rechnung__CII__EN16931_Gutschrift.cii.xml")))
-    # Then the credit note's amounts are as its XML states them, and its kind says they are owed to the reader
-    assert (credit["document_type"], credit["total"]) == ("credit_note", Decimal("100.11"))
     assert describe(credit).startswith("Credit note 018304 / 28865 from My Supplier Company")
-    assert self_billed["document_type"] == "invoice"
+    # Then the result says it is a credit note and gives its amounts negative, as for a credit note read from a page
+    result = InvoiceSummary.model_validate({**credit, "summary": describe(credit)})
+    assert (result.document_type, result.total, result.subtotal) == (
+        "credit_note",
+        Decimal("-100.11"),
+        Decimal("-100.11"),
+    )
+    assert result.tax == 0
+    assert InvoiceSummary.model_validate({**self_billed, "summary": ""}).document_type == "invoice"

@@ -3702,18 +3702,63 @@ def test_a_gutschrift_or_a_correction_printed_positive_stays_an_invoice() -> Non
 @pytest.mark.parametrize(
     "line",
     [
+        "Credit note: CN-77",  # a reference, with its label's colon
+        "Credit note CN-77",  # a reference on a line of its own, after the invoice's title
         "Please quote the credit note number on any claim.",
         "Credit note 10022 of 03.02.2025 has been deducted.",
         "Payment by credit card or SEPA credit transfer",
-        "Invoice  Credit note  Payment",  # a statement's column heads, as high as its text
+        "Invoice  Credit note  Payment",  # a statement's column heads
     ],
 )
 def test_a_credit_note_named_in_an_invoices_text_is_no_credit_note(line: str) -> None:
+    # Given an invoice that names a credit note, as plain text (every line as high as the next) and as a page whose
+    # title and mention are printed in one size, the title larger, or everything in one font
+    text = f"INVOICE\nFjord Supplies AS\nInvoice No: 2025-118\n{line}\nTotal: NOK 1 250,00"
+    sized = [
+        page((40, 40, "INVOICE", title), (40, 70, "Fjord Supplies AS"), (40, 110, "Invoice No: 2025-118"),
+             (40, 140, line, title), (300, 300, "Total"), (420, 300, "NOK 1 250,00"))
+        for title in (10, 20)
+    ]  # fmt: skip
+    # Then it stays an invoice, its total as printed
+    for result in (text_invoice(text), *sized):
+        assert (result["document_type"], result["total"]) == ("invoice", Decimal("1250.00"))
+
+
+def test_a_credit_notes_title_on_a_page_in_one_font() -> None:
+    # Given a credit note printed in one font throughout, its title among the first lines
     result = page(
-        (40, 40, "Fjord Supplies AS", 12),
-        (40, 70, "INVOICE", 20),
-        (40, 110, "Invoice No: 2025-118"),
-        (40, 140, line),
+        (40, 40, "Fjord Supplies AS"), (40, 60, "CREDIT NOTE/AVOIR"), (40, 90, "No: CN-2025-3"),
         (300, 300, "Total"), (420, 300, "NOK 1 250,00"),
     )  # fmt: skip
-    assert (result["document_type"], result["total"]) == ("invoice", Decimal("1250.00"))
+    assert (result["document_type"], result["total"]) == ("credit_note", Decimal("-1250.00"))
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["ΠΙΣΤΩΤΙΚΟ ΤΙΜΟΛΟΓΙΟ Αρ. 123", "Πιστωτικό Σημείωμα", "Gutschrift – Stornorechnung", "Factura de abono nº FA-12"],  # noqa: RUF001
+)
+def test_more_credit_note_titles(title: str) -> None:
+    result = text_invoice(f"{title}\nNet: 100,00 €\nVAT: 24,00 €\nTotal: 124,00 €")
+    assert (result["document_type"], result["total"]) == ("credit_note", Decimal("-124.00"))
+
+
+def test_a_credit_notes_positive_subtotal_and_tax_under_its_negative_total_add_up() -> None:
+    result = text_invoice("CREDIT NOTE\nSubtotal: 100.00 EUR\nVAT 20%: 20.00 EUR\nTotal: -120.00 EUR")
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("-100.00"),
+        Decimal("-20.00"),
+        Decimal("-120.00"),
+    )
+    assert result["checks"]["totals_add_up"] is True
+    assert "total" not in result["needs_review"]
+
+
+def test_a_credit_notes_number_label_names_it_in_any_of_its_names() -> None:
+    result = text_invoice(
+        "Stornorechnung Nr.: SR-123\nNettobetrag: 100,00 €\nUSt. 19 %: 19,00 €\nGesamtbetrag: 119,00 €"
+    )
+    assert (result["invoice_number"], result["document_type"], result["total"]) == (
+        "SR-123",
+        "credit_note",
+        Decimal("-119.00"),
+    )

@@ -1,14 +1,17 @@
 """What kind of document a page is: an invoice, or a credit note whose amounts are owed to the reader.
 
-A credit note says so in its title ("CREDIT NOTE", "AVOIR", "Creditnota", "Nota di credito"), printed larger
-than its text or heading a page of plain text, or in the label of its own number ("Credit Note No."). Many print
-their amounts positive, as an e-invoice credit note does; given as printed, a total like an invoice's could be
-paid by mistake, so a credit note's amounts are given negative.
+A credit note says so in its title ("CREDIT NOTE", "AVOIR", "Creditnota", "Nota di credito"), a line of its own
+printed larger than its text (or, on a page of plain text, one of its first lines), or in the label of its own
+number ("Credit Note No."). Many print their amounts positive, as an e-invoice credit note does; given as printed,
+a total like an invoice's could be paid by mistake, so a credit note's amounts are given negative.
 
 Other titles name a correction, which may credit or charge more: a German "Rechnungskorrektur", a Spanish
 "factura rectificativa", a Polish "faktura korygująca". A German "Gutschrift" is a credit note, or the title the
 law asks of a self-billed invoice (the buyer bills itself on the seller's behalf, and pays it). Such a document
 is a credit note when it prints a negative total, and is otherwise read as the invoice it may be.
+
+A page titled as an invoice before any such title is an invoice that names a credit note ("Credit note CN-77"
+among its references), as is a line that pairs the words with a value ("Credit note: CN-77").
 """
 
 from __future__ import annotations
@@ -20,29 +23,34 @@ from statistics import median
 from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import fold
 
-# Credit notes' titles, in the reader's languages, as folded text (lower case, without accents).
+# Credit notes' names, in the reader's languages, as folded text (lower case, without accents).
 _CREDIT = (
     r"(?:tax\s+)?credit\s*(?:note|memo|invoice)|stornorechnung|(?:facture\s+d\W?)?avoir|note\s+de\s+credit|credit\s*nota|"
     r"credit\s*factuur|nota\s+(?:de\s+|di\s+)?credito|factura\s+de\s+abono|kredit\s*nota|kreditfaktura|hyvityslasku|"
-    r"dobropis|πιστωτικο(?:\s+τιμολογιο)?"
+    r"dobropis|πιστωτικο(?:\s+(?:τιμολογιο|σημειωμα))?"
 )
-# Titles of a document that credits or corrects, or (a "Gutschrift") may be a self-billed invoice.
+# Names of a document that credits or corrects, or (a "Gutschrift") may be a self-billed invoice.
 _CORRECTION = (
     r"gutschrift|rechnungskorrektur|korrekturrechnung|factura\s+rectificativa|faktura\s+korygujaca|korekta\s+faktury|"
     r"faktura\s+korekta|opravny\s+danovy\s+doklad"
 )
-# A title, perhaps with its number after it ("Credit Note No. CN-00417", "Avoir n° AV-2025-014").
-_NUMBER = r"(?:\s*(?:no|nr|n|number|nummer|#)?\s*[.:°º]*\s*[\w/.-]*\d[\w/.-]*)?\W*"
+# Invoices' titles: a page that prints one of these first is an invoice.
+_INVOICE = (
+    r"(?:(?:tax|vat|gst|commercial|sales)\s+)?invoice|rechnung|facture|factura|fattura|factuur|faktura(?:\s+vat)?|"
+    r"fatura|lasku|τιμολογιο"
+)
+# A title, perhaps with its number after it ("Credit Note No. CN-00417", "Avoir n° AV-2025-014", "Nota di credito
+# n. 12/2025"), but no label's colon: "Credit note: CN-77" is a reference on an invoice.
+_NUMBER = r"(?:\s*(?:no|nr|n|num|number|nummer|#|αρ)?\s*[.°º]*\s*[\w/.-]*\d[\w/.-]*)?[^\w:]*"  # noqa: RUF001
 _TITLE_PART = re.compile(rf"(?:{_CREDIT}|{_CORRECTION}){_NUMBER}")
 _CREDIT_PART = re.compile(rf"(?:{_CREDIT}){_NUMBER}")
-# A title in two languages, or two names for the one document: "CREDITNOTA / NOTE DE CRÉDIT".
-_BETWEEN = re.compile(r"\s+/\s+|\s*\|\s*")  # a slash inside a number ("12/2025") parts nothing
+_INVOICE_PART = re.compile(rf"(?:{_INVOICE}){_NUMBER}")
+# A title in two languages, or two names for the one document: "CREDITNOTA / NOTE DE CRÉDIT", "CREDIT NOTE/AVOIR",
+# "Gutschrift – Rechnungskorrektur". A slash inside a number ("12/2025") parts nothing.  # noqa: RUF003
+_BETWEEN = re.compile(r"\s*/\s*(?=\D)|\s+[–-]\s+|\s*\|\s*")  # noqa: RUF001
 # The label of a credit note's own number; `CREDIT_LABEL` also finds a correction's.
-_CREDIT_NUMBER = re.compile(
-    r"credit\s*(?:note|memo|no\b|number|#)|\bc/n\b|\bavoir|creditnota|nota\s+(?:di|de)\s+credito|kreditnota|"
-    r"kreditfaktura|hyvitys|dobropis|πιστωτικο"
-)
-CREDIT_LABEL = re.compile(rf"{_CREDIT_NUMBER.pattern}|gutschrift|rechnungskorrektur|korekt|korygujac")
+_CREDIT_NUMBER = re.compile(rf"\b(?:{_CREDIT})\b|credit\s*(?:no\b|number|#)|\bc/n\b|hyvitys")
+CREDIT_LABEL = re.compile(rf"{_CREDIT_NUMBER.pattern}|\b(?:{_CORRECTION})|korekt|korygujac")
 # A title stands out: at least this much taller than the page's usual text.
 _LARGER = 1.2
 # On a page of plain text, where every line is as high as the next, a title is one of its first lines.
@@ -50,8 +58,10 @@ _TOP_LINES = 10
 
 
 def _title(text: str) -> str | None:
-    """Which title the words are: a credit note's ("credit"), a correction's ("correction"), or none (None)."""
+    """Which title the words are: an invoice's, a credit note's ("credit"), a correction's, or none (None)."""
     parts = _BETWEEN.split(fold(text).strip())
+    if all(_INVOICE_PART.fullmatch(part) for part in parts):
+        return "invoice"
     if not all(_TITLE_PART.fullmatch(part) for part in parts):
         return None
     return "credit" if any(_CREDIT_PART.fullmatch(part) for part in parts) else "correction"
@@ -66,11 +76,16 @@ def credit_note(lines: list[Line], number_label: Phrase | None, total: Decimal |
     uniform = bool(heights) and max(heights) - min(heights) < 0.5
     credited = total is not None and total < 0
     for index, line in enumerate(first):
-        for phrase in line.phrases:
-            large = phrase.height >= _LARGER * usual if not uniform else index < _TOP_LINES
-            kind = _title(phrase.text) if large else None
-            if kind == "credit" or (kind == "correction" and credited):
-                return phrase
+        if len(line.phrases) != 1:
+            continue  # a title is a line of its own, not one of a row of column heads
+        phrase = line.phrases[0]
+        if not (index < _TOP_LINES if uniform else phrase.height >= _LARGER * usual):
+            continue
+        kind = _title(phrase.text)
+        if kind == "invoice":
+            break
+        if kind == "credit" or (kind == "correction" and credited):
+            return phrase
     if number_label is not None:
         label = fold(number_label.text)
         if _CREDIT_NUMBER.search(label) or (credited and CREDIT_LABEL.search(label)):

@@ -207,8 +207,23 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         values[field] = value
         fields[field] = candidate.evidence(min(confidence, 1.0), has_layout)
 
+    number = chosen["invoice_number"][0]
+    credit = credit_note(lines, number.label if number is not None else None, values.get("total"))
+    kind = "invoice" if credit is None else "credit_note"
+    # The charges between the subtotal and the total (shipping, a discount) as the values give them.
+    summed_charges = charges
+    if credit is not None:
+        # A credit note's amounts are owed to the reader: given negative however they are printed, before the sums
+        # are checked (a positive subtotal and tax under a negative total add up).
+        if values.get("total") is not None and values["total"] > 0:
+            summed_charges = -charges  # printed with the amounts, so turned with them
+        for field in AMOUNT_FIELDS:
+            if values.get(field) is not None and values[field] > 0:
+                values[field] = -values[field]
+        where = (credit.page, list(credit.bbox)) if has_layout else (None, None)
+        fields["document_type"] = evidence(0.9, credit.text, *where)
     unsure = {field for field in AMOUNT_FIELDS if (picked := chosen[field][0]) is not None and picked.unsure}
-    checks = check_and_derive(values, fields, charges, unsure, included(chosen["tax"][0]))
+    checks = check_and_derive(values, fields, summed_charges, unsure, included(chosen["tax"][0]))
     total = chosen["total"][0]
     # Sums that disagree with the total: an amount was misread somewhere, which the payment lines may settle.
     misread = checks["totals_add_up"] is False or contradicted(found, chosen, charges)
@@ -283,16 +298,6 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         values["vendor"] = name
         where = (phrase.page, list(phrase.bbox)) if has_layout else (None, None)
         fields["vendor"] = evidence(confidence, phrase.text, *where)
-    number = chosen["invoice_number"][0]
-    credit = credit_note(lines, number.label if number is not None else None, values.get("total"))
-    if credit is not None:
-        # A credit note's amounts are owed to the reader: given negative, however they are printed.
-        for field in AMOUNT_FIELDS:
-            if values.get(field) is not None and values[field] > 0:
-                values[field] = -values[field]
-        where = (credit.page, list(credit.bbox)) if has_layout else (None, None)
-        fields["document_type"] = evidence(0.9, credit.text, *where)
-    kind = "credit_note" if credit is not None else "invoice"
     return {"values": values, "fields": fields, "checks": checks, "language": language, "document_type": kind}
 
 
