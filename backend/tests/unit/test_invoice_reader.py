@@ -3762,3 +3762,11 @@ def test_a_credit_notes_number_label_names_it_in_any_of_its_names() -> None:
         "credit_note",
         Decimal("-119.00"),
     )
+
+
+@pytest.mark.parametrize(
+    ("label", "credited"), [("Creditnotanummer:", "Factuurnummer:"), ("Kreditnotanr.", "Fakturanr.")]
+)
+def test_a_credit_notes_number_label_in_one_word_outranks_the_credited_invoices(label: str, credited: str) -> None:
+    result = text_invoice(f"Noordhaven Logistiek B.V.\n{label} CN-24-0031\n{credited} F24-0211\nTotaal: -1.337,05 EUR")
+    assert (result["invoice_number"], result["document_type"]) == ("CN-24-0031", "credit_note")

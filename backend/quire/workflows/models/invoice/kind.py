@@ -49,7 +49,7 @@ _INVOICE_PART = re.compile(rf"(?:{_INVOICE}){_NUMBER}")
 # "Gutschrift – Rechnungskorrektur". A slash inside a number ("12/2025") parts nothing.  # noqa: RUF003
 _BETWEEN = re.compile(r"\s*/\s*(?=\D)|\s+[–-]\s+|\s*\|\s*")  # noqa: RUF001
 # The label of a credit note's own number; `CREDIT_LABEL` also finds a correction's.
-_CREDIT_NUMBER = re.compile(rf"\b(?:{_CREDIT})\b|credit\s*(?:no\b|number|#)|\bc/n\b|hyvitys")
+_CREDIT_NUMBER = re.compile(rf"\b(?:{_CREDIT})|credit\s*(?:no\b|number|#)|\bc/n\b|hyvitys")
 CREDIT_LABEL = re.compile(rf"{_CREDIT_NUMBER.pattern}|\b(?:{_CORRECTION})|korekt|korygujac")
 # A title stands out: at least this much taller than the page's usual text.
 _LARGER = 1.2
