@@ -40,8 +40,8 @@ def einvoice_answer(invoice: EInvoice) -> dict[str, Any]:
         **values,
         "line_items": items[:500],
         "language": invoice.language,
-        # A credit note's amounts stay as its XML states them (positive, as EN 16931 writes them); its kind says
-        # they are owed to the reader.
+        # The amounts here are as the XML states them, a credit note's positive as EN 16931 writes them; the result's
+        # model gives a credit note's negative, as from any other source (`InvoiceSummary`).
         "document_type": "credit_note" if invoice.credit_note else "invoice",
         "source": "einvoice",
         "fields": fields,
