@@ -22,6 +22,7 @@ from quire.db import Database
 from quire.jobs.models import Job, JobStatus
 from quire.jobs.paging import NEWEST_FIRST
 from quire.jobs.results import INVOICE_FIELDS, InvoiceRow, ResultCache, invoice_rows
+from quire.workflows.invoice_summary import DOCUMENT_LABELS
 
 HEADER = (
     "File name", "Status", "Document", "Vendor", "Invoice number", "Issue date", "Due date", "Currency",
@@ -29,7 +30,6 @@ HEADER = (
 )  # fmt: skip
 AMOUNTS = ("subtotal", "tax", "total")
 DATES = ("issue_date", "due_date")
-DOCUMENT_TYPES = {"invoice": "Invoice", "credit_note": "Credit note"}
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?$")
@@ -62,7 +62,7 @@ def _cells(row: InvoiceRow, link: Link) -> list[object]:
     return [
         row.filename,
         row.status,
-        DOCUMENT_TYPES.get(row.document_type or "", ""),
+        DOCUMENT_LABELS[row.document_type] if row.document_type else "",
         *(_typed(name, row.values.get(name)) for name in INVOICE_FIELDS),
         "yes" if row.reviewed else "no",
         " ".join(row.needs_review),

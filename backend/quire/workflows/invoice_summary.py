@@ -105,6 +105,8 @@ CHECK_LABELS = {
     "payment_matches_total": "The amount paid (card, or cash less change) is the total",
     "tax_table_matches_total": "The tax table's rows (each amount taxed and its tax) add up to the total",
 }
+# The names people see for the kinds of document, in the report and the spreadsheet.
+DOCUMENT_LABELS = {"invoice": "Invoice", "credit_note": "Credit note"}
 # What a credit note means to the person reading it, in the report and on the job page.
 CREDIT_NOTE = "This is a credit note: its amounts are owed to you, not by you. Do not pay it."
 _TABLE = [name for name in FIELD_LABELS if name != "currency"]  # the currency is shown beside each amount
@@ -120,16 +122,15 @@ def _shown(result: InvoiceSummary, name: str) -> str:
 def report(result: InvoiceSummary) -> str:
     """The readable report: fields with where they were printed, what to check, and the line items."""
     source = {"einvoice": "the e-invoice data (exact)", "ocr": "the scanned page (OCR)", "text": "the document's text"}
-    credit = result.document_type == "credit_note"
     lines = [
-        f"# {'Credit note' if credit else 'Invoice'} {result.invoice_number or ''}".rstrip(),
+        f"# {DOCUMENT_LABELS[result.document_type]} {result.invoice_number or ''}".rstrip(),
         "",
         result.summary,
         "",
         f"Read from {source[result.source]}.",
         "",
     ]
-    if credit:
+    if result.document_type == "credit_note":
         lines += [f"**{CREDIT_NOTE}**", ""]
     if result.needs_review:
         names = ", ".join(FIELD_LABELS[name] for name in [*_TABLE, "currency"] if name in result.needs_review)
