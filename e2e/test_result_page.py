@@ -22,8 +22,9 @@ def test_an_invoice_shows_field_states_line_items_and_its_boxes_on_the_page(page
     assert rendered.value.status == 200
     assert rendered.value.headers["content-type"] == "image/png"
     states = page.locator(".invoice-fields tr[data-state]")
-    expect(states).to_have_count(8)
+    expect(states).to_have_count(9)  # what the document is, then its eight fields
     expect(page.locator(".invoice-fields tr[data-field=total] .state")).to_have_text("Found")
+    expect(page.get_by_label("Document")).to_have_value("invoice")
     for row in states.all():
         assert row.get_attribute("data-state") in {"found", "review", "missing"}
     # The reader's box for the total is drawn on the rendered first page.
@@ -71,6 +72,16 @@ def test_a_credit_note_says_not_to_pay_it_and_gives_its_amounts_negative(page: P
     expect(page.locator("[data-credit-note]")).to_contain_text("Do not pay it")
     expect(page.locator("#review-total")).to_have_value("-120.00")
     expect(page.locator(".summary-text")).to_contain_text("Credit note CN-2025-007")
+    # When the person says it is an invoice after all, and saves
+    page.get_by_label("Document").select_option(label="Invoice")
+    page.get_by_role("button", name="Save review").click()
+    page.wait_for_url(f"**/jobs/{job_id}")
+    # Then the warning goes, the amounts are owed again, and the row says what the reader had read
+    expect(page.locator("[data-credit-note]")).to_have_count(0)
+    expect(page.locator("#review-total")).to_have_value("120.00")
+    kind = page.locator(".invoice-fields tr[data-field=document_type]")
+    expect(kind).to_have_attribute("data-state", "corrected")
+    expect(page.get_by_label("Document")).to_have_accessible_description("read as Credit note")
 
 
 def test_a_summary_shows_title_summary_key_points_keywords_language_and_counts(page: Page, live: Stack) -> None:

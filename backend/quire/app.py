@@ -58,7 +58,7 @@ from quire.web.problems import (
 from quire.web.request_ids import RequestIdMiddleware
 from quire.web.server import BodyDeadlineMiddleware
 from quire.web.streams import StreamsController
-from quire.workflows.invoice_summary import CHECK_LABELS, CREDIT_NOTE, FIELD_LABELS
+from quire.workflows.invoice_summary import CHECK_LABELS, CREDIT_NOTE, DOCUMENT_LABELS, FIELD_LABELS
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,7 @@ def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["ordinal"] = ordinal
     engine.engine.filters["about"] = about
     engine.engine.globals["credit_note_notice"] = CREDIT_NOTE
+    engine.engine.globals["document_labels"] = DOCUMENT_LABELS
 
 
 def _openapi(docs: bool) -> OpenAPIConfig:

@@ -107,7 +107,7 @@ class InvoiceRow:
     # The fields the machine was unsure of that no person has confirmed yet.
     needs_review: tuple[str, ...]
     created_at: datetime
-    document_type: DocumentType | None = None  # as the machine read it; None: no result
+    document_type: DocumentType | None = None  # as reviewed, else as the machine read it; None: no result
 
 
 def reviewed_fields(job: Job) -> dict[str, Any]:
@@ -140,7 +140,7 @@ def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> l
                 reviewed=job.reviewed_at is not None,
                 needs_review=tuple(name for name in machine.needs_review if name not in reviewed),
                 created_at=job.created_at,
-                document_type=machine.document_type,
+                document_type=_document_type(reviewed.get("document_type")) or machine.document_type,
             )
         )
     return rows

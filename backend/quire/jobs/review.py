@@ -5,22 +5,30 @@ The machine's artifact is never touched. The review lives on the job record (`re
 wherever values are shown or exported the reviewed ones win. A field the reader listed in
 `needs_review` counts as confirmed once a review names it. Saving again merges: fields named
 again are replaced, the others kept, and `by` and `at` say who saved last and when.
+
+A person may also say what the document is (`document_type`): an invoice read as a credit note, or
+the other way round, is corrected like any field. The amounts then follow the kind, as the reader's
+do: a credit note's are negative (owed to the reader), and a credit note reviewed as an invoice has
+its amounts positive. The machine's amounts a person did not name are copied into the review with
+that sign, so every view and export agrees.
 """
 
 from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import update
-from sqlmodel import col
+from sqlmodel import col, select
 
 from quire.db import Database
-from quire.jobs.models import Job, JobStatus, utcnow
-from quire.jobs.results import INVOICE, reviewed_fields
+from quire.jobs.models import Artifact, Job, JobStatus, utcnow
+from quire.jobs.results import INVOICE, NO_RESULT, DocumentType, MachineResult, ResultCache, reviewed_fields
 
 REVIEWABLE_WORKFLOWS = {INVOICE}
+AMOUNTS = ("subtotal", "tax", "total")
 _AMOUNT = Field(default=None, max_digits=18, decimal_places=4, allow_inf_nan=False)
 
 
@@ -37,13 +45,14 @@ class ReviewedFields(BaseModel):
     subtotal: Decimal | None = _AMOUNT
     tax: Decimal | None = _AMOUNT
     total: Decimal | None = _AMOUNT
+    document_type: DocumentType | None = None
 
 
 class NotReviewable(Exception):
     """Only a completed invoice job can be reviewed."""
 
 
-def save_review(db: Database, job_id: str, fields: ReviewedFields, by: str) -> Job:
+def save_review(db: Database, results: ResultCache, job_id: str, fields: ReviewedFields, by: str) -> Job:
     """Record the fields the person set (the ones given; blank means "no value"), merged with earlier ones.
 
     `updated_at` moves too, so every cached view of the job is rebuilt.
@@ -54,6 +63,12 @@ def save_review(db: Database, job_id: str, fields: ReviewedFields, by: str) -> J
         if job is None or job.status != JobStatus.COMPLETED or job.workflow not in REVIEWABLE_WORKFLOWS:
             raise NotReviewable("Only a completed invoice can be reviewed.")
         merged = {**reviewed_fields(job), **given}
+        if "document_type" in merged:
+            primary = session.exec(
+                select(Artifact).where(col(Artifact.job_id) == job_id, col(Artifact.primary))
+            ).first()
+            machine = results.result(primary) if primary is not None else NO_RESULT
+            merged.update(_signed_amounts(merged, machine))
         now = utcnow()
         session.execute(
             update(Job)
@@ -62,3 +77,19 @@ def save_review(db: Database, job_id: str, fields: ReviewedFields, by: str) -> J
         )
         session.refresh(job)
         return job
+
+
+def _signed_amounts(merged: dict[str, Any], machine: MachineResult) -> dict[str, str]:
+    """The amounts, reviewed or the machine's, with the sign of the kind of document the review names:
+    negative for a credit note; positive for an invoice the machine took for a credit note."""
+    kind = merged["document_type"]
+    if kind != "credit_note" and not (kind == "invoice" and machine.document_type == "credit_note"):
+        return {}
+    signed = {}
+    for name in AMOUNTS:
+        value = merged[name] if name in merged else machine.values.get(name)
+        if value is None:
+            continue
+        amount = abs(Decimal(value))
+        signed[name] = str(-amount if kind == "credit_note" else amount)
+    return signed

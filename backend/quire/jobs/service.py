@@ -27,6 +27,7 @@ from quire.documents.extract import UNSUPPORTED, UnsupportedType, detect_type
 from quire.documents.storage import PendingObject, Storage, StorageUnavailable, TooLarge, file_chunks
 from quire.jobs import review, states, store
 from quire.jobs.models import Job, JobRemoved, JobReviewed, JobStatus, Upload, artifacts_prefix, new_id, utcnow
+from quire.jobs.results import ResultCache
 from quire.metrics import get_metrics
 from quire.queue.dispatch import Dispatcher
 from quire.settings import Settings
@@ -578,11 +579,13 @@ def replay(settings: Settings, db: Database, dispatcher: Dispatcher, job_id: str
     return job
 
 
-def save_review(db: Database, dispatcher: Dispatcher, job_id: str, fields: review.ReviewedFields, by: str) -> Job:
+def save_review(
+    db: Database, dispatcher: Dispatcher, results: ResultCache, job_id: str, fields: review.ReviewedFields, by: str
+) -> Job:
     """Save a person's review of a completed invoice (`review.save_review`), then tell the after-commit
     hooks, so that the pages and streams open on the job, its owner's list and its batch show it at once.
     `review.NotReviewable` when the job is no completed invoice."""
-    job = review.save_review(db, job_id, fields, by)
+    job = review.save_review(db, results, job_id, fields, by)
     dispatcher.committed(job_id, JobReviewed(job.owner_id))
     return job
 

@@ -319,7 +319,7 @@ class JobsController(Controller):
         """Correct or confirm invoice values; the machine's artifact is not changed (docs/api.md, "Review")."""
         _require(quire.db, job_id, request.user)
         try:
-            service.save_review(quire.db, quire.dispatcher, job_id, data.fields, request.user.email)
+            service.save_review(quire.db, quire.dispatcher, quire.results, job_id, data.fields, request.user.email)
         except review.NotReviewable as exc:
             raise problem(409, "not_reviewable", str(exc)) from exc
         view = store.view_of(quire.settings, quire.db, job_id, recent=quire.recent_views)

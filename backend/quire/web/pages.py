@@ -362,14 +362,15 @@ class PagesController(Controller):
         """Save a person's review of an invoice's fields, then show the job again (without JavaScript too)."""
         form = await request.form()
         given = {name: str(form.get(name) or "").strip() or None for name in INVOICE_FIELDS}
+        if form.get("document_type"):
+            given["document_type"] = str(form.get("document_type"))
         viewer = request.user
 
         def save() -> Redirect | Template:
             _require_visible(quire.db, job_id, viewer)
             try:
-                service.save_review(
-                    quire.db, quire.dispatcher, job_id, review.ReviewedFields.model_validate(given), viewer.email
-                )
+                fields = review.ReviewedFields.model_validate(given)
+                service.save_review(quire.db, quire.dispatcher, quire.results, job_id, fields, viewer.email)
             except ValidationError as exc:
                 names = ", ".join(FIELD_LABELS.get(str(e["loc"][0]), str(e["loc"][0])) for e in exc.errors())
                 error = f"Nothing was saved: check {names} (amounts like 1234.50, dates like 2026-01-31)."

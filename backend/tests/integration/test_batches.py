@@ -187,6 +187,30 @@ def test_a_mixed_batch_counts_retries_reviews_and_exports(shared_stack: Stack) -
     assert stack.http.get("/ai-jobs/export.xlsx", params={"status": "", "from": "", "to": ""}).status_code == 200
     assert stack.http.get("/ai-jobs/export.csv", params={"from": "last tuesday"}).json()["code"] == "invalid_request"
 
+    # When a person says the credit note is an invoice, and an invoice is a credit note, naming no amount
+    for name, kind in (("d36.pdf", "invoice"), ("d02.pdf", "credit_note")):
+        said = stack.http.post(f"/ai-jobs/{by_name[name]['job_id']}/review", json={"fields": {"document_type": kind}})
+        assert said.status_code == 200, said.text
+    # Then the amounts follow the kind (a credit note's negative), saved in the review beside it
+    fields = stack.job(by_name["d36.pdf"]["job_id"])["review"]["fields"]
+    assert (fields["document_type"], fields["total"]) == ("invoice", "8.79")
+    fields = stack.job(by_name["d02.pdf"]["job_id"])["review"]["fields"]
+    assert fields["document_type"] == "credit_note"
+    assert Decimal(fields["total"]) == -Decimal(machine["total"])
+    # And the batch and its spreadsheet say the reviewed kind and amounts
+    items = {item["filename"]: item for item in wait_batch(stack, batch_id)["items"]}
+    assert (items["d36.pdf"]["document_type"], items["d02.pdf"]["document_type"]) == ("invoice", "credit_note")
+    rows = list(
+        csv.DictReader(io.StringIO(stack.http.get(f"/batches/{batch_id}/export.csv").content.decode("utf-8-sig")))
+    )
+    by_file = {r["File name"]: r for r in rows}
+    assert (by_file["d36.pdf"]["Document"], by_file["d36.pdf"]["Total"]) == ("Invoice", "8.79")
+    assert by_file["d02.pdf"]["Document"] == "Credit note"
+    assert Decimal(by_file["d02.pdf"]["Total"]) == -Decimal(machine["total"])
+    # A kind that is neither is refused
+    bad = stack.http.post(f"/ai-jobs/{job_id}/review", json={"fields": {"document_type": "receipt"}})
+    assert bad.status_code == 422, bad.text
+
 
 def test_idempotency_key_answers_a_repeat_with_the_same_batch(shared_stack: Stack) -> None:
     files: Files = [("file", (f"n{i}.txt", document(), "text/plain")) for i in range(2)]
