@@ -3770,3 +3770,84 @@ def test_a_credit_notes_number_label_names_it_in_any_of_its_names() -> None:
 def test_a_credit_notes_number_label_in_one_word_outranks_the_credited_invoices(label: str, credited: str) -> None:
     result = text_invoice(f"Noordhaven Logistiek B.V.\n{label} CN-24-0031\n{credited} F24-0211\nTotaal: -1.337,05 EUR")
     assert (result["invoice_number"], result["document_type"]) == ("CN-24-0031", "credit_note")
+
+
+def test_values_a_pdf_glued_under_a_grids_heads_go_each_to_the_head_it_starts_under() -> None:
+    # Given a grid of heads whose values the PDF's text ran into one phrase (each value starting where its head does)
+    result = page(
+        (40, 20, "Brinkmann Elektro GmbH"),
+        (50, 100, "Rechnungs-Nr."), (136, 100, "Datum"), (189, 100, "Fälligkeit"), (260, 100, "Seite"),
+        (50, 112, "RE 2503-118742-00 10.03.2025 09.04.2025"), (260, 112, "1/2"),
+        (300, 300, "Rechnungsbetrag 119,00 EUR"),
+    )  # fmt: skip
+    # Then the number, the date (a bare "Datum" beside the number's head is the invoice's) and the due date
+    # are each the words under their own head
+    assert (result["invoice_number"], result["issue_date"], result["due_date"]) == (
+        "RE 2503-118742-00", "2025-03-10", "2025-04-09",
+    )  # fmt: skip
+    assert not {"invoice_number", "issue_date", "due_date"} & set(result["needs_review"])
+
+
+def test_glued_values_centred_under_their_heads_go_each_to_its_own() -> None:
+    # Given a Quebec grid: "Date" and "Échéance" each centred over its date, the two dates run into one phrase
+    result = page(
+        (40, 20, "Construction Rive-Sud inc."),
+        (60, 100, "N° de facture"), (178, 100, "Date"), (227, 100, "Échéance"),
+        (60, 112, "F-25-0233"), (168, 112, "2025-03-31 2025-04-30"),
+        (300, 300, "Total 114,98 $"),
+    )  # fmt: skip
+    assert (result["issue_date"], result["due_date"]) == ("2025-03-31", "2025-04-30")
+
+
+def test_a_value_that_only_runs_wider_than_its_head_keeps_its_words() -> None:
+    # Given a date under its head that reaches under the next head, which starts mid-word
+    result = page(
+        (40, 100, "Invoice date"), (118, 100, "Terms"),
+        (40, 112, "12 March 2025"),
+        (300, 300, "Total due $50.00"),
+    )  # fmt: skip
+    # Then the date is read whole
+    assert result["issue_date"] == "2025-03-12"
+
+
+def test_amount_heads_run_together_over_one_row_of_amounts_read_each_amount() -> None:
+    # Given a totals grid whose last heads the PDF's text ran into one phrase, one amount under each
+    result = page(
+        (40, 20, "Brinkmann Elektro GmbH"), (40, 40, "Rechnung Nr. 4711"),
+        (100, 400, "Warenwert"), (160, 400, "Fracht"), (220, 400, "Nettobetrag"),
+        (300, 400, "MwSt-Betrag Rechnungsbetrag EUR"),
+        (100, 412, "100,00"), (160, 412, "5,00"), (220, 412, "105,00"), (300, 412, "19,95"), (400, 412, "124,95"),
+        (40, 440, "Zahlungsbedingungen: 30 Tage netto"),
+    )  # fmt: skip
+    # Then the tax and the total are read, and the subtotal is the net amount the tax is of (after the freight)
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("105.00"),
+        Decimal("19.95"),
+        Decimal("124.95"),
+    )
+    assert result["checks"]["totals_add_up"] is True
+
+
+@pytest.mark.parametrize(
+    ("terms", "due"),
+    [
+        ("bis 09.04.2025 netto ohne Abzug = 124,95 EUR", "2025-04-09"),
+        ("bis zum 30.04.2025 rein netto", "2025-04-30"),
+        ("NET DUE 04/13/2025", "2025-04-13"),
+    ],
+)
+def test_the_date_the_whole_sum_is_due_after_an_early_payment_discount(terms: str, due: str) -> None:
+    text = f"Rechnung Nr. 4711\nRechnungsdatum 10.03.2025\nBei Zahlung bis 24.03.2025 abzüglich 2 % Skonto\n{terms}"
+    result = text_invoice(f"{text}\nGesamtbetrag 124,95 EUR" if "NET" not in terms else text.replace(",95", ".95"))
+    assert result["due_date"] == due
+
+
+def test_a_us_states_sales_tax_under_its_postal_code_is_the_tax() -> None:
+    assert match_labels("PA SALES TAX 6.000%")[0].field == "tax"
+    assert match_labels("NY State Sales Tax")[0].field == "tax"
+    assert not match_labels("In tax year 2024")  # a postal code that is a word names no tax without "sales"
+
+
+def test_a_portuguese_certified_programs_document_total() -> None:
+    found = match_labels("Total documento (EUR)")[0]
+    assert (found.field, found.weight) == ("total", 1.0)

@@ -193,7 +193,8 @@ def choose_amounts(
 ) -> dict[str, tuple[Candidate | None, float]]:
     """Subtotal, tax and total chosen together: strong labels, the payable total last and largest, sums that add up
     (with the charges and discounts printed under the subtotal). Of two subtotals that both add up ("Subtotal"
-    over "Discount" over "Total excl. VAT"), the later: the amount the tax is of."""
+    over "Discount" over "Total excl. VAT"; "Goods | Freight | Net amount" in a row), the later: the amount the tax is
+    of."""
     charges: dict[tuple[Candidate | None, Candidate | None], Decimal] = {}
     options: dict[str, list[tuple[Candidate | None, float]]] = {}
     totals = found.get("total", [])
@@ -227,7 +228,7 @@ def choose_amounts(
             if (sub, total) not in charges:
                 charges[sub, total] = net_charges(found, sub, total)
             if adds_up(s, t, g, charges[sub, total], included(tax)):
-                rank += 0.8 + (0.01 * sub.line / max(line_count, 1) if sub else 0.0)
+                rank += 0.8 + (0.01 * _reading_order(sub) / max(line_count, 1) if sub else 0.0)
             else:
                 rank -= 0.6
             rank -= 0.5 if abs(t) >= abs(g) > 0 else 0.0
@@ -237,6 +238,11 @@ def choose_amounts(
         if rank > best_rank:
             best_rank, chosen = rank, combo
     return dict(zip(AMOUNT_FIELDS, chosen, strict=True))
+
+
+def _reading_order(candidate: Candidate) -> float:
+    """Where a candidate's value stands in reading order: its line, then (within the line) how far right."""
+    return candidate.line + min(candidate.source.x0, 9_999) / 10_000
 
 
 TaxSum = tuple[Candidate, frozenset[int]]

@@ -24,7 +24,7 @@ from quire.workflows.models.invoice.labels import (
     LabelMatch,
     match_labels,
 )
-from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps
+from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps, piece
 from quire.workflows.models.invoice.values import (
     CURRENCY,
     CURRENCY_CODES,
@@ -194,9 +194,45 @@ def _neighbours(lines: list[Line], index: int, phrase: Phrase, field: str) -> li
                 if field in AMOUNT_FIELDS and _column_goes_on(lines, at, candidate):
                     return found
                 if field not in DATE_FIELDS or not _dates_go_on(lines, at, candidate):
-                    found.append(("below", candidate))
+                    found.append(("below", candidate if field in _NAMES else _under_own_head(line, phrase, candidate)))
                 return found
     return found
+
+
+# The fields whose values are names, which may run on under the next head of a grid.
+_NAMES = ("vendor", "buyer")
+
+
+def _under_own_head(heads: Line, head: Phrase, value: Phrase) -> Phrase:
+    """The words of a value under a row of heads that belong to `head`, when the value runs on under the heads
+    beside it (a PDF's text glues values printed close: "2025-03-11 2025-04-10 EUR" under "Data | Vencimento |
+    Moeda") and each of those heads lines up with one of its words (their left edges, centres or right edges), as a
+    grid's columns do. Else the value as it is: one that only runs wider than its head ("12 March 2025" under
+    "Date", reaching under "Terms") keeps its words."""
+    others = [p for p in heads.phrases if overlaps(p, value) and not overlaps(p, head)]
+    if not others:
+        return value
+    columns = sorted([head, *others], key=lambda p: p.x0)
+    words = list(re.finditer(r"\S+", value.text))
+    boxes = [piece(value, word.start(), word.end(), Phrase) for word in words]
+    near = 1.5 * (value.x1 - value.x0) / max(len(value.text), 1)  # a character and a half
+    firsts: list[int] = []
+    for column in columns:
+        at = next((i for i, box in enumerate(boxes) if _lined_up(box, column, near)), None)
+        if at is None or (firsts and at <= firsts[-1]):
+            return value
+        if firsts and re.fullmatch(r"\d{1,3}", words[at - 1].group(0)) and re.match(r"\d{3}(?!\d)", words[at].group(0)):
+            return value  # "8 844,00": a number grouped by a space, not two columns' values
+        firsts.append(at)
+    own = columns.index(head)
+    end = firsts[own + 1] if own + 1 < len(firsts) else len(words)
+    return piece(value, words[firsts[own]].start(), words[end - 1].end(), Phrase)
+
+
+def _lined_up(word: Phrase, head: Phrase, near: float) -> bool:
+    """Whether a word stands in a head's column: left-aligned, centred or right-aligned with it."""
+    centres = abs((word.x0 + word.x1) / 2 - (head.x0 + head.x1) / 2)
+    return min(abs(word.x0 - head.x0), centres, abs(word.x1 - head.x1)) <= near
 
 
 def _next_in_column(lines: list[Line], index: int, value: Phrase, rows: int, reach: float) -> Phrase | None:
@@ -425,7 +461,10 @@ def _read_label(
             and bool(match_labels(phrase.text))
         )
         read = source.confidence if alone else min(phrase.confidence, source.confidence)
-        score = match.weight * weight * read
+        strength = match.weight
+        if relation == "below" and match.field == "issue_date" and _beside_number_head(lines[index], phrase):
+            strength = 1.0  # a bare "Datum" in a grid's heads beside "Rechnungs-Nr.": the invoice's date
+        score = strength * weight * read
         # "TOTAL 2 112.50": a count and its amount, or 2,112.50 grouped by a space; nothing tells which.
         grouped = match.field in AMOUNT_FIELDS and _SPACE_GROUPED.search(text) is not None
         doubt = (unsure and relation in ("same", "right")) or grouped
@@ -433,6 +472,15 @@ def _read_label(
         found.setdefault(match.field, []).append(Candidate(match.field, value, score, phrase, source, index, doubt))
         return True
     return False
+
+
+def _beside_number_head(line: Line, head: Phrase) -> bool:
+    """Whether a line of heads names the document's number strongly beside `head` ("Rechnungs-Nr. | Datum")."""
+    return any(
+        found[0].field == "invoice_number" and found[0].weight >= 1.0 and not found[0].rest
+        for other in line.phrases
+        if not overlaps(other, head) and (found := match_labels(other.text))
+    )
 
 
 def best(candidates: list[Candidate]) -> tuple[Candidate | None, float]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, LabelMatch, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
-from quire.workflows.models.invoice.values import CURRENCY, amounts_in, currencies_in, fold
+from quire.workflows.models.invoice.values import CURRENCY_NOTE, amounts_in, currencies_in, fold
 
 # How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
 # many lines' height apart the heads of one row may start or end (they are one header row).
@@ -27,10 +27,6 @@ _AMOUNT_GROUP = re.compile(
     r"(?:amounts?|totals?|betr(?:ae|a)ge?|summen|montants?|totaux|importes?|importi|bedragen|kwoty|valores|"
     r"prices?|preise|prix|precios?|prezzi|prijzen|ceny|pre[cç]os)\b"
 )
-
-
-# A head's words after its label that still leave it a head: a currency ("Brutto EUR"), nothing else.
-_HEAD_NOTE = re.compile(rf"\(?(?:{CURRENCY.pattern})\)?", re.I)
 
 
 def _column_head(
@@ -64,7 +60,9 @@ def _column_head(
     if not stacked:
         return None
     matches = match_labels(" ".join(p.text for p in stacked))
-    if matches and matches[0].field in AMOUNT_FIELDS and (not matches[0].rest or _HEAD_NOTE.fullmatch(matches[0].rest)):
+    # The head's words after its label may name a currency ("Brutto EUR"), nothing else.
+    noted = matches and (not matches[0].rest or CURRENCY_NOTE.fullmatch(matches[0].rest))
+    if matches and noted and matches[0].field in AMOUNT_FIELDS:
         return matches[0], stacked[0], stacked[-1]
     return None
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import fields
-from typing import TypeVar
+from dataclasses import replace
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, DATE_FIELDS, LabelMatch, match_labels, ocr_repaired
-from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase
+from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps, piece
+from quire.workflows.models.invoice.values import CURRENCY_NOTE
 
 # Taxes levied side by side on one sale, each under its own name: India's central, state and union-territory GST,
 # Canada's federal and provincial taxes, the United States' state, county and city sales taxes. The first ones
@@ -33,12 +33,13 @@ _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)",
 _HEAD_WORDS = 8
 _HEAD_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, "vendor", "buyer"})
 _HEAD_WEIGHT = 0.9
+# A phrase that is one amount alone.
+_AMOUNT_ONLY = re.compile(r"-?[^\w\s]{0,3}\s?-?\d{1,3}(?:[.,' ]?\d{3})*[.,]\d{2}(?:\s?[^\w\s]{1,3})?")
 # A later "label: value" pair in a phrase: its label's most words, and the fields read from such pairs.
 _PAIR_LABEL_WORDS = 4
 _PAIR_FIELDS = frozenset({"invoice_number", *DATE_FIELDS})
 
 Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
-P = TypeVar("P", bound=Phrase)
 
 
 # A bilingual label's translation in another script, before it ("請求書番号 Invoice No. HC-240312-07") or between it
@@ -64,7 +65,7 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
                 (_after_translation(whole), False),
             )
             for part in parts
-            for piece in (part, *_heads(part))
+            for piece in (part, *_heads(part, lines[index + 1 : index + 3]))
         ]
         for phrase, in_passing in pieces:
             matches = match_labels(phrase.text)
@@ -90,7 +91,7 @@ def _tax_parts(phrase: Phrase) -> list[Phrase]:
     if not cuts:
         return [phrase]
     bounds = [0, *cuts, len(phrase.text)]
-    return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
+    return [piece(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
 
 
 def _sentences(phrase: Phrase) -> list[Phrase]:
@@ -99,14 +100,14 @@ def _sentences(phrase: Phrase) -> list[Phrase]:
     with a label that starts its sentence, not the phrase."""
     cuts = [m.end() for m in _SENTENCE_END.finditer(phrase.text)]
     bounds = [*cuts, len(phrase.text)]
-    return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
+    return [piece(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
 
 
 def _included_tax(phrase: Phrase) -> list[Phrase]:
     """The words from "includes GST" to the amount after them, when a sentence says in passing which tax its total
     includes ("The total of your fare includes GST of $3.33"), as a phrase of its own."""
     found = _INCLUDES_TAX.search(phrase.text)
-    return [_part(phrase, found.start(), found.end(), Phrase)] if found is not None and found.start() else []
+    return [piece(phrase, found.start(), found.end(), Phrase)] if found is not None and found.start() else []
 
 
 def _later_pairs(phrase: Phrase) -> list[Phrase]:
@@ -127,45 +128,64 @@ def _later_pairs(phrase: Phrase) -> list[Phrase]:
                 cuts.append(start)
                 break
     bounds = [*cuts, len(phrase.text)]
-    return [_part(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
+    return [piece(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
 
 
 def _after_translation(phrase: Phrase) -> list[Phrase]:
     """A bilingual label whose translation comes first ("発行日 Issue Date 2024年3月12日"): the phrase from the
     label on."""
     first = _TRANSLATION_FIRST.match(phrase.text)
-    return [_part(phrase, first.end(), len(phrase.text), Phrase)] if first is not None else []
+    return [piece(phrase, first.end(), len(phrase.text), Phrase)] if first is not None else []
 
 
-def _part(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:
-    """The characters `start:end` of a phrase as a phrase of their own, its box the share of the whole's
-    width their length takes."""
-    width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
-    kept = {f.name: getattr(phrase, f.name) for f in fields(Phrase) if f.name not in ("text", "x0", "x1")}
-    return kind(phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width, **kept)
-
-
-def _heads(phrase: Phrase) -> list[HeadPart]:
-    """The column heads in a header phrase that is two or more whole labels of a document's number, dates or
-    parties run together, as a PDF's text glues heads printed close ("CLIENTE Nº FACTURA" over "534 |
-    1707024", "Invoice Date Invoice No."): one part each, their boxes shared out by their length, each
-    reading the value under it (the phrase itself is read as before). None for any other phrase: a value,
-    one label, words that are not all labels, or a label of an amount ("Tax Total", "Net Amount VAT Amount"
-    over a table's rows), whose value a run of heads cannot place safely."""
+def _heads(phrase: Phrase, below: list[Line]) -> list[HeadPart]:
+    """The column heads in a header phrase that is two or more whole labels run together, as a PDF's text glues
+    heads printed close ("CLIENTE Nº FACTURA" over "534 | 1707024", "Invoice Date Invoice No."): one part each,
+    their boxes shared out by their length, each reading the value under it (the phrase itself is read as before).
+    Heads of amounts ("MwSt-Betrag Rechnungsbetrag EUR" over "2.025,09 | 12.683,47") only over one row of as many
+    amounts (`below`: the next two lines), each part then standing over its own: a run of amount heads over a
+    table's rows ("Net Amount VAT Amount") or over fewer values cannot place them safely. None for any other
+    phrase: a value, one label, words that are not all labels, a head named weakly."""
     words = list(re.finditer(r"\S+", phrase.text))
     if not 2 <= len(words) <= _HEAD_WORDS or re.search(r"\d", phrase.text) or _whole_label(phrase.text):
         return []
     parts: list[tuple[int, int]] = []
+    named: set[str] = set()
     start = 0
     while start < len(words):
+        if parts and start == len(words) - 1 and CURRENCY_NOTE.fullmatch(words[start].group(0)):
+            parts[-1] = (parts[-1][0], words[start].end())  # the last head's currency ("Rechnungsbetrag EUR")
+            break
         # The longest run of words from here that is a whole label, nothing after it.
         spans = ((words[start].start(), words[end - 1].end()) for end in range(len(words), start, -1))
         found = next(((span, head) for span in spans if (head := _whole_label(phrase.text[span[0] : span[1]]))), None)
-        if found is None or found[1].field not in _HEAD_FIELDS or found[1].weight < _HEAD_WEIGHT:
-            return []  # words that are not all labels, or a head of an amount, or one named weakly
+        if found is None or found[1].field not in (*_HEAD_FIELDS, *AMOUNT_FIELDS) or found[1].weight < _HEAD_WEIGHT:
+            return []  # words that are not all labels, or a head of something else, or one named weakly
         parts.append(found[0])
+        named.add(found[1].field)
         start = next(i for i, word in enumerate(words) if word.end() == found[0][1]) + 1
-    return [_part(phrase, start, end, HeadPart) for start, end in parts]
+    heads = [piece(phrase, start, end, HeadPart) for start, end in parts]
+    if named <= _HEAD_FIELDS:
+        return heads
+    values = _amounts_under(phrase, below)
+    if len(values) != len(heads):
+        return []
+    return [replace(head, x0=value.x0, x1=value.x1) for head, value in zip(heads, values, strict=True)]
+
+
+def _amounts_under(phrase: Phrase, below: list[Line]) -> list[Phrase]:
+    """The phrases of the next line under a phrase, left to right, when each is one amount and nothing else, and
+    the line after holds no amount under the phrase (that would make them a table's first row)."""
+    if not below or below[0].page != phrase.page or below[0].y0 - phrase.y1 > 2 * phrase.height:
+        return []
+    under = sorted((p for p in below[0].phrases if overlaps(p, phrase)), key=lambda p: p.x0)
+    if not all(_AMOUNT_ONLY.fullmatch(p.text) for p in under):
+        return []
+    after = below[1] if len(below) > 1 else None
+    close = after is not None and after.page == phrase.page and after.y0 - below[0].y1 <= 2 * phrase.height
+    if close and after is not None and any(overlaps(p, phrase) and _AMOUNT_ONLY.search(p.text) for p in after.phrases):
+        return []
+    return under
 
 
 def _whole_label(text: str) -> LabelMatch | None:

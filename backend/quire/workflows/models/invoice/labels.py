@@ -24,6 +24,11 @@ _CODES = "|".join(sorted((code.lower() for code in CURRENCY_CODES), key=len, rev
 _WHOLE_DATE_NEXT = (
     r"(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"
 )
+# The United States' postal codes of states (and the capital's district), folded.
+_US_STATES = (
+    "al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|nc|nd|oh|ok|or|"
+    "pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy"
+)
 # The Nordic words a sum's label starts with ("Summa", "Sum", "Total", "Belopp", "Beløp", "Beløb").
 _NORDIC_SUM = r"(?:summa|sum|total|bel[oø]pp?|bel[oø]b)"
 # field -> (language, patterns). Longer, more specific labels first; `_WEAK` and `match_labels` weigh them.
@@ -82,6 +87,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:the\s+)?(?:invoice|balance|amount|payment|total|premium)(?:\s+[a-z]+){0,2}\s+is\s+(?:due|payable)\s+(?:on|by|before)"
                     r"(?=\s*(?:\d|[a-z]{3,9}\.?\s+\d))|"
                     r"due|"
+                    # A remittance slip's "NET DUE 04/13/2025": the date the whole sum is due, past any discount's.
+                    r"net\s+due" + _WHOLE_DATE_NEXT + "|"
                     # A date under the amount due's label, alone with the word for "before": "before 20 March 2025".
                     r"before" + _WHOLE_DATE_NEXT),
         ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
@@ -92,7 +99,10 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:\s+(?:zum|sp[aä]testens))?(?=\s*\d)|"
                     # "Der Beitrag ist fällig am 01.04.2025", "Der Rechnungsbetrag ist spätestens fällig zum".
                     r"(?:der|die|das|ihr)\s+[a-z\u00e4\u00f6\u00fc\u00df-]*(?:betrag|beitrag|summe|rechnung|zahlung|miete|pr[aä]mie)\s+ist\s+"
-                    r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)"),
+                    r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)|"
+                    # Terms with a discount for early payment, then the date the whole sum is due: "bis 09.04.2025
+                    # netto ohne Abzug", "bis zum 30.04.2025 rein netto".
+                    r"bis(?:\s+zum)?(?=\s*\d{1,2}\.\d{1,2}\.\d{2,4}\s+(?:(?:rein\s+)?netto|ohne\s+abzug)\b)"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
                     # "Payable net à 30 jours, jusqu'au 23.03.2025", "à régler au plus tard le 15/04/2025".
                     r"(?:payable|[aà]\s+payer|[aà]\s+r[eé]gler)(?:[^.:]|[.,](?=\d)){0,40}?\s(?:jusqu['\u2019]\s*au|au\s+plus\s+tard\s+le)(?=\s*\d)|"
@@ -143,6 +153,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # books); Canada's provincial and Quebec taxes;
                     # the United States' state, county and city sales taxes.
                     r"(?:output\s+)?(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
+                    # A state's sales tax under its postal code: "PA Sales Tax 6.000%", "NY State Sales Tax".
+                    rf"(?:{_US_STATES})\s+(?:state\s+)?sales\s+tax|"
                     # A tax the total includes, named after "includes" ("Includes GST", "Includes 10% GST").
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
@@ -198,7 +210,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"netto\s+a\s+pagare|totale"),
         ("pl", r"razem\s+do\s+zap[lłt]aty|do\s+zap[lłt]aty|(?:warto[sś][cć]|razem)\s+brutto|suma\s+brutto|razem|"
                     r"suma\s+(?:pln|z[lł])"),  # a receipt's "SUMA PLN"
-        ("pt", r"total\s+(?:com\s+)?iva\s+(?:incluido|incl\.?)|total\s+com\s+iva|valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|total"),
+        ("pt", r"total\s+(?:com\s+)?iva\s+(?:incluido|incl\.?)|total\s+com\s+iva|valor\s+total\s+da\s+nota|(?:total|valor)\s+a\s+pagar|valor\s+total|"
+                    # Portugal's certified invoicing programs: "Total documento", "Total do documento (EUR)".
+                    r"total\s+(?:do\s+)?documento|total"),
         ("sv", r"(?:" + _NORDIC_SUM + r"\s+)?(?:att\s+betala|at\s+betale|a\s+betale)|"
                     + _NORDIC_SUM + r"\s+inkl\.?\s*(?:moms|mva)|"
                     # "I alt", "Ialt", and OCR's "lalt".

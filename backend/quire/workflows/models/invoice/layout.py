@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from itertools import pairwise
+from typing import TypeVar
 
 from quire.documents.words import Word
 
@@ -64,6 +65,17 @@ class Line:
 
 def overlaps(a: Phrase, b: Phrase) -> bool:
     return a.x0 < b.x1 + 2 and a.x1 > b.x0 - 2
+
+
+P = TypeVar("P", bound=Phrase)
+
+
+def piece(phrase: Phrase, start: int, end: int, kind: type[P]) -> P:
+    """The characters `start:end` of a phrase as a phrase of their own, its box the share of the whole's
+    width their length takes."""
+    width = (phrase.x1 - phrase.x0) / max(len(phrase.text), 1)
+    kept = {f.name: getattr(phrase, f.name) for f in fields(Phrase) if f.name not in ("text", "x0", "x1")}
+    return kind(phrase.text[start:end].strip(), x0=phrase.x0 + start * width, x1=phrase.x0 + end * width, **kept)
 
 
 def _rows(words: Sequence[Word]) -> list[list[Word]]:

@@ -94,6 +94,8 @@ CURRENCY = re.compile(
     + "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True) if not re.search(r"[^\W\d_]", s))
     + r")(?![^\W\d_]{2})"
 )
+# A currency a column head names after its label ("Brutto EUR", "Total documento (EUR)"): a note, no other word.
+CURRENCY_NOTE = re.compile(rf"\(?(?:{CURRENCY.pattern})\)?", re.I)
 # OCR reads a zero as the letter O in amounts ("RMO.55", "O.25"): a lone O before a decimal part is a zero.
 _OCR_ZERO = re.compile(r"(?:(?<![^\W\d_])|(?<=RM))[Oo](?=\d*[.,]\d{2}(?!\d))")
 
