@@ -3851,3 +3851,16 @@ def test_a_us_states_sales_tax_under_its_postal_code_is_the_tax() -> None:
 def test_a_portuguese_certified_programs_document_total() -> None:
     found = match_labels("Total documento (EUR)")[0]
     assert (found.field, found.weight) == ("total", 1.0)
+
+
+def test_a_charge_with_its_rate_and_a_note_in_brackets_is_a_charge_between_the_sums() -> None:
+    # Given a caterer's bill: two taxes printed apart, then an untaxed gratuity with its rate and a note
+    result = text_invoice(
+        "Prairie Table Catering Ltd.\nInvoice PTC-7\nSubtotal  $2,111.00\nGST 5%  $105.55\nPST 6%  $126.66\n"
+        "Gratuity 15% (food & beverage, not taxable)  $265.50\nTotal  $2,608.71\nBALANCE DUE (CAD)  $2,108.71"
+    )
+    # Then the taxes add up to the tax, and the gratuity lies between subtotal and tax and the total
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("2111.00"), Decimal("232.21"), Decimal("2608.71"),
+    )  # fmt: skip
+    assert match_labels("VAT 20% (reduced)")[0].rest == "20% (reduced)"  # a tax keeps its rate for the rate rules

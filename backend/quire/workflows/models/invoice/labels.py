@@ -460,6 +460,10 @@ _CURRENCY_IN_BRACKETS = rf"(?:{CURRENCY.pattern})"
 _AMOUNT_IN_BRACKETS = rf"[^)]*\d[.,]\d{{2}}(?!\d)[^)]*\)|[-\d.,\s]+\)|[^)]*{_CURRENCY_IN_BRACKETS}[^)]*\d|[^)]*\d[^)%]*{_CURRENCY_IN_BRACKETS}"
 
 
+# A rate between a label and its note in brackets ("Gratuity 15% (not taxable)").
+_RATE_BEFORE_NOTE = r"(?:\d{1,2}(?:[.,]\d+)?\s*%\s*(?=\())?"
+
+
 @cache
 def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     """The lexicon's patterns, compiled on first use: a fifth of a second that every process
@@ -468,13 +472,16 @@ def _table() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
     for field, entries in _LEXICON.items():
         table[field] = [
             # A label may stand behind a list's dash or bullet ("- Change 14.20"), and be followed by a note in
-            # brackets ("Total (EUR)", "VAT (20%)") but not by an amount in them ("Total (120.00)": a credit).
+            # brackets ("Total (EUR)", "VAT (20%)") but not by an amount in them ("Total (120.00)": a credit). A
+            # charge's or a discount's rate may stand before its note ("Gratuity 15% (not taxable)").
             (
                 language,
                 re.compile(
                     r"^\s*(?:[-\u2013\u2014*\u2022]\s*)?(?:"
                     + patterns
-                    + r")(?![a-z\u03b1-\u03c9])\.?\s*(?:\((?!"
+                    + r")(?![a-z\u03b1-\u03c9])\.?\s*"
+                    + (_RATE_BEFORE_NOTE if field in ("charge", "discount") else "")
+                    + r"(?:\((?!"
                     + _AMOUNT_IN_BRACKETS
                     + r")[^)]*\))?\s*[:#]?\s*",
                     re.I,
