@@ -49,7 +49,8 @@ class ResultCache:
         self._size = size
         self._lock = threading.Lock()
 
-    def result(self, artifact: Artifact) -> MachineResult:
+    def result(self, artifact: Artifact, strict: bool = False) -> MachineResult:
+        """The artifact's invoice values; while storage cannot be read, no result (`strict`: `StorageUnavailable`)."""
         key = (artifact.storage_key, artifact.sha256)
         with self._lock:
             found = self._results.get(key)
@@ -58,6 +59,8 @@ class ResultCache:
                 return found
         found = _read(self.storage, artifact)
         if found is None:
+            if strict:
+                raise StorageUnavailable("The result cannot be read from storage right now.")
             return NO_RESULT  # storage could not be read now: said as no result, and tried again next time
         with self._lock:
             self._results[key] = found
@@ -115,6 +118,18 @@ def reviewed_fields(job: Job) -> dict[str, Any]:
     return fields if isinstance(fields, dict) else {}
 
 
+def signed_fields(job: Job) -> list[str]:
+    """The reviewed amounts that are the machine's with their sign turned to the kind a person named, not
+    values the person set or confirmed (jobs/review.py)."""
+    signed = (job.review or {}).get("signed")
+    return [str(name) for name in signed] if isinstance(signed, list) else []
+
+
+def confirmed_fields(job: Job) -> set[str]:
+    """The fields a person set or confirmed in a review."""
+    return set(reviewed_fields(job)) - set(signed_fields(job))
+
+
 def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> list[InvoiceRow]:
     """A row per job, in the order given; one query for all their primary artifacts."""
     done = [job.id for job in jobs if job.status == JobStatus.COMPLETED]
@@ -138,7 +153,7 @@ def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> l
                 error_code=job.error_code if job.status != JobStatus.COMPLETED else None,
                 values=values,
                 reviewed=job.reviewed_at is not None,
-                needs_review=tuple(name for name in machine.needs_review if name not in reviewed),
+                needs_review=tuple(name for name in machine.needs_review if name not in confirmed_fields(job)),
                 created_at=job.created_at,
                 document_type=_document_type(reviewed.get("document_type")) or machine.document_type,
             )

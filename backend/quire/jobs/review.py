@@ -10,7 +10,8 @@ A person may also say what the document is (`document_type`): an invoice read as
 the other way round, is corrected like any field. The amounts then follow the kind, as the reader's
 do: a credit note's are negative (owed to the reader), and a credit note reviewed as an invoice has
 its amounts positive. The machine's amounts a person did not name are copied into the review with
-that sign, so every view and export agrees.
+that sign, so every view and export agrees, and listed under `signed`: the marks asking a person to
+check them stay until a person names them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from sqlmodel import col, select
 
 from quire.db import Database
 from quire.jobs.models import Artifact, Job, JobStatus, utcnow
-from quire.jobs.results import INVOICE, NO_RESULT, DocumentType, MachineResult, ResultCache, reviewed_fields
+from quire.jobs.results import (
+    INVOICE,
+    NO_RESULT,
+    DocumentType,
+    MachineResult,
+    ResultCache,
+    reviewed_fields,
+    signed_fields,
+)
 
 REVIEWABLE_WORKFLOWS = {INVOICE}
 AMOUNTS = ("subtotal", "tax", "total")
@@ -55,35 +64,56 @@ class NotReviewable(Exception):
 def save_review(db: Database, results: ResultCache, job_id: str, fields: ReviewedFields, by: str) -> Job:
     """Record the fields the person set (the ones given; blank means "no value"), merged with earlier ones.
 
-    `updated_at` moves too, so every cached view of the job is rebuilt.
+    A kind of document makes the amounts follow it (`_signed_amounts`); the machine's amounts copied only to
+    turn their sign are listed apart (`signed`), so they count as read, not as confirmed by the person. A null
+    kind takes the person's kind back: the machine's stands. `updated_at` moves too, so every cached view of the
+    job is rebuilt. `StorageUnavailable` when the machine's result, which the signs depend on, cannot be read.
     """
     given = fields.model_dump(mode="json", exclude_unset=True)
     with db.session() as session:
         job = session.get(Job, job_id, with_for_update=True)
         if job is None or job.status != JobStatus.COMPLETED or job.workflow not in REVIEWABLE_WORKFLOWS:
             raise NotReviewable("Only a completed invoice can be reviewed.")
-        merged = {**reviewed_fields(job), **given}
+        before = reviewed_fields(job)
+        named = (set(before) - set(signed_fields(job))) | set(given)
+        merged = {**before, **given}
+        if merged.get("document_type", "") is None:
+            del merged["document_type"]
         if "document_type" in merged:
             primary = session.exec(
                 select(Artifact).where(col(Artifact.job_id) == job_id, col(Artifact.primary))
             ).first()
-            machine = results.result(primary) if primary is not None else NO_RESULT
-            merged.update(_signed_amounts(merged, machine))
+            machine = results.result(primary, strict=True) if primary is not None else NO_RESULT
+            merged.update(_signed_amounts(merged, machine, before.get("document_type") or _kind(machine)))
+            for name in AMOUNTS:  # a copy the sign no longer changes is the machine's value again
+                copied = name in merged and name not in named
+                if copied and _same(merged[name], machine.values.get(name)):
+                    del merged[name]
+        signed = [name for name in AMOUNTS if name in merged and name not in named]
         now = utcnow()
         session.execute(
             update(Job)
             .where(col(Job.id) == job_id)
-            .values(review={"fields": merged}, reviewed_by=by, reviewed_at=now, updated_at=now)
+            .values(review={"fields": merged, "signed": signed}, reviewed_by=by, reviewed_at=now, updated_at=now)
         )
         session.refresh(job)
         return job
 
 
-def _signed_amounts(merged: dict[str, Any], machine: MachineResult) -> dict[str, str]:
-    """The amounts, reviewed or the machine's, with the sign of the kind of document the review names:
-    negative for a credit note; positive for an invoice the machine took for a credit note."""
+def _kind(machine: MachineResult) -> DocumentType | None:
+    """What the machine read the document as; a result written before results said is a credit note when its
+    total is negative."""
+    if machine.document_type is not None:
+        return machine.document_type
+    total = machine.values.get("total")
+    return "credit_note" if total is not None and Decimal(total) < 0 else None
+
+
+def _signed_amounts(merged: dict[str, Any], machine: MachineResult, was: DocumentType | None) -> dict[str, str]:
+    """The amounts, reviewed or the machine's, with the sign of the kind the review names: negative for a credit
+    note; positive for an invoice that was (as read, or as reviewed before) a credit note."""
     kind = merged["document_type"]
-    if kind != "credit_note" and not (kind == "invoice" and machine.document_type == "credit_note"):
+    if kind != "credit_note" and not (kind == "invoice" and was == "credit_note"):
         return {}
     signed = {}
     for name in AMOUNTS:
@@ -93,3 +123,7 @@ def _signed_amounts(merged: dict[str, Any], machine: MachineResult) -> dict[str,
         amount = abs(Decimal(value))
         signed[name] = str(-amount if kind == "credit_note" else amount)
     return signed
+
+
+def _same(value: str | None, other: str | None) -> bool:
+    return value is not None and other is not None and Decimal(value) == Decimal(other)

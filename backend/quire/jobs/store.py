@@ -25,7 +25,7 @@ from quire.errors import ERROR_MESSAGES, ErrorCode
 from quire.jobs.line import QueuePlace, RecentBasis, place_in_line
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
 from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
-from quire.jobs.results import reviewed_fields
+from quire.jobs.results import reviewed_fields, signed_fields
 from quire.settings import Settings
 from quire.views import View
 from quire.webhooks.models import WebhookDelivery
@@ -123,6 +123,9 @@ class ReviewView(View, frozen=True):
     fields: dict[str, Any]
     by: str | None
     at: str | None
+    # The amounts in `fields` that are the machine's with their sign turned to the reviewed kind of document:
+    # values in effect, not values the person set or confirmed.
+    signed: list[str] = []
 
 
 class JobView(View, frozen=True):
@@ -277,7 +280,9 @@ def _progress(recorded: dict[str, Any] | None) -> ProgressView | None:
 def _review_view(job: Job) -> ReviewView | None:
     if job.reviewed_at is None:
         return None
-    return ReviewView(fields=reviewed_fields(job), by=job.reviewed_by, at=iso(job.reviewed_at))
+    return ReviewView(
+        fields=reviewed_fields(job), by=job.reviewed_by, at=iso(job.reviewed_at), signed=signed_fields(job)
+    )
 
 
 class RecentViews:

@@ -372,7 +372,8 @@ class PagesController(Controller):
                 fields = review.ReviewedFields.model_validate(given)
                 service.save_review(quire.db, quire.dispatcher, quire.results, job_id, fields, viewer.email)
             except ValidationError as exc:
-                names = ", ".join(FIELD_LABELS.get(str(e["loc"][0]), str(e["loc"][0])) for e in exc.errors())
+                labels = {**FIELD_LABELS, "document_type": "Document"}
+                names = ", ".join(labels.get(str(e["loc"][0]), str(e["loc"][0])) for e in exc.errors())
                 error = f"Nothing was saved: check {names} (amounts like 1234.50, dates like 2026-01-31)."
             except review.NotReviewable as exc:
                 error = str(exc)

@@ -191,15 +191,22 @@ def test_a_mixed_batch_counts_retries_reviews_and_exports(shared_stack: Stack) -
     for name, kind in (("d36.pdf", "invoice"), ("d02.pdf", "credit_note")):
         said = stack.http.post(f"/ai-jobs/{by_name[name]['job_id']}/review", json={"fields": {"document_type": kind}})
         assert said.status_code == 200, said.text
-    # Then the amounts follow the kind (a credit note's negative), saved in the review beside it
-    fields = stack.job(by_name["d36.pdf"]["job_id"])["review"]["fields"]
-    assert (fields["document_type"], fields["total"]) == ("invoice", "8.79")
-    fields = stack.job(by_name["d02.pdf"]["job_id"])["review"]["fields"]
-    assert fields["document_type"] == "credit_note"
-    assert Decimal(fields["total"]) == -Decimal(machine["total"])
+    # Then every amount follows the kind (a credit note's negative), copied beside it as values in effect, not as
+    # values the person confirmed
+    credited = stack.http.get(stack.job(by_name["d36.pdf"]["job_id"])["artifact"]["url"]).json()["result"]
+    review = stack.job(by_name["d36.pdf"]["job_id"])["review"]
+    assert (review["fields"]["document_type"], review["fields"]["total"]) == ("invoice", "8.79")
+    amounts = [name for name in ("subtotal", "tax", "total") if credited[name] is not None]
+    assert sorted(review["signed"]) == sorted(amounts)
+    assert all(Decimal(review["fields"][name]) == -Decimal(credited[name]) for name in amounts)
+    d02 = by_name["d02.pdf"]["job_id"]
+    review = stack.job(d02)["review"]
+    assert review["fields"]["document_type"] == "credit_note"
+    assert Decimal(review["fields"]["total"]) == -Decimal(machine["total"])
     # And the batch and its spreadsheet say the reviewed kind and amounts
     items = {item["filename"]: item for item in wait_batch(stack, batch_id)["items"]}
     assert (items["d36.pdf"]["document_type"], items["d02.pdf"]["document_type"]) == ("invoice", "credit_note")
+    assert items["d02.pdf"]["needs_review"] == by_name["d02.pdf"]["needs_review"]  # no amount was confirmed
     rows = list(
         csv.DictReader(io.StringIO(stack.http.get(f"/batches/{batch_id}/export.csv").content.decode("utf-8-sig")))
     )
@@ -207,6 +214,14 @@ def test_a_mixed_batch_counts_retries_reviews_and_exports(shared_stack: Stack) -
     assert (by_file["d36.pdf"]["Document"], by_file["d36.pdf"]["Total"]) == ("Invoice", "8.79")
     assert by_file["d02.pdf"]["Document"] == "Credit note"
     assert Decimal(by_file["d02.pdf"]["Total"]) == -Decimal(machine["total"])
+    # When the person says the invoice is one after all, then names its total, then takes their kind back
+    back = stack.http.post(f"/ai-jobs/{d02}/review", json={"fields": {"document_type": "invoice"}})
+    assert back.status_code == 200, back.text
+    # Then the amounts are the machine's again, and a total the person names stays theirs
+    assert back.json()["review"]["fields"] == {"document_type": "invoice"}
+    assert back.json()["review"]["signed"] == []
+    named = stack.http.post(f"/ai-jobs/{d02}/review", json={"fields": {"total": "-5.00", "document_type": None}})
+    assert named.json()["review"]["fields"] == {"total": "-5.00"}
     # A kind that is neither is refused
     bad = stack.http.post(f"/ai-jobs/{job_id}/review", json={"fields": {"document_type": "receipt"}})
     assert bad.status_code == 422, bad.text
