@@ -11,7 +11,9 @@ import pytest
 from quire.documents.extract import Document, Word
 from quire.workflows.invoice_summary import CHECK_LABELS
 from quire.workflows.models.invoice import read_invoice
+from quire.workflows.models.invoice.candidates import _under_own_head
 from quire.workflows.models.invoice.labels import match_labels, ocr_repaired
+from quire.workflows.models.invoice.layout import lines_from_words
 from quire.workflows.models.invoice.values import amounts_in, currencies_in, dates_in
 
 
@@ -3780,12 +3782,11 @@ def test_values_a_pdf_glued_under_a_grids_heads_go_each_to_the_head_it_starts_un
         (50, 112, "RE 2503-118742-00 10.03.2025 09.04.2025"), (260, 112, "1/2"),
         (300, 300, "Rechnungsbetrag 119,00 EUR"),
     )  # fmt: skip
-    # Then the number, the date (a bare "Datum" beside the number's head is the invoice's) and the due date
-    # are each the words under their own head
+    # Then the number, the date and the due date are each the words under their own head
     assert (result["invoice_number"], result["issue_date"], result["due_date"]) == (
         "RE 2503-118742-00", "2025-03-10", "2025-04-09",
     )  # fmt: skip
-    assert not {"invoice_number", "issue_date", "due_date"} & set(result["needs_review"])
+    assert not {"invoice_number", "due_date"} & set(result["needs_review"])  # a bare "Datum" stays a weak label
 
 
 def test_glued_values_centred_under_their_heads_go_each_to_its_own() -> None:
@@ -3800,14 +3801,15 @@ def test_glued_values_centred_under_their_heads_go_each_to_its_own() -> None:
 
 
 def test_a_value_that_only_runs_wider_than_its_head_keeps_its_words() -> None:
-    # Given a date under its head that reaches under the next head, which starts mid-word
-    result = page(
-        (40, 100, "Invoice date"), (118, 100, "Terms"),
-        (40, 112, "12 March 2025"),
-        (300, 300, "Total due $50.00"),
-    )  # fmt: skip
-    # Then the date is read whole
-    assert result["issue_date"] == "2025-03-12"
+    # Given a date under its head that reaches under the next head, which lines up with the date's year
+    lines = lines_from_words(
+        [Word("Date", 1, 40, 100, 60, 110), Word("Terms", 1, 85, 100, 110, 110)]
+        + [Word(w, 1, x0, 112, x1, 122) for w, x0, x1 in (("12", 40, 50), ("March", 53, 78), ("2025", 81, 101))]
+    )
+    heads, values = lines
+    assert len(heads.phrases) == 2  # "Date" and "Terms" apart
+    # Then the date is read whole, not cut where the head lines up
+    assert _under_own_head(heads, heads.phrases[0], values.phrases[0]).text == "12 March 2025"
 
 
 def test_amount_heads_run_together_over_one_row_of_amounts_read_each_amount() -> None:
@@ -3842,10 +3844,31 @@ def test_the_date_the_whole_sum_is_due_after_an_early_payment_discount(terms: st
     assert result["due_date"] == due
 
 
-def test_a_us_states_sales_tax_under_its_postal_code_is_the_tax() -> None:
-    assert match_labels("PA SALES TAX 6.000%")[0].field == "tax"
-    assert match_labels("NY State Sales Tax")[0].field == "tax"
-    assert not match_labels("In tax year 2024")  # a postal code that is a word names no tax without "sales"
+@pytest.mark.parametrize(
+    ("state", "local", "tax", "total"),
+    [
+        ("PA Sales Tax 6.000% $6.00", "Allegheny County Tax 1% $1.00", "7.00", "107.00"),
+        ("NY State Sales Tax 4% $4.00", "NYC Sales Tax 4.5% $4.50", "8.50", "108.50"),
+        ("CA State Tax 6% $6.00", "Los Angeles County Tax 3.5% $3.50", "9.50", "109.50"),
+    ],
+)
+def test_a_us_states_sales_tax_and_the_local_ones_beside_it_add_up_to_the_tax(
+    state: str, local: str, tax: str, total: str
+) -> None:
+    result = text_invoice(f"Acme Supply Inc.\nInvoice 17\nSubtotal $100.00\n{state}\n{local}\nTotal ${total}")
+    assert (result["tax"], result["total"]) == (Decimal(tax), Decimal(total))
+    assert not {"tax", "total"} & set(result["needs_review"])
+
+
+def test_a_period_end_or_a_price_after_bis_is_no_due_date_nor_is_the_discounts_date() -> None:
+    head = "Muster GmbH\nRechnung Nr. 4711\nRechnungsdatum 10.03.2025\n"
+    for terms in (
+        "Leistungszeitraum 01.03.2025\nbis 31.03.2025 netto 100,00 EUR",
+        "Preise gültig bis 31.12.2025 netto zzgl. MwSt.",
+        "Zahlbar bis 24.03.2025 mit 2 % Skonto oder bis 09.04.2025 netto ohne Abzug",
+        "Zahlbar bis 24.03.2025 abzüglich 2 % Skonto",
+    ):
+        assert text_invoice(f"{head}{terms}\nGesamtbetrag 119,00 EUR")["due_date"] is None, terms
 
 
 def test_a_portuguese_certified_programs_document_total() -> None:
@@ -3864,3 +3887,31 @@ def test_a_charge_with_its_rate_and_a_note_in_brackets_is_a_charge_between_the_s
         Decimal("2111.00"), Decimal("232.21"), Decimal("2608.71"),
     )  # fmt: skip
     assert match_labels("VAT 20% (reduced)")[0].rest == "20% (reduced)"  # a tax keeps its rate for the rate rules
+
+
+def test_a_bare_date_head_beside_the_number_head_is_the_invoices_date_but_not_an_order_date_or_a_reference() -> None:
+    # A document's own grid: "Datum" beside "Rechnungs-Nr." is its date, for sure
+    own = page(
+        (40, 20, "Muster GmbH"),
+        (50, 100, "Rechnungs-Nr."), (150, 100, "Datum"), (220, 100, "Kunden-Nr."),
+        (50, 112, "RE-4711"), (150, 112, "01.02.2025"), (220, 112, "K-100"),
+        (300, 300, "Gesamtbetrag 119,00 EUR"),
+    )  # fmt: skip
+    assert own["issue_date"] == "2025-02-01"
+    assert "issue_date" not in own["needs_review"]
+    # An order's date beside the number stays one to check
+    ordered = page(
+        (40, 20, "Muster GmbH"),
+        (50, 100, "Rechnungs-Nr."), (150, 100, "Auftragsdatum"), (230, 100, "Kunden-Nr."),
+        (50, 112, "RE-4711"), (150, 112, "01.02.2025"), (230, 112, "K-100"),
+        (300, 300, "Gesamtbetrag 119,00 EUR"),
+    )  # fmt: skip
+    assert "issue_date" in ordered["needs_review"]
+    # A credit note's reference to the invoice it corrects (a row with its amount) does not date the credit note
+    credit = page(
+        (40, 20, "Muster GmbH"), (40, 40, "Gutschrift Nr. GS-2025-17"), (300, 40, "Datum: 20.03.2025"),
+        (50, 100, "Rechnungs-Nr."), (150, 100, "Datum"), (220, 100, "Betrag"),
+        (50, 112, "RE-4711"), (150, 112, "01.02.2025"), (220, 112, "119,00"),
+        (300, 300, "Gutschriftsbetrag -119,00 EUR"),
+    )  # fmt: skip
+    assert credit["issue_date"] == "2025-03-20"

@@ -21,11 +21,13 @@ from quire.workflows.models.invoice.labels import (
     NUMBER_WORDS,
     PAYABLE,
     PAYMENT,
+    WEAK_WEIGHT,
     LabelMatch,
     match_labels,
 )
 from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps, piece
 from quire.workflows.models.invoice.values import (
+    AMOUNT_TEXT,
     CURRENCY,
     CURRENCY_CODES,
     EMAIL_OR_URL,
@@ -121,11 +123,6 @@ _SPACE_GROUPED = re.compile(
 )
 
 
-# A phrase that is, or holds, an amount with two decimals ("15,300.00", "1'234.50", "€ 12,00"); not a date
-# ("15.04.2024").
-_AMOUNT_TEXT = re.compile(r"[^\d\n]{0,4}(?<![\d.,])\d[\d.,'\u2019 ]*?[.,]\d{2}(?![.,]?\d)[^\d\n]{0,4}")
-
-
 # Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
 _ITEM_COLUMN = re.compile(
     r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
@@ -218,12 +215,24 @@ def _under_own_head(heads: Line, head: Phrase, value: Phrase) -> Phrase:
     near = 1.5 * (value.x1 - value.x0) / max(len(value.text), 1)  # a character and a half
     firsts: list[int] = []
     for column in columns:
+        # The first column starts the value; each next one starts after the last one's first word.
         at = next((i for i, box in enumerate(boxes) if _lined_up(box, column, near)), None)
-        if at is None or (firsts and at <= firsts[-1]):
+        if at is None or (firsts and at <= firsts[-1]) or (not firsts and at != 0):
             return value
         if firsts and re.fullmatch(r"\d{1,3}", words[at - 1].group(0)) and re.match(r"\d{3}(?!\d)", words[at].group(0)):
             return value  # "8 844,00": a number grouped by a space, not two columns' values
         firsts.append(at)
+    # A column a word is centred or right-aligned in is that one word: a longer value is left-aligned.
+    for number, (column, at) in enumerate(zip(columns, firsts, strict=True)):
+        end = firsts[number + 1] if number + 1 < len(firsts) else len(words)
+        if end - at > 1 and abs(boxes[at].x0 - column.x0) > near:
+            return value
+    # No cut inside a date ("12 March | 2025" where a head happens to line up with the year).
+    cuts = [words[at].start() for at in firsts[1:]]
+    for printed in dates_in(value.text, True):
+        start = value.text.find(printed.text)
+        if any(start < cut < start + len(printed.text) for cut in cuts):
+            return value
     own = columns.index(head)
     end = firsts[own + 1] if own + 1 < len(firsts) else len(words)
     return piece(value, words[firsts[own]].start(), words[end - 1].end(), Phrase)
@@ -250,12 +259,12 @@ def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
     """Whether an amount under a head has another, different amount right under it (or starting a phrase OCR ran on
     into the next column): the head's column of rows ("Total Tax Amount" over a tax table's rows), whose first row is
     no value of the head's own."""
-    own = _AMOUNT_TEXT.search(value.text)
+    own = AMOUNT_TEXT.search(value.text)
     # Three lines: a row's description may wrap, and a skewed scan may put a row's rate on a line of its own.
     phrase = _next_in_column(lines, index, value, 3, 4) if own is not None else None
     if own is None or phrase is None:
         return False
-    below = _AMOUNT_TEXT.match(phrase.text.strip())
+    below = AMOUNT_TEXT.match(phrase.text.strip())
     if below is None or match_labels(phrase.text):
         # Words under the value (a label, a table's heads): a stack of labels and values, or another block.
         return False
@@ -429,7 +438,7 @@ def _read_label(
         # disbursements | 847.37", "TOTAL FEES, DISBURSEMENTS AND HST | $7,454.62". No value under them; of two
         # amounts after them ("on fees | 5,000.00 | 1,000.00"), the first is what the rate is of.
         right = [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)
-                 if relation == "right" and _AMOUNT_TEXT.search(p.text)]  # fmt: skip
+                 if relation == "right" and AMOUNT_TEXT.search(p.text)]  # fmt: skip
         sources += right[-1:]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
@@ -441,7 +450,7 @@ def _read_label(
     if match.field in ("tax", "withholding") and RATE.search(phrase.text) and amounts_in(match.rest, mark):
         # "PST (7%) - materials $584.00 | $40.88", "Ritenuta d'acconto 20% su € 5.750,00 | -1.150,00": a rate, the
         # amount it is of, then the tax in a phrase of its own.
-        right = [source for source in sources if source[0] == "right" and _AMOUNT_TEXT.fullmatch(source[1].strip())]
+        right = [source for source in sources if source[0] == "right" and AMOUNT_TEXT.fullmatch(source[1].strip())]
         sources = right[:1] or sources
     for relation, text, source in sources:
         value = _parse(match.field, text, mark, day_first, bool(_NUMBER_WORD.search(match.label)))
@@ -462,7 +471,11 @@ def _read_label(
         )
         read = source.confidence if alone else min(phrase.confidence, source.confidence)
         strength = match.weight
-        if relation == "below" and match.field == "issue_date" and _beside_number_head(lines[index], phrase):
+        if (
+            relation == "below"
+            and match.field == "issue_date"
+            and _bare_date_beside_number(lines, index, match, phrase, source)
+        ):
             strength = 1.0  # a bare "Datum" in a grid's heads beside "Rechnungs-Nr.": the invoice's date
         score = strength * weight * read
         # "TOTAL 2 112.50": a count and its amount, or 2,112.50 grouped by a space; nothing tells which.
@@ -474,13 +487,23 @@ def _read_label(
     return False
 
 
-def _beside_number_head(line: Line, head: Phrase) -> bool:
-    """Whether a line of heads names the document's number strongly beside `head` ("Rechnungs-Nr. | Datum")."""
-    return any(
-        found[0].field == "invoice_number" and found[0].weight >= 1.0 and not found[0].rest
-        for other in line.phrases
-        if not overlaps(other, head) and (found := match_labels(other.text))
+def _bare_date_beside_number(lines: list[Line], index: int, match: LabelMatch, head: Phrase, value: Phrase) -> bool:
+    """Whether a bare date head ("Datum", "Dated"; not "Order date") stands in a row of heads that names the
+    document's number strongly ("Rechnungs-Nr. | Datum") over a row of no amount: a list of other documents
+    ("Rechnungs-Nr. | Datum | Betrag" over "RE-4711 | 01.02.2025 | 119,00", a credit note's reference to the invoice
+    it corrects) keeps its dates weak."""
+    if match.weight != WEAK_WEIGHT or match.rest:  # an order's date weighs less still
+        return False
+    heads = [
+        found[0] for other in lines[index].phrases if not overlaps(other, head) and (found := match_labels(other.text))
+    ]
+    if not any(h.field == "invoice_number" and h.weight >= 1.0 and not h.rest for h in heads):
+        return False
+    row = next(
+        (line for line in lines[index + 1 : index + 4] if line.page == value.page and line.y0 <= value.y0 <= line.y1),
+        None,
     )
+    return row is not None and not any(AMOUNT_TEXT.fullmatch(p.text.strip()) for p in row.phrases)
 
 
 def best(candidates: list[Candidate]) -> tuple[Candidate | None, float]:

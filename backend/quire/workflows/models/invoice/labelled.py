@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, DATE_FIELDS, LabelMatch, match_labels, ocr_repaired
 from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps, piece
-from quire.workflows.models.invoice.values import CURRENCY_NOTE
+from quire.workflows.models.invoice.values import AMOUNT_TEXT, CURRENCY_NOTE
 
 # Taxes levied side by side on one sale, each under its own name: India's central, state and union-territory GST,
 # Canada's federal and provincial taxes, the United States' state, county and city sales taxes. The first ones
@@ -33,8 +33,6 @@ _SECOND_TAX = re.compile(r"(?<=\d)\s+(?=(?:" + "|".join(SIDE_BY_SIDE) + r")\b)",
 _HEAD_WORDS = 8
 _HEAD_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, "vendor", "buyer"})
 _HEAD_WEIGHT = 0.9
-# A phrase that is one amount alone.
-_AMOUNT_ONLY = re.compile(r"-?[^\w\s]{0,3}\s?-?\d{1,3}(?:[.,' ]?\d{3})*[.,]\d{2}(?:\s?[^\w\s]{1,3})?")
 # A later "label: value" pair in a phrase: its label's most words, and the fields read from such pairs.
 _PAIR_LABEL_WORDS = 4
 _PAIR_FIELDS = frozenset({"invoice_number", *DATE_FIELDS})
@@ -179,11 +177,11 @@ def _amounts_under(phrase: Phrase, below: list[Line]) -> list[Phrase]:
     if not below or below[0].page != phrase.page or below[0].y0 - phrase.y1 > 2 * phrase.height:
         return []
     under = sorted((p for p in below[0].phrases if overlaps(p, phrase)), key=lambda p: p.x0)
-    if not all(_AMOUNT_ONLY.fullmatch(p.text) for p in under):
+    if not all(AMOUNT_TEXT.fullmatch(p.text) for p in under):
         return []
     after = below[1] if len(below) > 1 else None
     close = after is not None and after.page == phrase.page and after.y0 - below[0].y1 <= 2 * phrase.height
-    if close and after is not None and any(overlaps(p, phrase) and _AMOUNT_ONLY.search(p.text) for p in after.phrases):
+    if close and after is not None and any(overlaps(p, phrase) and AMOUNT_TEXT.search(p.text) for p in after.phrases):
         return []
     return under
 

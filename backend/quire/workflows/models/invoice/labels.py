@@ -24,6 +24,10 @@ _CODES = "|".join(sorted((code.lower() for code in CURRENCY_CODES), key=len, rev
 _WHOLE_DATE_NEXT = (
     r"(?=\s*(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}\.?\s+[a-z]{3,9}\.?\s+\d{2,4}|[a-z]{3,9}\.?\s+\d{1,2},?\s+\d{4}))"
 )
+# After "zahlbar bis": no date of a discount for early payment ("bis 24.03.2025 mit 2 % Skonto", "abzüglich 2 %").
+_NOT_DISCOUNT_DATE = (
+    r"(?!\s*\d{1,2}\.\d{1,2}\.\d{2,4}\s+(?:mit|abz[uü]glich|abzgl\.?|unter\s+abzug|\d{1,2}(?:[.,]\d+)?\s*%))"
+)
 # The United States' postal codes of states (and the capital's district), folded.
 _US_STATES = (
     "al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|nc|nd|oh|ok|or|"
@@ -91,7 +95,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"net\s+due" + _WHOLE_DATE_NEXT + "|"
                     # A date under the amount due's label, alone with the word for "before": "before 20 March 2025".
                     r"before" + _WHOLE_DATE_NEXT),
-        ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?|zahlbar\s+(?:sofort|am)|"
+        ("de", r"f[aä]llig(?:keitsdatum|keit|\s+am|\s+bis|\s+zum)?|zahlbar[^.:]{0,40}?\sbis(?:\s+zum)?" + _NOT_DISCOUNT_DATE + "|"
+                    r"zahlbar\s+(?:sofort|am)|"
                     r"zahlungsziel|zu\s+zahlen\s+bis|"
                     r"bitte\s+[uü]berweisen\s+sie(?:[^.:]|[.,](?=\d)){0,60}?\sbis(?:\s+(?:zum|sp[aä]testens))?|"
                     # "Wir ersuchen um Überweisung des Gesamtbetrages bis 14.10.2025".
@@ -102,7 +107,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:sp[aä]testens\s+)?f[aä]llig\s+(?:am|zum|bis(?:\s+zum)?)(?=\s*\d)|"
                     # Terms with a discount for early payment, then the date the whole sum is due: "bis 09.04.2025
                     # netto ohne Abzug", "bis zum 30.04.2025 rein netto".
-                    r"bis(?:\s+zum)?(?=\s*\d{1,2}\.\d{1,2}\.\d{2,4}\s+(?:(?:rein\s+)?netto|ohne\s+abzug)\b)"),
+                    # Not a period's end or a price ("bis 31.03.2025 netto 100,00 EUR", "netto zzgl. MwSt.").
+                    r"bis(?:\s+zum)?(?=\s*\d{1,2}\.\d{1,2}\.\d{2,4}\s+(?:(?:rein\s+)?netto|ohne\s+abzug)\b(?!\s*(?:\d|zzgl|zuz[uü]gl|plus)))"),
         ("fr", r"date\s+(?:d['\u2019]\s*)?[eé]ch[eé]ance|[eé]ch[eé]ance|[aà]\s+payer\s+(?:avant\s+)?le|payable\s+(?:avant\s+)?le|"
                     # "Payable net à 30 jours, jusqu'au 23.03.2025", "à régler au plus tard le 15/04/2025".
                     r"(?:payable|[aà]\s+payer|[aà]\s+r[eé]gler)(?:[^.:]|[.,](?=\d)){0,40}?\s(?:jusqu['\u2019]\s*au|au\s+plus\s+tard\s+le)(?=\s*\d)|"
@@ -153,8 +159,10 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # books); Canada's provincial and Quebec taxes;
                     # the United States' state, county and city sales taxes.
                     r"(?:output\s+)?(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
-                    # A state's sales tax under its postal code: "PA Sales Tax 6.000%", "NY State Sales Tax".
-                    rf"(?:{_US_STATES})\s+(?:state\s+)?sales\s+tax|"
+                    # A state's sales tax under its postal code ("PA Sales Tax 6.000%"), and the state's and local ones
+                    # under their place's name ("Ohio State Tax", "Allegheny County Tax", "NYC Sales Tax").
+                    rf"(?:{_US_STATES})\s+(?:state\s+(?:sales\s+)?|sales\s+)tax|"
+                    r"(?:[a-z]+\s+){1,2}(?:state|county|city|municipal|parish|district|transit)\s+(?:sales\s+)?tax|nyc\s+(?:sales\s+)?tax|"
                     # A tax the total includes, named after "includes" ("Includes GST", "Includes 10% GST").
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"
@@ -554,6 +562,10 @@ TAX_INCLUDED = re.compile(r"(?:vat|iva|gst|tax|mwst|tva|btw)\s+(?:incl|inclu)")
 _ADD_OR_LESS = re.compile(r"^\s*(?:add|plus|less|minus)\s*:\s*", re.I)
 
 
+# How strongly a bare, weak label ("Date", "Total", "Tax") names its field.
+WEAK_WEIGHT = 0.6
+
+
 @lru_cache(maxsize=8192)
 def match_labels(text: str) -> tuple[LabelMatch, ...]:
     """Every field whose label starts this phrase, the longest label first.
@@ -587,7 +599,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             if field in ("vendor", "buyer") and folded[match.end() :].strip() and not re.search(r":|\sto$", label):
                 continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
             bare = re.sub(r"[^a-z\u03b1-\u03c9.# ]", "", label).strip(" .")  # Latin or Greek letters
-            weight = 0.6 if bare in _WEAK.get(field, set()) else 1.0
+            weight = WEAK_WEIGHT if bare in _WEAK.get(field, set()) else 1.0
             if field == "issue_date" and _ORDERED.search(label):
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":

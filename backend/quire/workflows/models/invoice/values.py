@@ -94,6 +94,9 @@ CURRENCY = re.compile(
     + "|".join(re.escape(s) for s in sorted(CURRENCY_SYMBOLS, key=len, reverse=True) if not re.search(r"[^\W\d_]", s))
     + r")(?![^\W\d_]{2})"
 )
+# A phrase that is, or holds, an amount with two decimals ("15,300.00", "1'234.50", "€ 12,00"); not a date
+# ("15.04.2024").
+AMOUNT_TEXT = re.compile(r"[^\d\n]{0,4}(?<![\d.,])\d[\d.,'\u2019 ]*?[.,]\d{2}(?![.,]?\d)[^\d\n]{0,4}")
 # A currency a column head names after its label ("Brutto EUR", "Total documento (EUR)"): a note, no other word.
 CURRENCY_NOTE = re.compile(rf"\(?(?:{CURRENCY.pattern})\)?", re.I)
 # OCR reads a zero as the letter O in amounts ("RMO.55", "O.25"): a lone O before a decimal part is a zero.
