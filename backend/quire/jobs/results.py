@@ -142,6 +142,7 @@ def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> l
         artifact = primaries.get(job.id)
         machine = cache.result(artifact) if artifact is not None else NO_RESULT
         reviewed = reviewed_fields(job)
+        confirmed = confirmed_fields(job)
         values = {
             name: _text(reviewed[name]) if name in reviewed else machine.values.get(name) for name in INVOICE_FIELDS
         }
@@ -153,7 +154,7 @@ def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> l
                 error_code=job.error_code if job.status != JobStatus.COMPLETED else None,
                 values=values,
                 reviewed=job.reviewed_at is not None,
-                needs_review=tuple(name for name in machine.needs_review if name not in confirmed_fields(job)),
+                needs_review=tuple(name for name in machine.needs_review if name not in confirmed),
                 created_at=job.created_at,
                 document_type=_document_type(reviewed.get("document_type")) or machine.document_type,
             )

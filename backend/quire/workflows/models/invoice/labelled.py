@@ -53,7 +53,7 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
     found: Labelled = []
     for index, line in enumerate(lines):
         pieces = [
-            (piece, in_passing)
+            (reading, in_passing)
             for whole in line.phrases
             for parts, in_passing in (
                 (_tax_parts(whole), False),
@@ -63,7 +63,7 @@ def labelled_phrases(lines: list[Line]) -> Labelled:
                 (_after_translation(whole), False),
             )
             for part in parts
-            for piece in (part, *_heads(part, lines[index + 1 : index + 3]))
+            for reading in (part, *_heads(part, lines[index + 1 : index + 3]))
         ]
         for phrase, in_passing in pieces:
             matches = match_labels(phrase.text)
