@@ -206,7 +206,6 @@ def test_a_mixed_batch_counts_retries_reviews_and_exports(shared_stack: Stack) -
     # And the batch and its spreadsheet say the reviewed kind and amounts
     items = {item["filename"]: item for item in wait_batch(stack, batch_id)["items"]}
     assert (items["d36.pdf"]["document_type"], items["d02.pdf"]["document_type"]) == ("invoice", "credit_note")
-    assert items["d02.pdf"]["needs_review"] == by_name["d02.pdf"]["needs_review"]  # no amount was confirmed
     rows = list(
         csv.DictReader(io.StringIO(stack.http.get(f"/batches/{batch_id}/export.csv").content.decode("utf-8-sig")))
     )
