@@ -127,6 +127,10 @@ class ReviewView(View, frozen=True):
     # values in effect, not values the person set or confirmed.
     signed: list[str] = []
 
+    def confirmed(self) -> list[str]:
+        """The fields the person set or confirmed (`results.confirmed_fields` of the record)."""
+        return [name for name in self.fields if name not in self.signed]
+
 
 class JobView(View, frozen=True):
     """The stable status shape (docs/api.md), without URLs; every key present even when null.
