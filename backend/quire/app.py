@@ -151,7 +151,7 @@ def _label(labels: dict[str, str]) -> Callable[[str], str]:
     return lambda name: labels.get(name, name.replace("_", " ").capitalize())
 
 
-def _templates(engine: JinjaTemplateEngine) -> None:
+def _templates(engine: JinjaTemplateEngine, settings: Settings) -> None:
     engine.engine.filters["filesize"] = filesize
     engine.engine.filters["field_label"] = _label(FIELD_LABELS)
     engine.engine.filters["check_label"] = _label(CHECK_LABELS)
@@ -163,6 +163,8 @@ def _templates(engine: JinjaTemplateEngine) -> None:
     engine.engine.filters["about"] = about
     engine.engine.globals["credit_note_notice"] = CREDIT_NOTE
     engine.engine.globals["document_labels"] = DOCUMENT_LABELS
+    # The pages' script tells a stream the server ended at its lifetime from a broken one by its age.
+    engine.engine.globals["stream_max_s"] = settings.stream_max_s
 
 
 def _openapi(docs: bool) -> OpenAPIConfig:
@@ -242,7 +244,11 @@ def create_app(quire: Quire | None = None) -> Litestar:
             DefineMiddleware(SessionCSRFMiddleware, config=csrf),
         ],
         before_send=[add_security_headers],
-        template_config=TemplateConfig(directory=TEMPLATES, engine=JinjaTemplateEngine, engine_callback=_templates),
+        template_config=TemplateConfig(
+            directory=TEMPLATES,
+            engine=JinjaTemplateEngine,
+            engine_callback=partial(_templates, settings=quire.settings),
+        ),
         exception_handlers={
             HTTPException: on_http_error,
             StorageUnavailable: on_storage_unavailable,

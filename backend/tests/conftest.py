@@ -53,6 +53,9 @@ def _postgres_reason() -> str | None:
 
 
 POSTGRES_UNAVAILABLE = _postgres_reason()
+# For a test whose code does not depend on the database: the one production uses where a server is
+# reachable, else SQLite (`@pytest.mark.parametrize("database", ONE_DATABASE, indirect=True)`).
+ONE_DATABASE = ["sqlite"] if POSTGRES_UNAVAILABLE else [pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into node ids

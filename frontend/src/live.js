@@ -12,8 +12,10 @@
   const RETRY_FIRST_MS = 2000;
   const RETRY_MAX_MS = 30000;
   // A stream that was open this long and then ends is reopened at once (the server ends streams
-  // after a while, and a restarted server is back quickly); a younger one falls back to polling.
-  const LONG_LIVED_MS = 30000;
+  // after their lifetime, which the page names, and a restarted server is back quickly); a younger
+  // one falls back to polling.
+  const lifetime = document.querySelector('meta[name="stream-max-s"]');
+  const LONG_LIVED_MS = Math.min(30000, (Number(lifetime && lifetime.content) || 3600) * 500);
 
   function follow(region) {
     // A region follows one stream at a time: the upload page reuses its region for the next job.

@@ -50,11 +50,15 @@ def running_stack(
         database.drop()
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres), "sqlite-s3"])
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql-s3", marks=pytest.mark.postgres)])
 def shared_stack(
     request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    """One web and one worker per backend (and on a bucket), shared by the tests that do not disturb processes."""
+    """One web and one worker per backend, shared by the tests that do not disturb processes.
+
+    The two are the two ways Quire is run: on one machine (SQLite, files in the data directory), and
+    in production (PostgreSQL, files in a bucket). `test_storage.py` runs each storage on its own.
+    """
     backend, _, storage = str(request.param).partition("-")
     root = tmp_path_factory.mktemp(f"stack-{request.param}")
     with running_stack(backend, redis_server, root, **storage_env(storage or "local", request)) as stack:

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
+from backend.tests.conftest import ONE_DATABASE
 from backend.tests.integration.stack import Stack, document
 from quire.queue.embedded_redis import free_port
 
@@ -21,6 +23,7 @@ def quire(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
     return stack.quire(*args)
 
 
+@pytest.mark.parametrize("database", ONE_DATABASE, indirect=True)  # the service is tested on both
 def test_jobs_commands_show_list_cancel_and_replay(stack: Stack) -> None:
     stack.start_web()
     # jobs cancel stops a queued job (no worker runs yet)
@@ -49,6 +52,7 @@ def test_jobs_commands_show_list_cancel_and_replay(stack: Stack) -> None:
     assert stack.wait(queued)["status"] == "completed"
 
 
+@pytest.mark.parametrize("database", ONE_DATABASE, indirect=True)  # the service is tested on both
 def test_users_and_tokens_commands_make_an_account_an_api_client_can_use(stack: Stack) -> None:
     stack.start_web()
     # users create reads the password from stdin and says what it made

@@ -17,6 +17,7 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader
 
+from backend.tests.conftest import ONE_DATABASE
 from backend.tests.integration.conftest import running_stack
 from backend.tests.integration.stack import Stack, follow
 from backend.tests.integration.test_security import browser_session
@@ -27,7 +28,8 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd" / "pdf"
 TRUTH = json.loads((CORPUS / "truth.json").read_text())
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+# Reading is the same on either database (their transitions are tested on both elsewhere).
+@pytest.fixture(scope="module", params=ONE_DATABASE)
 def ocr_stack(
     request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:

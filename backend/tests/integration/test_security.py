@@ -704,16 +704,8 @@ def test_long_file_names_get_a_clear_answer(people: dict[str, object]) -> None:
 
 
 def test_production_refuses_weak_secret_keys(tmp_path: Path) -> None:
-    weak_keys = (
-        "",
-        "x",
-        "a" * 40,
-        "change-me-in-production",
-        "passwordpasswordpassword12345678",
-        "0123456789abcdef0123456789abcdef",
-        "Quire-production-secret-key-2024!",
-    )
-    for weak in weak_keys:
+    # A missing key and a typed one; which keys are weak is tested in unit/test_secret_key.py.
+    for weak in ("", "change-me-in-production"):
         env = {**_clean_env(tmp_path), "QUIRE_ENV": "production", "QUIRE_SECRET_KEY": weak}
         run = subprocess.run(
             [sys.executable, "-m", "quire", "web", "--port", str(free_port())],

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from backend.tests.conftest import ScratchDatabase, make_database
+from backend.tests.conftest import ONE_DATABASE, ScratchDatabase, make_database
 from backend.tests.documents import make_invoices, render
 from backend.tests.integration.conftest import fresh_redis_url, running_stack
 from backend.tests.integration.fake_openai import API_KEY, FakeOpenAI
@@ -175,11 +175,11 @@ def test_personal_details_never_reach_the_model_and_come_back_in_the_result(
     assert "jane.doe" not in stack.logs("worker")
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=ONE_DATABASE)
 def local_stack(
     request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    """A web and a worker with the offline `local` provider, on each database."""
+    """A web and a worker with the offline `local` provider (reading is the same on either database)."""
     root = tmp_path_factory.mktemp(f"local-{request.param}")
     with running_stack(request.param, redis_server, root, QUIRE_MODEL_PROVIDER="local") as stack:
         yield stack

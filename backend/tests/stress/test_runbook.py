@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from backend.tests.conftest import ScratchDatabase, make_database
+from backend.tests.conftest import ONE_DATABASE, ScratchDatabase, make_database
 from backend.tests.documents import encrypted_pdf, pdf_bytes
 from backend.tests.integration.stack import TERMINAL, Stack, child_pids, document, memory_kb
 from backend.tests.stress.conftest import FULL, scale
@@ -54,7 +54,8 @@ def private_stack(
         database.drop()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+# The full sizes run each case on both databases; the short ones (in the test command) on one.
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)] if FULL else ONE_DATABASE)
 def runbook(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Stack, EmbeddedRedis]]:
     """A stack with its own Redis (append-only), so a case can stop and start it."""
     with private_stack(request.param, tmp_path, persistent=True) as running:
