@@ -72,6 +72,7 @@ def test_a_credit_note_says_not_to_pay_it_and_gives_its_amounts_negative(page: P
     expect(page.locator("[data-credit-note]")).to_contain_text("Do not pay it")
     expect(page.locator("#review-total")).to_have_value("-120.00")
     expect(page.locator(".summary-text")).to_contain_text("Credit note CN-2025-007")
+    expect(page.locator(".summary-text [data-as-read]")).to_have_count(0)
     # When the person says it is an invoice after all, and saves
     page.get_by_label("Document").select_option(label="Invoice")
     page.get_by_role("button", name="Save review").click()
@@ -82,6 +83,8 @@ def test_a_credit_note_says_not_to_pay_it_and_gives_its_amounts_negative(page: P
     kind = page.locator(".invoice-fields tr[data-field=document_type]")
     expect(kind).to_have_attribute("data-state", "corrected")
     expect(page.get_by_label("Document")).to_have_accessible_description("read as Credit note")
+    # and the reader's sentence, which still calls it a credit note, says it is the reading before the review
+    expect(page.locator(".summary-text [data-as-read]")).to_have_text("As read, before the review:")
 
 
 def test_a_summary_shows_title_summary_key_points_keywords_language_and_counts(page: Page, live: Stack) -> None:
