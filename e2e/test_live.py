@@ -176,6 +176,8 @@ def test_upload_page_card_follows_its_stream_without_polling(page: Page, live: S
     page.get_by_role("button", name="Upload and start").click()
     region = page.locator("#submission")
     expect(region).to_have_attribute("data-live", "streaming")
+    # (the server's streams last an hour: one that ends after 30 s open is taken as ended by the server)
+    assert page.evaluate("window.quireLive.longLivedMs") == 30_000
     # Then its card goes on to Completed from the stream, which then ends, without polling
     expect(region.locator("[role=status]")).to_have_attribute("data-status", "completed", timeout=30_000)
     expect(region).to_have_attribute("data-live", "ended")
@@ -202,13 +204,14 @@ def test_card_reopens_its_stream_when_the_server_ends_it_after_its_lifetime(page
     page.goto(f"{web}/jobs/{job_id}")
     region = page.locator("[data-live-stream]")
     expect(region).to_have_attribute("data-live", "streaming")
+    assert page.evaluate("window.quireLive.longLivedMs") == 3000
     # When the server ends the stream
     deadline = time.monotonic() + 20
     while len(streams) < 2 and time.monotonic() < deadline:
         page.wait_for_timeout(250)
     # Then the page opened a fresh one at once, stayed live without polling, and shows the next change
     assert len(streams) >= 2, "the page did not reopen its stream"
-    assert 5 < streams[1] - streams[0] < 15, gaps(streams)
+    assert streams[1] - streams[0] > 5, gaps(streams)
     expect(region).to_have_attribute("data-live", "streaming")
     assert polls == [], "the card polled instead of reopening its stream"
     assert live.http.post(f"/ai-jobs/{job_id}/cancel").status_code == 200

@@ -52,7 +52,13 @@ def _postgres_reason() -> str | None:
     return None
 
 
-POSTGRES_UNAVAILABLE = _postgres_reason()
+# Asked once a run: the first process to import this (pytest-xdist's controller) answers for the processes it
+# starts, which inherit its environment. Some tests are collected by the answer (ONE_DATABASE), and processes
+# that collected different tests would stop the whole run.
+_CHECKED = "QUIRE_TEST_POSTGRES_UNAVAILABLE"
+if _CHECKED not in os.environ:
+    os.environ[_CHECKED] = _postgres_reason() or ""
+POSTGRES_UNAVAILABLE = os.environ[_CHECKED] or None
 # For a test whose code does not depend on the database: the one production uses where a server is
 # reachable, else SQLite (`@pytest.mark.parametrize("database", ONE_DATABASE, indirect=True)`).
 ONE_DATABASE = ["sqlite"] if POSTGRES_UNAVAILABLE else [pytest.param("postgresql", marks=pytest.mark.postgres)]

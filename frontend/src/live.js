@@ -13,9 +13,9 @@
   const RETRY_MAX_MS = 30000;
   // A stream that was open this long and then ends is reopened at once (the server ends streams
   // after their lifetime, which the page names, and a restarted server is back quickly); a younger
-  // one falls back to polling.
+  // one falls back to polling. Half the lifetime, between 2 and 30 s.
   const lifetime = document.querySelector('meta[name="stream-max-s"]');
-  const LONG_LIVED_MS = Math.min(30000, (Number(lifetime && lifetime.content) || 3600) * 500);
+  const LONG_LIVED_MS = Math.max(2000, Math.min(30000, (Number(lifetime && lifetime.content) || 3600) * 500));
 
   function follow(region) {
     // A region follows one stream at a time: the upload page reuses its region for the next job.
@@ -90,7 +90,7 @@
     }
   });
 
-  window.quireLive = { follow };
+  window.quireLive = { follow, longLivedMs: LONG_LIVED_MS };
 
   document.addEventListener("DOMContentLoaded", () => {
     document.querySelectorAll("[data-live-stream]").forEach(follow);

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from backend.tests.conftest import ScratchDatabase, make_database, storage_env
+from backend.tests.conftest import POSTGRES_UNAVAILABLE, ScratchDatabase, make_database, storage_env
 from backend.tests.integration.stack import Stack
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -50,15 +50,20 @@ def running_stack(
         database.drop()
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql-s3", marks=pytest.mark.postgres)])
+# The two ways Quire is run: on one machine (SQLite, files in the data directory), and in production
+# (PostgreSQL, files in a bucket); where no PostgreSQL server is reachable, the bucket with SQLite.
+SHARED_STACKS = [
+    "sqlite",
+    "sqlite-s3" if POSTGRES_UNAVAILABLE else pytest.param("postgresql-s3", marks=pytest.mark.postgres),
+]
+
+
+@pytest.fixture(scope="module", params=SHARED_STACKS)
 def shared_stack(
     request: pytest.FixtureRequest, redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    """One web and one worker per backend, shared by the tests that do not disturb processes.
-
-    The two are the two ways Quire is run: on one machine (SQLite, files in the data directory), and
-    in production (PostgreSQL, files in a bucket). `test_storage.py` runs each storage on its own.
-    """
+    """One web and one worker each way Quire is run (`SHARED_STACKS`), shared by the tests that do not disturb
+    processes. `test_storage.py` runs each storage on its own."""
     backend, _, storage = str(request.param).partition("-")
     root = tmp_path_factory.mktemp(f"stack-{request.param}")
     with running_stack(backend, redis_server, root, **storage_env(storage or "local", request)) as stack:

@@ -54,8 +54,13 @@ def private_stack(
         database.drop()
 
 
-# The full sizes run each case on both databases; the short ones (in the test command) on one.
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)] if FULL else ONE_DATABASE)
+BOTH = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+# The full sizes run every case on both databases. The short ones (in the test command) run the cases that load
+# the database hardest (concurrent writers, processes killed mid-transaction) on both, the others on one.
+ON_ONE = pytest.mark.parametrize("runbook", BOTH if FULL else ONE_DATABASE, indirect=True)
+
+
+@pytest.fixture(params=BOTH)
 def runbook(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Stack, EmbeddedRedis]]:
     """A stack with its own Redis (append-only), so a case can stop and start it."""
     with private_stack(request.param, tmp_path, persistent=True) as running:
@@ -204,6 +209,7 @@ def test_admission_control_refuses_when_the_queue_is_old(tmp_path: Path, record:
                f"Retry-After: {refused.headers['retry-after']}")  # fmt: skip
 
 
+@ON_ONE
 @pytest.mark.timeout(300 if not FULL else 1200)
 def test_poison_is_contained(runbook: tuple[Stack, EmbeddedRedis], record: Record) -> None:
     stack, _ = runbook
@@ -222,6 +228,7 @@ def test_poison_is_contained(runbook: tuple[Stack, EmbeddedRedis], record: Recor
            f"errors {dict(errors)}; the supervisor restarted workers {restarts} times")  # fmt: skip
 
 
+@ON_ONE
 def test_redis_outage_loses_nothing(runbook: tuple[Stack, EmbeddedRedis], record: Record) -> None:
     stack, redis_server = runbook
     stack.start_worker(processes=1, threads=4)
