@@ -64,20 +64,31 @@ POSTGRES_UNAVAILABLE = os.environ[_CHECKED] or None
 ONE_DATABASE = ["sqlite"] if POSTGRES_UNAVAILABLE else [pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into node ids
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which turns the groups into node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """How `make test` shares the tests among processes (pytest-xdist, `--dist loadgroup`).
 
     The browser tests form one group, so one process starts their stack and Chromium; every other
     file is a group of its own, so its module-scoped stacks start once. (Tests marked `serial` run
-    in a second pass, alone.) xdist hands out the groups with the most tests first, which leaves
-    the browser tests for the end, beside the quick unit files: handing them out first was slower
-    on two cores (22 min against 20), the browser tests competing with the integration stacks.
+    in a second pass, alone.) xdist hands out the groups with the most tests first.
+
+    Grouping fails silently when pytest and pytest-xdist disagree on node ids (pytest 9.2 with
+    xdist 3.8: every process then ran every file's servers), so a process that finds its tests not
+    grouped stops the run (`pytest_xdist_node_collection_finished`).
     """
     for item in items:
         path = Path(item.path)
         group = "e2e" if path.parent.name == "e2e" else f"{path.parent.name}/{path.name}"
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """In the process that shares the tests out: stop when a process's tests came back without their group."""
+    if node.config.getoption("dist") == "loadgroup" and ids and "@" not in ids[0]:
+        pytest.exit(
+            f"pytest-xdist did not group the tests (pytest {pytest.__version__}; pytest-dev/pytest-xdist#1386)", 3
+        )
 
 
 def pytest_report_header() -> str:
