@@ -125,9 +125,16 @@ def signed_fields(job: Job) -> list[str]:
     return [str(name) for name in signed] if isinstance(signed, list) else []
 
 
+def confirmed_among(fields: Sequence[str] | dict[str, Any], signed: Sequence[str]) -> list[str]:
+    """Of a review's fields, the ones the person set or confirmed: all but the machine's amounts copied only to
+    turn their sign (for the record here, for the job's view in `store.ReviewView`)."""
+    turned = set(signed)
+    return [name for name in fields if name not in turned]
+
+
 def confirmed_fields(job: Job) -> set[str]:
     """The fields a person set or confirmed in a review."""
-    return set(reviewed_fields(job)) - set(signed_fields(job))
+    return set(confirmed_among(reviewed_fields(job), signed_fields(job)))
 
 
 def invoice_rows(session: Session, jobs: Sequence[Job], cache: ResultCache) -> list[InvoiceRow]:

@@ -25,7 +25,7 @@ from quire.errors import ERROR_MESSAGES, ErrorCode
 from quire.jobs.line import QueuePlace, RecentBasis, place_in_line
 from quire.jobs.models import Artifact, EventType, Job, JobEvent, JobStatus, Upload, utcnow
 from quire.jobs.paging import NEWEST_FIRST, encode_cursor, older_than
-from quire.jobs.results import reviewed_fields, signed_fields
+from quire.jobs.results import confirmed_among, reviewed_fields, signed_fields
 from quire.settings import Settings
 from quire.views import View
 from quire.webhooks.models import WebhookDelivery
@@ -128,8 +128,8 @@ class ReviewView(View, frozen=True):
     signed: list[str] = []
 
     def confirmed(self) -> list[str]:
-        """The fields the person set or confirmed (`results.confirmed_fields` of the record)."""
-        return [name for name in self.fields if name not in self.signed]
+        """The fields the person set or confirmed."""
+        return confirmed_among(self.fields, self.signed)
 
 
 class JobView(View, frozen=True):
