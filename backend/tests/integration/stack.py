@@ -79,6 +79,21 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class ReusingTransport(httpx.HTTPTransport):
+    """httpx's transport, retrying a read once when the server closed the pooled connection just as
+    the request went out on it (the server's keep-alive deadline can fire first when its process was
+    held off the CPU past it). Browsers and urllib3 retry an idempotent request on a fresh
+    connection the same way; httpx does not (encode/httpx#2983)."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return super().handle_request(request)
+        except (httpx.RemoteProtocolError, httpx.ReadError):  # closed cleanly, or reset with the request unread
+            if request.method not in ("GET", "HEAD"):
+                raise
+            return super().handle_request(request)
+
+
 class Stack:
     """Web and worker processes sharing one database, one Redis database and one data directory."""
 
@@ -139,7 +154,7 @@ class Stack:
 
     def client(self, token: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.base_url, timeout=30, headers=headers)
+        return httpx.Client(base_url=self.base_url, timeout=30, headers=headers, transport=ReusingTransport())
 
     def start_web(self, owner: str = "owner@example.com", port: int | None = None, workers: int = 1) -> Stack:
         """Start `quire web` (on `port`, or a free one, with `workers` processes), with an account
