@@ -436,6 +436,68 @@ def test_a_remit_to_label_in_a_header_row_takes_the_name_below_it() -> None:
     assert result["vendor"] == "The Kitchenware Company"
 
 
+def test_a_party_label_beside_the_seller_label_heads_its_own_column() -> None:
+    # Given "Sold By :" and "Billing Address :" side by side, each over its own party
+    result = page(
+        (40, 60, "Sold By :"), (400, 60, "Billing Address :"),
+        (40, 73, "Harbourline Traders Private Limited"), (400, 73, "Meera Iyer"),
+        (40, 300, "Grand Total 1,180.00"),
+    )  # fmt: skip
+    assert result["vendor"] == "Harbourline Traders Private Limited"
+
+
+def test_a_bill_to_label_beside_a_from_label_leaves_the_issuers_column_alone() -> None:
+    # Given "Bill To:" and "From:" on one line under a tagline, each over its party
+    result = page(
+        (320, 40, "Translation and interpreting"),
+        (40, 60, "Bill To:"), (320, 60, "From:"),
+        (40, 73, "Nordvik Consulting ApS"), (320, 73, "Ingrid Vestby"),
+        (40, 300, "Total 9.500,00"),
+    )  # fmt: skip
+    # Then the name under "From:" is the issuer's, not part of the buyer's block
+    assert result["vendor"] == "Ingrid Vestby"
+
+
+def test_a_bill_to_label_at_the_left_margin_takes_nothing_from_the_right_one() -> None:
+    result = page(
+        (40, 60, "Kunde"), (400, 60, "Ingrid Vestby"),
+        (40, 73, "Nordvik Consulting ApS"), (400, 73, "Musician"),
+        (40, 300, "Total 9.500,00"),
+    )  # fmt: skip
+    assert result["vendor"] == "Ingrid Vestby"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GST not charged: I am not registered under GST as my turnover is below the limit",  # "as" is no form
+        "14 Kestrel Row · Leeds LS1 4AB · 0113 496 0000 · fees@example.co.uk",  # a return address's street
+        "NOTE D'HONORAIRES",  # a fee note's title
+    ],
+)
+def test_sentences_streets_and_titles_are_never_the_vendor(line: str) -> None:
+    result = page((40, 60, line, 16), (40, 120, "Invoice no. 77"), (40, 300, "Total 120.00"))
+    assert result["vendor"] is None or result["vendor"] not in line
+
+
+def test_a_sole_traders_legal_name_comes_before_the_name_it_trades_under() -> None:
+    result = page(
+        (40, 40, "Tidewater Gardening", 18), (40, 66, "Aoife Brennan t/as Tidewater Gardening"),
+        (40, 79, "aoife@tidewatergardening.example"), (40, 300, "Total $450.00"),
+    )  # fmt: skip
+    assert result["vendor"] == "Aoife Brennan"
+
+
+def test_a_feminine_seller_label_heads_the_issuers_column() -> None:
+    # Spanish and Portuguese write the label in the issuer's gender: "Emisora", "Prestadora", "Fornecedora"
+    result = page(
+        (60, 120, "CLIENTE"), (315, 120, "EMISORA"),
+        (60, 135, "Ediciones Faro, S.L."), (315, 135, "Marta Quintana Ruiz"),
+        (60, 300, "Total 1.210,00 €"),
+    )  # fmt: skip
+    assert result["vendor"] == "Marta Quintana Ruiz"
+
+
 def test_freight_between_the_subtotal_and_the_total_still_adds_up() -> None:
     result = text_invoice("Invoice Number: 3006970\nItem Subtotal: $124.38\nFreight: $16.46\nTax (OR): $0.00\n"
                           "Invoice Total: $140.84")  # fmt: skip

@@ -332,17 +332,18 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"verk[aä]ufer|lieferant|rechnungssteller|leistungserbringer|absender|von"),
         ("fr", r"fournisseur|[eé]metteur|vendeur|prestataire|de"),
         ("nl", r"leverancier|verkoper|afzender|van"),
-        ("es", r"proveedor|emisor|vendedor|prestador"),
+        ("es", r"proveedor(?:a)?|emisor(?:a)?|vendedor(?:a)?|prestador(?:a)?"),
         ("it", r"fornitore|cedente(?:\s*/\s*prestatore)?|venditore|mittente"),
         ("pl", r"sprzedawca|wystawca|dostawca"),
         ("cs", r"dodavatel"),
-        ("pt", r"emitente|fornecedor|vendedor|prestador(?:\s+d[eo]s?\s+servi[cç]os?)?"),
+        ("pt", r"emitente|fornecedor(?:a)?|vendedor(?:a)?|prestador(?:a)?(?:\s+d[eo]s?\s+servi[cç]os?)?"),
         # A Nordic giro slip's payee: "Betalt til", "Betalingsmottaker", "Betalningsmottagare".
         ("sv", r"betalt\s+til|betalingsmottaker|betalningsmottagare|betalingsmodtager"),
         ("el", r"εκδοτησ|πωλητησ|προμηθευτησ"),
     ],
     "buyer": [
         ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
+                    r"(?:billing|shipping|delivery|invoice)\s+address|"
                     r"recipient|to|attn"),
         ("de", r"rechnungs\s*-?\s*empf[aä]nger|rechnungsadresse|lieferadresse|kunde|k[aä]ufer|an"),
         ("fr", r"factur[eé]\s+[aà]|client|destinataire|acheteur|adresse\s+de\s+facturation"),

@@ -42,7 +42,8 @@ _FORMS = (
     r"\u03b1\u03b5|\u03b5\u03c0\u03b5|\u03b9\u03ba\u03b5|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
-_FORM = re.compile(rf"(?<![\w.])(?:{_FORMS})(?![\w])", re.I)
+# A two-letter form written in small letters is a word ("as", "me", "sa"): "... registered under GST as my turnover".
+_FORM = re.compile(rf"(?<![\w.])(?-i:(?![a-z]{{2}}(?!\w)))(?:{_FORMS})(?![\w])", re.I)
 _NOT_A_NAME = re.compile(
     r"^(?:(?:simplified|full)\s+)?(?:tax\s+)?invoice|^cash\s+(?:sale|bill)|^official\s+receipt|^sales\s+receipt|^rechnung|^facture|^factura|^fattura|^factuur|^faktura|^fatura|^receipt|^quittung|^page|^seite|"
     r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate|"
@@ -53,7 +54,8 @@ _NOT_A_NAME = re.compile(
     r"^zahlungserinnerung|^lieferschein|^gutschrift|^auftragsbest|^avoir|^devis|^bon\s+de\s+(?:livraison|commande)|"
     r"^nota\s+d[ei]\s+(?:cr[eé]dito|d[eé]bito|consegna)|^presupuesto|^albar[aá]n|^recibo|^ricevuta|^preventivo|"
     r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento|^(?:hyvitys)?lasku(?!\w)|^kvitt(?:o|ering)(?!\w)|"
-    r"^kreditnota(?!\w)|^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"  # noqa: RUF001  (Greek titles)
+    r"^kreditnota(?!\w)|^note\s+d['\u2019]?\s*honoraires|^honorar(?:note|rechnung)|^fee\s+note|^parcella|^minuta\s+de\s+honorarios|"
+    r"^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"  # noqa: RUF001  (Greek titles)
     # A department a payment goes to, not a company ("Accounts Receivable", "Billing Department").
     r"^accounts?\s+(?:receivable|payable)|^(?:billing|finance|accounting|accounts)\s+(?:dept|department)",
     re.I,
@@ -72,7 +74,7 @@ _SENTENCE = re.compile(
 _HOUSE_NUMBER_FIRST = re.compile(r"^\s*(?:no\.?\s*)?\d+[a-z]?(?:[-/]\d+[a-z]?)?\s*,", re.I)
 _STREET = re.compile(
     r"\b(?:street|road|rd|avenue|ave|lane|drive|boulevard|blvd|highway|jalan|jln|lorong|rue|chemin|calle|avenida|av|"
-    r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
+    r"plaza|via|viale|piazza|corso|ulica|ul|rua|row|way|court|ct|place|square|sq|terrace|crescent|parkway|suite|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
 # The forms France writes before a company's name ("SAS DISTRIBUTION RHONE CENTRE"); "Co." and "AG" lead a county
@@ -112,6 +114,9 @@ _TITLE_FROM = re.compile(
     r"ricevuta|factuur|kwitantie|faktura|rachunek|paragon|fatura)\s+(?P<of>from|von|de|van|da|od)\s+(?P<name>\S.*)$",
     re.I,
 )
+# "Liam O'Connor t/as Brightside Cleaning": a sole trader's legal name, then the name it trades under. The person
+# issues the invoice.
+_TRADING_AS = re.compile(r"^\s*(?P<name>[^\W\d_].{1,60}?)\s+(?:t/as?|trading\s+as)\s+[^\W\d_]", re.I)
 # "© 2024 Example, Inc. All rights reserved": the holder of a document's copyright is its issuer.
 _COPYRIGHT = re.compile(r"^\s*(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-\u2013]\s*\d{4})?\s*)?,?\s*", re.I)
 # A letter's return-address line: name, street and town in one small line, split by dots or bars.
@@ -167,6 +172,8 @@ _ACCOUNT_HOLDER = re.compile(
     re.I,
 )
 _ACCOUNT_HOLDER_SCORE = 0.7
+# Phrases on one line this many letter heights apart stand in different columns.
+_COLUMN_GAP = 8
 # A letterhead: the largest type in the top part of the first page, this much larger than the page's usual type.
 # It outranks a name with a company form near it (0.8), which on such a page is as often the buyer's.
 _LETTERHEAD_TOP = 0.15
@@ -232,7 +239,7 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
                 )
                 block.update(next((found for found in over if found), []))
             elif matches and matches[0].field == "buyer":
-                block.update(p for p in line.phrases if p.x0 >= phrase.x0)
+                block.update(_beside(line, phrase))
             elif not _RETURN_ADDRESS.match(phrase.text):
                 continue
             above = line
@@ -245,6 +252,23 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
                 block.update(column)
                 above = below
     return block
+
+
+def _beside(line: Line, label: Phrase) -> list[Phrase]:
+    """A label and the phrases that follow it on its line, up to a gap wide enough to start another column
+    ("Kunde" at the left margin and the issuer's name at the right one) or another party's label ("Bill To: |
+    From:")."""
+    found = [label]
+    for other in (p for p in line.phrases if p.x0 > label.x0):
+        if other.x0 - found[-1].x1 > _COLUMN_GAP * max(label.height, 8.0) or _names_the_seller(other.text):
+            break
+        found.append(other)
+    return found
+
+
+def _label_alone(text: str) -> bool:
+    matches = match_labels(text)
+    return bool(matches) and not matches[0].rest.strip()
 
 
 def _names_the_seller(text: str) -> bool:
@@ -490,7 +514,9 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 right = [p for p in line.phrases if p.x0 > phrase.x1]
                 pairs = _NAMED.search(phrase.text) and (len(right) < 2 or _NAMED.search(right[1].text))
                 header = len(line.phrases) >= 3 and not pairs
-                rest = matches[0].rest or next((p.text for p in line.phrases if p.x0 > phrase.x1 and not header), "")
+                beside = next((p.text for p in line.phrases if p.x0 > phrase.x1 and not header), "")
+                # Another label beside it ("Sold By : | Billing Address :") heads a column of its own.
+                rest = matches[0].rest or ("" if beside.rstrip().endswith(":") or _label_alone(beside) else beside)
                 rest = _quoted(rest, lines, index, phrase)
                 below = [
                     p for other in lines[index + 1 : index + 5] if other.page == line.page
@@ -509,6 +535,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 titled = None
             if titled and line.page == 1 and _looks_like_name(_name_of(titled.group("name"))):
                 scored.append((0.85, _name_of(titled.group("name")), phrase))
+                continue
+            trading = _TRADING_AS.match(phrase.text)
+            if trading and line.page == 1 and _looks_like_name(trading.group("name")):
+                scored.append((0.85, _name_of(trading.group("name")), phrase))
                 continue
             sender = _RETURN_ADDRESS.match(phrase.text)
             if sender and line.page == 1 and _looks_like_name(sender.group(1)):
