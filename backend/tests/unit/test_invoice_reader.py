@@ -293,6 +293,19 @@ def test_a_us_invoice_without_a_clue_reads_month_first() -> None:
     assert result["issue_date"] == "2024-03-04"
 
 
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        ("Wed 04/09/2024 10:15", "2024-09-04"),  # 4 September 2024 was a Wednesday, 9 April a Tuesday
+        ("Tuesday, 04/09/2024", "2024-04-09"),
+        ("Rabu, 10-05-2017 Time : 21:51", "2017-05-10"),  # Malay: 10 May 2017 was a Wednesday
+    ],
+)
+def test_the_weekday_printed_before_a_date_decides_its_order(printed: str, expected: str) -> None:
+    result = text_invoice(f"Receipt\n{printed}\nTotal: $10.00")
+    assert result["issue_date"] == expected
+
+
 def test_totals_that_do_not_add_up_are_flagged_for_review() -> None:
     result = text_invoice("Subtotal: 100.00 EUR\nVAT: 19.00 EUR\nTotal: 150.00 EUR")
     assert result["checks"]["totals_add_up"] is False
@@ -1104,8 +1117,8 @@ def test_a_label_ocr_misread_one_letter_of_is_still_the_label() -> None:
 
 
 def test_a_word_one_letter_added_to_a_label_and_a_text_layer_are_not_repaired() -> None:
-    # "Totals" is a word of its own; a PDF's text layer prints what it means
-    assert ocr_receipt(("Totals 12.00", 0.9))["total"] is None
+    # "Taxi" is a word of its own; a PDF's text layer prints what it means
+    assert ocr_receipt(("Taxi 12.00", 0.9))["tax"] is None
     assert text_invoice("TATAL 12.00")["total"] is None
 
 
@@ -1761,6 +1774,24 @@ def test_a_totals_row_under_headed_columns_reads_each_amount_by_its_column_head(
     )
     # Then each amount is what its column's head says, not the first amount after "Total"
     assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("24.99"), Decimal("5.00"), Decimal("29.99"))
+
+
+def test_a_totals_row_under_heads_the_text_ran_together_reads_each_amount_by_the_words_over_it() -> None:
+    # Given a British lease invoice: "Net £" and "VAT %" heads come out as one phrase over the net and rate columns,
+    # and the row is headed "TOTALS"
+    result = page(
+        (40, 20, "Example Leasing Ltd"),
+        (300, 100, "Net £ VAT %"), (400, 100, "VAT £"), (460, 100, "Gross £"),
+        (40, 115, "Monthly rental"), (290, 115, "412.50"), (345, 115, "20"), (400, 115, "82.50"), (460, 115, "495.00"),
+        (40, 130, "Maintenance"), (295, 130, "38.75"), (345, 130, "20"), (400, 130, "7.75"), (460, 130, "46.50"),
+        (40, 145, "TOTALS"), (290, 145, "451.25"), (400, 145, "90.25"), (460, 145, "£541.50"),
+    )  # fmt: skip
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("451.25"),
+        Decimal("90.25"),
+        Decimal("541.50"),
+    )
+    assert result["checks"]["totals_add_up"] is True
 
 
 def test_a_row_that_is_a_sentence_under_headed_columns_gives_no_total() -> None:

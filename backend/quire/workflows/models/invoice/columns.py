@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, LabelMatch, match_labels
-from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
+from quire.workflows.models.invoice.layout import Line, Phrase, overlaps, piece
 from quire.workflows.models.invoice.values import CURRENCY_NOTE, amounts_in, currencies_in, fold
 
 # How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
@@ -59,12 +59,21 @@ def _column_head(
             stacked.insert(0, over[0])
     if not stacked:
         return None
-    matches = match_labels(" ".join(p.text for p in stacked))
-    # The head's words after its label may name a currency ("Brutto EUR"), nothing else.
+    found = _amount_head(" ".join(p.text for p in stacked))
+    if found is None and len(stacked) == 1:
+        # Heads a PDF's text ran together ("Net £ VAT %" over a net and a rate column): the words over the value.
+        words = list(re.finditer(r"\S+", stacked[0].text))
+        over_value = [w for w in words if overlaps(piece(stacked[0], w.start(), w.end(), Phrase), value)]
+        if over_value and len(over_value) < len(words):
+            found = _amount_head(stacked[0].text[over_value[0].start() : over_value[-1].end()])
+    return None if found is None else (found, stacked[0], stacked[-1])
+
+
+def _amount_head(text: str) -> LabelMatch | None:
+    """The amount label a column's head is, whose words after it may name a currency ("Brutto EUR"), nothing else."""
+    matches = match_labels(text)
     noted = matches and (not matches[0].rest or CURRENCY_NOTE.fullmatch(matches[0].rest))
-    if matches and noted and matches[0].field in AMOUNT_FIELDS:
-        return matches[0], stacked[0], stacked[-1]
-    return None
+    return matches[0] if matches and noted and matches[0].field in AMOUNT_FIELDS else None
 
 
 def by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list[tuple[LabelMatch, Phrase, Any]]:

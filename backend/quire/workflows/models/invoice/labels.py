@@ -131,8 +131,8 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
                     r"(?:\s*\(?\s*(?:excl|excluding|exclusive\s+of|before|ex|without)\s*\.?\s*(?:vat|tax|gst|sst)\)?)?|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"(?:total\s+)?(?:amount|charges)\s+(?:excl\.?|excluding|before)\s+(?:vat|tax|gst)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
-                    # A bare "Net" only before its amount: not "Net 30" (terms), "Net price" (a column), "Net weight".
-                    r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*\d))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
+                    # A bare "Net" only before its amount or its currency (a column's head, "Net £"): not "Net 30" (terms), "Net price" (a column), "Net weight".
+                    r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*(?:\d|$)))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
                     r"nettobetrag|nettobeitrag|summe\s+positionen|(?:rechnungs)?summe\s+ohne\s+(?:ust|mwst|umsatzsteuer)\.?|"
                     r"(?:total|betrag|gesamtbetrag)\s+(?:exkl\.?|ohne|excl\.?)\s*(?:ust|mwst|mehrwertsteuer|umsatzsteuer)\.?|netto"),
@@ -195,7 +195,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:incl?\.?|including|inclusive\s+of)\s*(?:vat|tax|gst|sst)?\)?|"
                     r"total\s+(?:vat|gst|tax)\s+(?:incl\.?|inclusive|included)|total\s+sales|"
                     # A credit note's total: what is to be credited ("Total credit" is also a statement's column sum).
-                    r"(?:total|amount)\s+to\s+be\s+credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\((?:" + _CODES + r")\)|(?:" + _CODES + r"))\b|total\s+(?:amt|inv)\b\.?|total|"
+                    r"(?:total|amount)\s+to\s+be\s+credited|(?:total\s+)?rounded(?:\s+total)?|total\s+(?:after|with)\s+rounding|invoice\s+total|total\s+amount|total\s+(?:\((?:" + _CODES + r")\)|(?:" + _CODES + r"))\b|total\s+(?:amt|inv)\b\.?|totals|total|"
                     r"gross(?!\s+(?:weight|wt|mass))(?:\s+(?:amount|total))?"),
         ("de", r"(?:total|gesamt|summe|betrag)\s+inkl\.?\s*(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:mwst|ust|mehrwertsteuer)\.?|"
                     r"gutschriftsbetrag|gesamt\s*-?\s*betrag|rechnungs\s*-?\s*betrag|gesamtsumme|endbetrag|brutto\s*-?\s*(?:betrag|summe)?|"
@@ -207,7 +207,7 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     # "Total de la facture TTC", "Total de votre facture": this bill's own, beside an amount due that adds
                     # an earlier one.
                     r"total\s+(?:de\s+(?:la|votre|cette)\s+)?facture(?:\s+t\.?t\.?c\.?)?|"
-                    r"(?:total|montant)\s+[aà]\s+cr[eé]diter|total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|total|t\.?t\.?c\.?"),
+                    r"(?:total|montant)\s+[aà]\s+cr[eé]diter|total\s+g[eé]n[eé]ral|(?:montant|solde)\s+d[uû](?=\s*:?\s*(?:$|[-\d€$]))|totaux|total|t\.?t\.?c\.?"),
         ("nl", r"(?:totaal\s+)?te\s+crediteren|totaal\s+(?:incl\.?\s*(?:btw)?|te\s+betalen|te\s+voldoen)|te\s+(?:betalen|voldoen)|totaalbedrag|"
                     # A bill's own total beside an amount due that adds an earlier one: "Totaal deze factuur incl. btw".
                     r"totaal\s+(?:van\s+)?deze\s+factuur(?:\s+incl\.?\s*(?:btw)?)?|"
@@ -364,6 +364,8 @@ NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer", "αριθμοσ
 _WEAK = {
     "total": {
         "total",
+        "totals",  # a table's totals row: its columns' heads say which total each amount is
+        "totaux",
         "summe",
         "gesamt",
         "totaal",

@@ -17,7 +17,7 @@ from functools import cache
 from typing import Literal
 
 from babel import Locale
-from babel.dates import get_month_names
+from babel.dates import get_day_names, get_month_names
 from babel.numbers import NumberFormatError, get_territory_currencies, parse_decimal
 
 from quire.workflows.models.invoice.layout import Line
@@ -511,7 +511,9 @@ def dates_in(text: str, day_first: bool) -> list[PrintedDate]:
 
 
 def day_first_votes(texts: Iterable[str]) -> tuple[int, int]:
-    """(day-first, month-first) evidence from slashed dates whose order is unambiguous."""
+    """(day-first, month-first) evidence from slashed dates whose order is unambiguous, and from dates after
+    the name of their weekday that holds in one order only ("Rabu, 10-05-2017": 10 May 2017 was a Wednesday,
+    5 October a Thursday)."""
     day, month = 0, 0
     for text in texts:
         for a, b in re.findall(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(?:\d{4}|\d{2})(?![\d/])", text):
@@ -519,4 +521,33 @@ def day_first_votes(texts: Iterable[str]) -> tuple[int, int]:
                 day += 1
             elif int(b) > 12 >= int(a):
                 month += 1
+        for name, a, b, year in _WEEKDAY_DATE.findall(fold(text)):
+            weekday = _weekday_numbers().get(name)
+            if weekday is None or a == b:
+                continue
+            as_day_first = _make(_year(year), int(b), int(a))
+            as_month_first = _make(_year(year), int(a), int(b))
+            holds = [d is not None and d.weekday() == weekday for d in (as_day_first, as_month_first)]
+            day += holds == [True, False]
+            month += holds == [False, True]
     return day, month
+
+
+# A weekday's name, then a date in digits: "Wed 04/09/2024", "Rabu, 10-05-2017".
+_WEEKDAY_DATE = re.compile(r"(?<![^\W\d_])([^\W\d_]{2,13})\.?,?\s+(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})(?![\d/-])")
+
+
+@cache
+def _weekday_numbers() -> dict[str, int]:
+    """Weekday names, full and short, in the reader's languages and Malay and Indonesian (whose receipts print
+    the weekday before the date), folded: Monday is 0. A short name that is another day in another language is
+    left out."""
+    names: dict[str, int] = {}
+    clashing: set[str] = set()
+    for language in (*LANGUAGES, "ms", "id"):
+        for width in ("wide", "abbreviated"):
+            for number, name in get_day_names(width, "format", language).items():
+                key = fold(name).rstrip(".")
+                if names.setdefault(key, number) != number:
+                    clashing.add(key)
+    return {name: number for name, number in names.items() if name not in clashing and len(name) >= 2}
