@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -79,7 +80,10 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class ReusingTransport(httpx.HTTPTransport):
+log = logging.getLogger(__name__)
+
+
+class RetryingTransport(httpx.HTTPTransport):
     """httpx's transport, retrying a read once when the server closed the pooled connection just as
     the request went out on it (the server's keep-alive deadline can fire first when its process was
     held off the CPU past it). Browsers and urllib3 retry an idempotent request on a fresh
@@ -88,9 +92,12 @@ class ReusingTransport(httpx.HTTPTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         try:
             return super().handle_request(request)
-        except (httpx.RemoteProtocolError, httpx.ReadError):  # closed cleanly, or reset with the request unread
+        except (httpx.RemoteProtocolError, httpx.ReadError) as dropped:  # closed, or reset with the request unread
             if request.method not in ("GET", "HEAD"):
                 raise
+            # Logged, so a failing test's report shows every drop: with one web process (a stack's default), a
+            # crashed one leaves nothing to answer the retry and the test fails; with several, this line shows it.
+            log.warning("%s %s: %r; retrying once on a new connection", request.method, request.url, dropped)
             return super().handle_request(request)
 
 
@@ -154,7 +161,7 @@ class Stack:
 
     def client(self, token: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.base_url, timeout=30, headers=headers, transport=ReusingTransport())
+        return httpx.Client(base_url=self.base_url, timeout=30, headers=headers, transport=RetryingTransport())
 
     def start_web(self, owner: str = "owner@example.com", port: int | None = None, workers: int = 1) -> Stack:
         """Start `quire web` (on `port`, or a free one, with `workers` processes), with an account

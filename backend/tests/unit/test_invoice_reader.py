@@ -297,13 +297,19 @@ def test_a_us_invoice_without_a_clue_reads_month_first() -> None:
     ("printed", "expected"),
     [
         ("Wed 04/09/2024 10:15", "2024-09-04"),  # 4 September 2024 was a Wednesday, 9 April a Tuesday
-        ("Tuesday, 04/09/2024", "2024-04-09"),
+        ("Tuesday, 04/09/2024", "2024-04-09"),  # month first, on a page in pounds that would read it day first
         ("Rabu, 10-05-2017 Time : 21:51", "2017-05-10"),  # Malay: 10 May 2017 was a Wednesday
     ],
 )
 def test_the_weekday_printed_before_a_date_decides_its_order(printed: str, expected: str) -> None:
-    result = text_invoice(f"Receipt\n{printed}\nTotal: $10.00")
+    result = text_invoice(f"Receipt\n{printed}\nTotal: £10.00")
     assert result["issue_date"] == expected
+
+
+def test_a_word_that_is_a_weekday_in_another_language_decides_nothing() -> None:
+    # "to" is Thursday's short name in Danish and Norwegian; in an English hire period it is a preposition
+    text = "Example Hire Ltd\nInvoice date: 05/01/2024\nHire period 01/01/2024 to 02/01/2024\nTotal: £10.00"
+    assert text_invoice(text)["issue_date"] == "2024-01-05"
 
 
 def test_totals_that_do_not_add_up_are_flagged_for_review() -> None:
@@ -472,12 +478,25 @@ def test_a_bill_to_label_beside_a_from_label_leaves_the_issuers_column_alone() -
 
 
 def test_a_bill_to_label_at_the_left_margin_takes_nothing_from_the_right_one() -> None:
+    # Given "Kunde" over the buyer's name at the left margin, and the issuer's name level with it at the right one
     result = page(
         (40, 60, "Kunde"), (400, 60, "Ingrid Vestby"),
         (40, 73, "Nordvik Consulting ApS"), (400, 73, "Musician"),
         (40, 300, "Total 9.500,00"),
     )  # fmt: skip
+    # Then the issuer's name is not part of the buyer's block
     assert result["vendor"] == "Ingrid Vestby"
+
+
+def test_a_bill_to_label_with_its_value_far_to_its_right_keeps_it() -> None:
+    # Given a label column and a value column, the buyer's name well to the right of "Bill to:"
+    result = page(
+        (40, 60, "Bill to:"), (160, 60, "Harbour Marine Services Ltd"), (160, 73, "2 Quay Street"),
+        (40, 300, "Total £120.00"),
+        (40, 780, "Northgate Chandlers Ltd"), (40, 793, "VAT Reg No. GB 123 4567 89"),
+    )  # fmt: skip
+    # Then the buyer is never the vendor
+    assert result["vendor"] != "Harbour Marine Services Ltd"
 
 
 @pytest.mark.parametrize(
@@ -493,22 +512,48 @@ def test_sentences_streets_and_titles_are_never_the_vendor(line: str) -> None:
     assert result["vendor"] is None or result["vendor"] not in line
 
 
+def test_a_company_form_in_small_letters_with_its_dot_is_a_form() -> None:
+    result = page((40, 40, "Nowak i Syn sp. z o.o.", 16), (40, 120, "Faktura nr 77/2024"), (40, 300, "Razem 120,00 zł"))
+    assert result["vendor"] == "Nowak i Syn sp. z o.o."
+    assert result["fields"]["vendor"]["confidence"] >= 0.8
+
+
+@pytest.mark.parametrize("name", ["Row 34", "Square 1 Bakery"])
+def test_a_shop_named_with_a_street_word_and_a_number_is_a_name(name: str) -> None:
+    result = page((40, 40, name, 16), (40, 120, "Invoice no. 77"), (40, 300, "Total £120.00"))
+    assert result["vendor"] == name
+
+
 def test_a_sole_traders_legal_name_comes_before_the_name_it_trades_under() -> None:
+    # Given a letterhead with the name a person trades under, and under it their own name "t/as" that name
     result = page(
         (40, 40, "Tidewater Gardening", 18), (40, 66, "Aoife Brennan t/as Tidewater Gardening"),
         (40, 79, "aoife@tidewatergardening.example"), (40, 300, "Total $450.00"),
     )  # fmt: skip
+    # Then the person is the issuer
     assert result["vendor"] == "Aoife Brennan"
 
 
+def test_a_customer_who_trades_under_another_name_is_not_the_issuer() -> None:
+    result = page(
+        (40, 40, "Northgate Builders Merchants Ltd"), (40, 53, "sales@northgate-merchants.example"),
+        (40, 100, "Mr J Smith t/a JS Building Services"), (40, 113, "4 Mill Lane"),
+        (40, 300, "Total £96.00"),
+    )  # fmt: skip
+    assert result["vendor"] == "Northgate Builders Merchants Ltd"
+
+
 def test_a_feminine_seller_label_heads_the_issuers_column() -> None:
-    # Spanish and Portuguese write the label in the issuer's gender: "Emisora", "Prestadora", "Fornecedora"
+    # Given Spanish seller and buyer labels side by side, the seller's in the issuer's gender ("Emisora"; Portuguese
+    # "Prestadora", "Fornecedora")
     result = page(
         (60, 120, "CLIENTE"), (315, 120, "EMISORA"),
         (60, 135, "Ediciones Faro, S.L."), (315, 135, "Marta Quintana Ruiz"),
         (60, 300, "Total 1.210,00 €"),
     )  # fmt: skip
+    # Then the name under it is read as the seller's label's value, not as the first name-like phrase at the top
     assert result["vendor"] == "Marta Quintana Ruiz"
+    assert result["fields"]["vendor"]["confidence"] >= 0.8
 
 
 def test_freight_between_the_subtotal_and_the_total_still_adds_up() -> None:
@@ -1117,8 +1162,8 @@ def test_a_label_ocr_misread_one_letter_of_is_still_the_label() -> None:
 
 
 def test_a_word_one_letter_added_to_a_label_and_a_text_layer_are_not_repaired() -> None:
-    # "Taxi" is a word of its own; a PDF's text layer prints what it means
-    assert ocr_receipt(("Taxi 12.00", 0.9))["tax"] is None
+    # "Summer" is a word of its own ("Summe" and a letter); a PDF's text layer prints what it means
+    assert ocr_receipt(("Summer 12.00", 0.9))["total"] is None
     assert text_invoice("TATAL 12.00")["total"] is None
 
 
@@ -1792,6 +1837,18 @@ def test_a_totals_row_under_heads_the_text_ran_together_reads_each_amount_by_the
         Decimal("541.50"),
     )
     assert result["checks"]["totals_add_up"] is True
+
+
+def test_a_totals_row_without_amount_heads_over_it_gives_no_total() -> None:
+    # Given a timesheet's totals row of hours, and a totals row under a weight head the text ran into its neighbour
+    assert text_invoice("Timesheet March\nTotals 37.50")["total"] is None
+    result = page(
+        (300, 100, "Net"), (360, 100, "Gross weight"), (440, 100, "VAT"),
+        (40, 115, "Pallet"), (300, 115, "500.00"), (360, 115, "20.00"), (440, 115, "100.00"),
+        (40, 130, "Totals"), (300, 130, "500.00"), (360, 130, "20.00"), (440, 130, "100.00"),
+    )  # fmt: skip
+    # Then the weight is no total
+    assert result["total"] is None
 
 
 def test_a_row_that_is_a_sentence_under_headed_columns_gives_no_total() -> None:

@@ -381,6 +381,10 @@ def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Deci
     return found
 
 
+# Row labels that sum a table's columns, read only through the columns' heads.
+_COLUMN_SUMS = frozenset({"totals", "totaux"})
+
+
 def _read_label(
     lines: list[Line],
     index: int,
@@ -413,6 +417,8 @@ def _read_label(
             score = 0.9 * min(head.weight, match.weight) * min(phrase.confidence, source.confidence)
             found.setdefault(head.field, []).append(Candidate(head.field, amount, score, phrase, source, index))
         return bool(taken)
+    if match.label in _COLUMN_SUMS:
+        return False  # "Totals" sums a table's columns (hours, weights, amounts): only their heads say what
     sources: list[tuple[str, str, Phrase]] = []
     if match.rest:
         sources.append(("same", match.rest, phrase))

@@ -62,10 +62,14 @@ def _column_head(
     found = _amount_head(" ".join(p.text for p in stacked))
     if found is None and len(stacked) == 1:
         # Heads a PDF's text ran together ("Net £ VAT %" over a net and a rate column): the words over the value.
-        words = list(re.finditer(r"\S+", stacked[0].text))
+        heads = stacked[0].text
+        words = list(re.finditer(r"\S+", heads))
         over_value = [w for w in words if overlaps(piece(stacked[0], w.start(), w.end(), Phrase), value)]
         if over_value and len(over_value) < len(words):
-            found = _amount_head(stacked[0].text[over_value[0].start() : over_value[-1].end()])
+            # Only where the words beyond start a label of their own: "Gross | weight" is one head, no amount's.
+            beyond = heads[over_value[-1].end() :].strip() or heads[: over_value[0].start()].strip()
+            if match_labels(beyond):
+                found = _amount_head(heads[over_value[0].start() : over_value[-1].end()])
     return None if found is None else (found, stacked[0], stacked[-1])
 
 

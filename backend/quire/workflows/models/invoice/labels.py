@@ -364,7 +364,7 @@ NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer", "αριθμοσ
 _WEAK = {
     "total": {
         "total",
-        "totals",  # a table's totals row: its columns' heads say which total each amount is
+        "totals",  # a table's totals row, read by its columns' heads only
         "totaux",
         "summe",
         "gesamt",
@@ -635,7 +635,7 @@ _OCR_HEADS = ("total", "subtotal", "rounding", "amount", "balance", "invoice", "
 
 def _one_letter_off(a: str, b: str) -> bool:
     """True when `a` is `b` with one character read as another; a letter added or dropped is not counted,
-    since that makes other words ("Totals", "Summer")."""
+    since that makes other words ("Summer", "Dates")."""
     return len(a) == len(b) and sum(x != y for x, y in zip(a, b, strict=True)) == 1
 
 

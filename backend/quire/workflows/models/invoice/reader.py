@@ -69,6 +69,7 @@ from quire.workflows.models.invoice.values import (
     named_dollar,
     named_for_sure,
     stated_currency,
+    weekday_votes,
 )
 from quire.workflows.models.invoice.vendor import find_vendor
 
@@ -89,14 +90,17 @@ def _currency_sightings(lines: list[Line]) -> dict[str, float]:
 
 def _decide_day_first(lines: list[Line], language: str, currency: str | None) -> tuple[bool, bool]:
     """Whether the page writes its dates day first, and whether anything on it says so: its unambiguous dates,
-    dotted dates, its language or its currency. An English page with no currency printed is only guessed to be
-    American."""
+    dotted dates, dates after their weekday's name, its language or its currency. An English page with no currency
+    printed is only guessed to be American."""
     texts = [line.text for line in lines]
     day, month = day_first_votes(texts)
     if day != month:
         return day > month, True
     if any(re.search(r"\b\d{1,2}\.\d{1,2}\.\d{2,4}\b", t) for t in texts):
         return True, True
+    day, month = weekday_votes(texts, language)
+    if day != month:
+        return day > month, True
     return not (language == "en" and currency in (None, "USD", "CAD")), not (language == "en" and currency is None)
 
 

@@ -511,9 +511,7 @@ def dates_in(text: str, day_first: bool) -> list[PrintedDate]:
 
 
 def day_first_votes(texts: Iterable[str]) -> tuple[int, int]:
-    """(day-first, month-first) evidence from slashed dates whose order is unambiguous, and from dates after
-    the name of their weekday that holds in one order only ("Rabu, 10-05-2017": 10 May 2017 was a Wednesday,
-    5 October a Thursday)."""
+    """(day-first, month-first) evidence from slashed dates whose order is unambiguous."""
     day, month = 0, 0
     for text in texts:
         for a, b in re.findall(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(?:\d{4}|\d{2})(?![\d/])", text):
@@ -521,33 +519,48 @@ def day_first_votes(texts: Iterable[str]) -> tuple[int, int]:
                 day += 1
             elif int(b) > 12 >= int(a):
                 month += 1
-        for name, a, b, year in _WEEKDAY_DATE.findall(fold(text)):
-            weekday = _weekday_numbers().get(name)
+    return day, month
+
+
+# A weekday's name before a date in digits, with a comma or a space: "Wed 04/09/2024", "Rabu, 10-05-2017".
+_WEEKDAY_DATE = re.compile(r"(?<![^\W\d_])([^\W\d_]{3,13})\.?,?\s+(\d{1,2})([/-])(\d{1,2})\3(\d{4}|\d{2})(?![\d/-])")
+
+
+def weekday_votes(texts: Iterable[str], language: str) -> tuple[int, int]:
+    """(day-first, month-first) evidence from dates printed after the name of their weekday, where the name holds
+    in one order only ("Rabu, 10-05-2017": 10 May 2017 was a Wednesday, 5 October a Thursday). Names of the page's
+    language, and of Malay and Indonesian, whose receipts print the weekday before the date."""
+    names = _weekday_numbers(language)
+    day, month = 0, 0
+    for text in texts:
+        for name, a, _, b, year in _WEEKDAY_DATE.findall(fold(text)):
+            weekday = names.get(name)
             if weekday is None or a == b:
                 continue
             as_day_first = _make(_year(year), int(b), int(a))
             as_month_first = _make(_year(year), int(a), int(b))
-            holds = [d is not None and d.weekday() == weekday for d in (as_day_first, as_month_first)]
-            day += holds == [True, False]
-            month += holds == [False, True]
+            day_holds = as_day_first is not None and as_day_first.weekday() == weekday
+            month_holds = as_month_first is not None and as_month_first.weekday() == weekday
+            if day_holds and not month_holds:
+                day += 1
+            elif month_holds and not day_holds:
+                month += 1
     return day, month
 
 
-# A weekday's name, then a date in digits: "Wed 04/09/2024", "Rabu, 10-05-2017".
-_WEEKDAY_DATE = re.compile(r"(?<![^\W\d_])([^\W\d_]{2,13})\.?,?\s+(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})(?![\d/-])")
-
-
 @cache
-def _weekday_numbers() -> dict[str, int]:
-    """Weekday names, full and short, in the reader's languages and Malay and Indonesian (whose receipts print
-    the weekday before the date), folded: Monday is 0. A short name that is another day in another language is
-    left out."""
+def _weekday_numbers(language: str) -> dict[str, int]:
+    """A language's weekday names, full and short (of three letters or more), and Malay's and Indonesian's, folded:
+    Monday is 0."""
     names: dict[str, int] = {}
-    clashing: set[str] = set()
-    for language in (*LANGUAGES, "ms", "id"):
+    for each in dict.fromkeys((language, "ms", "id")):
         for width in ("wide", "abbreviated"):
-            for number, name in get_day_names(width, "format", language).items():
+            try:
+                days = get_day_names(width, "format", each)
+            except (ValueError, LookupError):  # a language babel does not know
+                continue
+            for number, name in days.items():
                 key = fold(name).rstrip(".")
-                if names.setdefault(key, number) != number:
-                    clashing.add(key)
-    return {name: number for name, number in names.items() if name not in clashing and len(name) >= 2}
+                if len(key) >= 3:
+                    names.setdefault(key, number)
+    return names

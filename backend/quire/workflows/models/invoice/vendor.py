@@ -42,8 +42,9 @@ _FORMS = (
     r"\u03b1\u03b5|\u03b5\u03c0\u03b5|\u03b9\u03ba\u03b5|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
-# A two-letter form written in small letters is a word ("as", "me", "sa"): "... registered under GST as my turnover".
-_FORM = re.compile(rf"(?<![\w.])(?-i:(?![a-z]{{2}}(?!\w)))(?:{_FORMS})(?![\w])", re.I)
+# A two-letter form written in small letters, without a dot, is a word ("as", "me", "sa"): "... registered under GST
+# as my turnover". With its dot it is a form ("sp. z o.o.", "& co.").
+_FORM = re.compile(rf"(?<![\w.])(?-i:(?![a-z]{{2}}(?![\w.])))(?:{_FORMS})(?![\w])", re.I)
 _NOT_A_NAME = re.compile(
     r"^(?:(?:simplified|full)\s+)?(?:tax\s+)?invoice|^cash\s+(?:sale|bill)|^official\s+receipt|^sales\s+receipt|^rechnung|^facture|^factura|^fattura|^factuur|^faktura|^fatura|^receipt|^quittung|^page|^seite|"
     r"^p[aá]gina|^thank|^danke|^merci|^gracias|^grazie|^bedankt|^dzi[eę]kujemy|^obrigado|^original|^copy|^kopie|^duplicate|"
@@ -74,7 +75,7 @@ _SENTENCE = re.compile(
 _HOUSE_NUMBER_FIRST = re.compile(r"^\s*(?:no\.?\s*)?\d+[a-z]?(?:[-/]\d+[a-z]?)?\s*,", re.I)
 _STREET = re.compile(
     r"\b(?:street|road|rd|avenue|ave|lane|drive|boulevard|blvd|highway|jalan|jln|lorong|rue|chemin|calle|avenida|av|"
-    r"plaza|via|viale|piazza|corso|ulica|ul|rua|row|way|court|ct|place|square|sq|terrace|crescent|parkway|suite|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
+    r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
 # The forms France writes before a company's name ("SAS DISTRIBUTION RHONE CENTRE"); "Co." and "AG" lead a county
@@ -115,8 +116,9 @@ _TITLE_FROM = re.compile(
     re.I,
 )
 # "Liam O'Connor t/as Brightside Cleaning": a sole trader's legal name, then the name it trades under. The person
-# issues the invoice.
-_TRADING_AS = re.compile(r"^\s*(?P<name>[^\W\d_].{1,60}?)\s+(?:t/as?|trading\s+as)\s+[^\W\d_]", re.I)
+# issues the invoice, where the trade name is the invoice's own (its letterhead's, or its web domain's): not a
+# customer addressed the same way.
+_TRADING_AS = re.compile(r"^\s*(?P<name>[^\W\d_].{1,60}?)\s+(?:t/as?|trading\s+as)\s+(?P<trade>[^\W\d_].*)$", re.I)
 # "© 2024 Example, Inc. All rights reserved": the holder of a document's copyright is its issuer.
 _COPYRIGHT = re.compile(r"^\s*(?:©|\(c\)|copyright)\s*(?:©\s*)?(?:\d{4}(?:\s*[-\u2013]\s*\d{4})?\s*)?,?\s*", re.I)
 # A letter's return-address line: name, street and town in one small line, split by dots or bars.
@@ -239,7 +241,7 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
                 )
                 block.update(next((found for found in over if found), []))
             elif matches and matches[0].field == "buyer":
-                block.update(_beside(line, phrase))
+                block.update(_beside(lines, index, phrase))
             elif not _RETURN_ADDRESS.match(phrase.text):
                 continue
             above = line
@@ -254,19 +256,24 @@ def _buyer_block(lines: list[Line]) -> set[Phrase]:
     return block
 
 
-def _beside(line: Line, label: Phrase) -> list[Phrase]:
-    """A label and the phrases that follow it on its line, up to a gap wide enough to start another column
-    ("Kunde" at the left margin and the issuer's name at the right one) or another party's label ("Bill To: |
-    From:")."""
+def _beside(lines: list[Line], index: int, label: Phrase) -> list[Phrase]:
+    """A label and the phrases that follow it on its line, up to another party's label ("Bill To: | From:"), or a
+    gap wide enough to start another column: after the label's value, or at once where the label heads a column
+    whose value starts under it ("Kunde" over the buyer's name at the left margin, the issuer's at the right one)."""
+    line = lines[index]
+    under = next((other for other in lines[index + 1 : index + 2] if other.page == line.page), None)
+    heads_column = under is not None and any(abs(p.x0 - label.x0) < label.height for p in under.phrases)
     found = [label]
     for other in (p for p in line.phrases if p.x0 > label.x0):
-        if other.x0 - found[-1].x1 > _COLUMN_GAP * max(label.height, 8.0) or _names_the_seller(other.text):
+        wide = other.x0 - found[-1].x1 > _COLUMN_GAP * max(label.height, 8.0)
+        if (wide and (heads_column or len(found) > 1)) or _names_the_seller(other.text):
             break
         found.append(other)
     return found
 
 
 def _label_alone(text: str) -> bool:
+    """True for a phrase that is a label and nothing else ("Billing Address :")."""
     matches = match_labels(text)
     return bool(matches) and not matches[0].rest.strip()
 
@@ -313,6 +320,12 @@ def _looks_like_name(text: str) -> bool:
     return not (_SENTENCE.search(text) and len(text.split()) > 5)
 
 
+# Street words that name shops and places too ("Row 34", "Square 1 Bakery"): a street only after its house number.
+_NUMBERED_STREET = re.compile(
+    r"(?<![\w.])\d+[a-z]?\s+(?:[^\W\d_]+\s+){1,3}(?:row|way|court|ct|place|square|sq|terrace|crescent|parkway)\b", re.I
+)
+
+
 def _address(text: str) -> bool:
     """A street address: a house number and a comma first, or a street word beside a number. A name that ends
     in a company form of three letters or more is none ("PLAZA 88 SDN BHD", "3M, Inc."); two-letter forms
@@ -324,7 +337,11 @@ def _address(text: str) -> bool:
         return bool(_HOUSE_NUMBER_FIRST.match(text)) and not number_only
     if _GB_POSTCODE.search(text) or _STATE_AFTER_TOWN.search(text):
         return True  # "Bath BA1 2HN", "Calgary, AB T2T 0B6": no name carries a British postcode or a state's
-    return bool(_HOUSE_NUMBER_FIRST.match(text) or (_STREET.search(text) and re.search(r"\d", text)))
+    return bool(
+        _HOUSE_NUMBER_FIRST.match(text)
+        or (_STREET.search(text) and re.search(r"\d", text))
+        or _NUMBERED_STREET.search(text)
+    )
 
 
 def _own_domains(lines: list[Line], buyer: set[Phrase]) -> set[str]:
@@ -537,7 +554,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 scored.append((0.85, _name_of(titled.group("name")), phrase))
                 continue
             trading = _TRADING_AS.match(phrase.text)
-            if trading and line.page == 1 and _looks_like_name(trading.group("name")):
+            own_trade = trading is not None and (
+                _matches_domain(trading.group("trade"), domains) or _matches_domain(trading.group("trade"), short)
+            )
+            if trading and own_trade and line.page == 1 and _looks_like_name(trading.group("name")):
                 scored.append((0.85, _name_of(trading.group("name")), phrase))
                 continue
             sender = _RETURN_ADDRESS.match(phrase.text)
