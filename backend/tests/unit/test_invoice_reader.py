@@ -1156,6 +1156,22 @@ def test_abbreviated_invoice_number_labels(line: str, number: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("heads", "number"),
+    [
+        (((40, "N° NH-2024-0087"),), "NH-2024-0087"),  # a French fee note's number sign, its value beside it
+        (((300, "N.º"), (360, "FT 2025A/412")), "FT 2025A/412"),  # a Portuguese one, with its series code
+        (((40, "Colegiado n° 1.452"),), None),  # a member's number, not the invoice's
+        (((40, "N° 1.452"),), None),  # a count in thousands after a bare sign
+    ],
+)
+def test_a_bare_number_sign_names_the_number_right_after_it(
+    heads: tuple[tuple[int, str], ...], number: str | None
+) -> None:
+    result = page(*((x, 60, text) for x, text in heads), (40, 300, "Total 1 024,80 €"))
+    assert result["invoice_number"] == number
+
+
 def test_a_label_ocr_misread_one_letter_of_is_still_the_label() -> None:
     result = ocr_receipt(("SUB-TOTAL 11.32", 0.9), ("GST 0.68", 0.9), ("TATAL 12.00", 0.9))
     assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("11.32"), Decimal("0.68"), Decimal("12.00"))

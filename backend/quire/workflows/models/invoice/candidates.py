@@ -381,6 +381,8 @@ def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Deci
     return found
 
 
+# A number grouped in thousands, alone: "1.452", "12,500".
+_THOUSANDS = re.compile(r"\d{1,3}(?:[.,]\d{3})+\s*$")
 # Row labels that sum a table's columns, read only through the columns' heads.
 _COLUMN_SUMS = frozenset({"totals", "totaux"})
 
@@ -451,8 +453,12 @@ def _read_label(
     unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2
     if match.field == "invoice_number" and re.sub(r"[^a-z\u03b1-\u03c9]", "", match.label) in NUMBER_WORDS:
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
-        # a number right after it is its value.
-        sources = [source for source in sources[:1] if re.match(r"\S*\d", source[1])]
+        # a number right after it is its value (after its series code: "N.º | FT 2025A/412"), and not a count in
+        # thousands ("Colegiado n° 1.452": a member's number).
+        sources = [
+            source for source in sources[:1]
+            if re.match(r"(?:[^\W\d_]{1,4}\s+)?\S*\d", source[1]) and not _THOUSANDS.match(source[1])
+        ]  # fmt: skip
     if match.field in ("tax", "withholding") and RATE.search(phrase.text) and amounts_in(match.rest, mark):
         # "PST (7%) - materials $584.00 | $40.88", "Ritenuta d'acconto 20% su € 5.750,00 | -1.150,00": a rate, the
         # amount it is of, then the tax in a phrase of its own.

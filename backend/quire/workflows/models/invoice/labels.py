@@ -52,16 +52,16 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
                     r"bon\s*-?\s*(?:nr\.?|nummer)|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg(?:e?s)?)|nummer"),
         ("fr", r"(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
-                    r"num[eé]ro"),
+                    r"num[eé]ro|n(?:°|\.o)\.?"),
         ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
         ("es", r"(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|"
                     # A Mexican CFDI's series and number: "Serie y folio: A-10482" (a bare "Folio" is as often a sheet's).
-                    r"serie\s+y\s+folio|n[uú]mero"),
+                    r"serie\s+y\s+folio|n[uú]mero|n(?:°|\.o)\.?"),
         ("it", r"(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
-                    r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero"),
+                    r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero|n(?:°|\.o)\.?"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
         ("pt", r"(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
-                    r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?"),
+                    r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?|n[uú]mero|n(?:°|\.o)\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)|"
                     r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
@@ -358,8 +358,9 @@ _LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
 }  # fmt: skip
 
-# "Number" alone, in the lexicon's languages: a weak invoice-number label, whose value must follow it at once.
-NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer", "αριθμοσ"})
+# "Number" alone, in the lexicon's languages, and the number sign ("N°", "N.º", their letters "n", "no"): a weak
+# invoice-number label, whose value must follow it at once.
+NUMBER_WORDS = frozenset({"number", "nummer", "numero", "numer", "αριθμοσ", "n", "no", "n.o"})
 # How strongly a label names its field: specific words say more than a bare `total`, `data` or `to`.
 _WEAK = {
     "total": {
