@@ -16,7 +16,7 @@ from decimal import Decimal
 from functools import cache
 from typing import Literal
 
-from babel import Locale
+from babel import Locale, UnknownLocaleError
 from babel.dates import get_day_names, get_month_names
 from babel.numbers import NumberFormatError, get_territory_currencies, parse_decimal
 
@@ -557,7 +557,7 @@ def _weekday_numbers(language: str) -> dict[str, int]:
         for width in ("wide", "abbreviated"):
             try:
                 days = get_day_names(width, "format", each)
-            except (ValueError, LookupError):  # a language babel does not know
+            except UnknownLocaleError:  # a language babel does not know
                 continue
             for number, name in days.items():
                 key = fold(name).rstrip(".")

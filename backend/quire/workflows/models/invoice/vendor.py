@@ -554,9 +554,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 scored.append((0.85, _name_of(titled.group("name")), phrase))
                 continue
             trading = _TRADING_AS.match(phrase.text)
-            own_trade = trading is not None and (
-                _matches_domain(trading.group("trade"), domains) or _matches_domain(trading.group("trade"), short)
-            )
+            own_trade = trading is not None and _matches_domain(trading.group("trade"), domains | short)
             if trading and own_trade and line.page == 1 and _looks_like_name(trading.group("name")):
                 scored.append((0.85, _name_of(trading.group("name")), phrase))
                 continue
