@@ -11,10 +11,11 @@ import pytest
 from quire.documents.extract import Document, Word
 from quire.workflows.invoice_summary import CHECK_LABELS
 from quire.workflows.models.invoice import read_invoice
-from quire.workflows.models.invoice.candidates import _under_own_head
+from quire.workflows.models.invoice.dates import dates_in
 from quire.workflows.models.invoice.labels import match_labels, ocr_repaired
 from quire.workflows.models.invoice.layout import lines_from_words
-from quire.workflows.models.invoice.values import amounts_in, currencies_in, dates_in
+from quire.workflows.models.invoice.neighbours import under_own_head
+from quire.workflows.models.invoice.values import amounts_in, currencies_in
 
 
 def text_invoice(text: str) -> dict[str, Any]:
@@ -3654,11 +3655,11 @@ def test_greek_register_words_name_identifiers_only_as_whole_words() -> None:
 
 
 def test_a_dutch_or_german_family_names_particle_is_no_sentences_article() -> None:
-    from quire.workflows.models.invoice.vendor import _looks_like_name
+    from quire.workflows.models.invoice.names import looks_like_name
 
-    assert _looks_like_name("Van der Meulen Horeca Groothandel B.V.")
-    assert _looks_like_name("Gebr. von der Heyde Bau und Handel GmbH")
-    assert not _looks_like_name("Bitte zahlen Sie den Betrag an der Kasse")
+    assert looks_like_name("Van der Meulen Horeca Groothandel B.V.")
+    assert looks_like_name("Gebr. von der Heyde Bau und Handel GmbH")
+    assert not looks_like_name("Bitte zahlen Sie den Betrag an der Kasse")
 
 
 def test_the_e_invoice_standards_term_codes_beside_labels_are_never_values() -> None:
@@ -3771,12 +3772,12 @@ def test_a_french_payment_sentence_gives_its_due_date() -> None:
 
 
 def test_an_irish_addresss_county_is_no_company_form() -> None:
-    from quire.workflows.models.invoice.vendor import _FORM
+    from quire.workflows.models.invoice.names import FORM
 
-    assert _FORM.search("Naas, Co. Kildare W91 XK72") is None
-    assert _FORM.search("NAAS, CO. KILDARE") is None
-    assert _FORM.search("Brennan & Co.") is not None
-    assert _FORM.search("Brennan & Co. Solicitors") is not None
+    assert FORM.search("Naas, Co. Kildare W91 XK72") is None
+    assert FORM.search("NAAS, CO. KILDARE") is None
+    assert FORM.search("Brennan & Co.") is not None
+    assert FORM.search("Brennan & Co. Solicitors") is not None
 
 
 def test_a_total_due_on_this_invoice_is_the_total() -> None:
@@ -3975,7 +3976,7 @@ def test_a_value_that_only_runs_wider_than_its_head_keeps_its_words() -> None:
     heads, values = lines
     assert len(heads.phrases) == 2  # "Date" and "Terms" apart
     # Then the date is read whole, not cut where the head lines up
-    assert _under_own_head(heads, heads.phrases[0], values.phrases[0]).text == "12 March 2025"
+    assert under_own_head(heads, heads.phrases[0], values.phrases[0]).text == "12 March 2025"
 
 
 def test_amount_heads_run_together_over_one_row_of_amounts_read_each_amount() -> None:

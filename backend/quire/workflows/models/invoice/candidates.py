@@ -13,27 +13,28 @@ from decimal import Decimal
 from typing import Any
 
 from quire.workflows.models.invoice.columns import by_column
+from quire.workflows.models.invoice.dates import dates_in
 from quire.workflows.models.invoice.labelled import TRANSLATION, Labelled
 from quire.workflows.models.invoice.labels import (
     ADJUSTMENTS,
     AMOUNT_FIELDS,
     DATE_FIELDS,
-    NUMBER_WORDS,
     PAYABLE,
     PAYMENT,
     WEAK_WEIGHT,
     LabelMatch,
     match_labels,
 )
-from quire.workflows.models.invoice.layout import HeadPart, Line, Phrase, overlaps, piece
+from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
+from quire.workflows.models.invoice.lexicon import NUMBER_WORDS
+from quire.workflows.models.invoice.neighbours import neighbours
+from quire.workflows.models.invoice.numbering import NUMBER_WORD, invoice_number
 from quire.workflows.models.invoice.values import (
     AMOUNT_TEXT,
     CURRENCY,
     CURRENCY_CODES,
-    EMAIL_OR_URL,
     amounts_in,
     currencies_in,
-    dates_in,
     fold,
 )
 
@@ -47,9 +48,6 @@ FOR_REVIEW = REVIEW_BELOW - 0.05
 _RELATION = {"same": 1.0, "right": 0.9, "below": 0.75}
 
 
-_NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
-
-
 # A tax rate and the amount it is levied on: "19% auf 200,00", "7% of 275.00", "3 % s/ 37,42", "21% sobre 100",
 # "5% (domestic fuel) on £184.28".
 _RATE_BASE = re.compile(
@@ -61,21 +59,6 @@ _RATE_BASE = re.compile(
 
 # A tax rate as printed in a tax table's row ("6%", "7,0 %"); OCR may leave only the sign ("SR@O%").
 RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s*%")
-
-
-# A document series: one to four capitals ("FT", "A", "INV"), printed before a number that starts with a digit;
-# never a currency code or the abbreviation of another number's name ("USD 12345", "REF 12345", "PO 4500").
-_SERIES = re.compile(r"[A-Z]{1,4}")
-
-
-_NOT_A_SERIES = frozenset(
-    {"REF", "PO", "REA", "VAT", "TAX", "ABN", "GST", "NIF", "CIF", "ID", "NO", "NR", "NUM", "TEL", "FAX"}
-)
-
-
-# A number printed in groups of digits, three groups or more ("10 4471 8826 03").
-_SPACED_NUMBER = re.compile(r"\d{1,6}(?: \d{1,6}){2,}")
-_NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
 
 
 # The fields whose labels, read as printed, vouch for their OCR, and how sure OCR must be of such a label: a
@@ -123,14 +106,6 @@ _SPACE_GROUPED = re.compile(
 )
 
 
-# Column heads of a line-item table, which a grid of document fields ("Invoice No. | Date | Amount Due") lacks.
-_ITEM_COLUMN = re.compile(
-    r"(?:description|qty|quantity|unit|price|item|article|product|artikel|menge|bezeichnung|beschreibung|einzelpreis|"
-    r"designation|quantite|prix|descripcion|cantidad|concepto|precio|descrizione|quantita|prezzo|omschrijving|aantal|"
-    r"prijs|opis|ilosc|cena|descricao|quantidade|pos\b|position)"
-)
-
-
 def evidence(confidence: float, text: str, page: int | None = None, bbox: list[float] | None = None) -> dict[str, Any]:
     """One field's evidence, as the invoice result's `fields` map holds it."""
     return {"confidence": round(confidence, 2), "page": page, "text": text[:300], "bbox": bbox}
@@ -163,173 +138,6 @@ class Candidate:
         return evidence(confidence, text, self.source.page, box)
 
 
-def _neighbours(lines: list[Line], index: int, phrase: Phrase, field: str) -> list[tuple[str, Phrase]]:
-    """Phrases that may hold the value of a label: to its right on its line, then just below it."""
-    line = lines[index]
-    found: list[tuple[str, Phrase]] = []
-    right = [p for p in line.phrases if p.x0 >= phrase.x1 - 1] if not isinstance(phrase, HeadPart) else []
-    if not right and not isinstance(phrase, HeadPart) and index + 1 < len(lines) and lines[index + 1].page == line.page:
-        # A value set a little lower, level with a label printed over two lines ("Totaal te crediteren /" over
-        # "Total à créditer", "EUR -1.912,65" between them): the next line's, beside the label and starting above
-        # its foot.
-        after = lines[index + 1].phrases
-        # Nothing of the next line under the label itself: that would be a row of its own ("Delivery date ...").
-        right = (
-            [p for p in after if p.x0 >= phrase.x1 - 1 and p.y0 < phrase.y1]
-            if not any(overlaps(p, phrase) for p in after)
-            else []
-        )
-    found += [("right", p) for p in right[:2]]
-    labels = sum(1 for p in line.phrases if match_labels(p.text))
-    if labels >= 3 and any(_ITEM_COLUMN.match(fold(p.text)) for p in line.phrases):
-        return found  # a line-item table's header: the values below are column entries, not this label's value
-    for at, below in enumerate(lines[index + 1 : index + 4], start=index + 1):
-        if below.page != line.page or below.y0 - line.y1 > 3 * max(phrase.height, 8.0):
-            break
-        for candidate in below.phrases:
-            if overlaps(candidate, phrase) and not match_labels(candidate.text):
-                if field in AMOUNT_FIELDS and _column_goes_on(lines, at, candidate):
-                    return found
-                if field not in DATE_FIELDS or not _dates_go_on(lines, at, candidate):
-                    found.append(("below", candidate if field in _NAMES else _under_own_head(line, phrase, candidate)))
-                return found
-    return found
-
-
-# The fields whose values are names, which may run on under the next head of a grid.
-_NAMES = ("vendor", "buyer")
-
-
-def _under_own_head(heads: Line, head: Phrase, value: Phrase) -> Phrase:
-    """The words of a value under a row of heads that belong to `head`, when the value runs on under the heads
-    beside it (a PDF's text glues values printed close: "2025-03-11 2025-04-10 EUR" under "Data | Vencimento |
-    Moeda") and each of those heads lines up with one of its words (their left edges, centres or right edges), as a
-    grid's columns do. Else the value as it is: one that only runs wider than its head ("12 March 2025" under
-    "Date", reaching under "Terms") keeps its words."""
-    others = [p for p in heads.phrases if overlaps(p, value) and not overlaps(p, head)]
-    if not others:
-        return value
-    columns = sorted([head, *others], key=lambda p: p.x0)
-    words = list(re.finditer(r"\S+", value.text))
-    boxes = [piece(value, word.start(), word.end(), Phrase) for word in words]
-    near = 1.5 * (value.x1 - value.x0) / max(len(value.text), 1)  # a character and a half
-    firsts: list[int] = []
-    for column in columns:
-        # The first column starts the value; each next one starts after the last one's first word.
-        at = next((i for i, box in enumerate(boxes) if _lined_up(box, column, near)), None)
-        if at is None or (firsts and at <= firsts[-1]) or (not firsts and at != 0):
-            return value
-        if firsts and re.fullmatch(r"\d{1,3}", words[at - 1].group(0)) and re.match(r"\d{3}(?!\d)", words[at].group(0)):
-            return value  # "8 844,00": a number grouped by a space, not two columns' values
-        firsts.append(at)
-    # A column a word is centred or right-aligned in is that one word: a longer value is left-aligned.
-    for number, (column, at) in enumerate(zip(columns, firsts, strict=True)):
-        end = firsts[number + 1] if number + 1 < len(firsts) else len(words)
-        if end - at > 1 and abs(boxes[at].x0 - column.x0) > near:
-            return value
-    # No cut inside a date ("12 March | 2025" where a head happens to line up with the year).
-    cuts = [words[at].start() for at in firsts[1:]]
-    for printed in dates_in(value.text, True):
-        start = value.text.find(printed.text)
-        if any(start < cut < start + len(printed.text) for cut in cuts):
-            return value
-    own = columns.index(head)
-    end = firsts[own + 1] if own + 1 < len(firsts) else len(words)
-    return piece(value, words[firsts[own]].start(), words[end - 1].end(), Phrase)
-
-
-def _lined_up(word: Phrase, head: Phrase, near: float) -> bool:
-    """Whether a word stands in a head's column: left-aligned, centred or right-aligned with it."""
-    centres = abs((word.x0 + word.x1) / 2 - (head.x0 + head.x1) / 2)
-    return min(abs(word.x0 - head.x0), centres, abs(word.x1 - head.x1)) <= near
-
-
-def _next_in_column(lines: list[Line], index: int, value: Phrase, rows: int, reach: float) -> Phrase | None:
-    """The first phrase under `value` in its column, within `rows` lines and `reach` of its heights."""
-    for after in lines[index + 1 : index + 1 + rows]:
-        if after.page != value.page or after.y0 - value.y1 > reach * max(value.height, 8.0):
-            return None
-        for phrase in after.phrases:
-            if overlaps(phrase, value):
-                return phrase
-    return None
-
-
-def _column_goes_on(lines: list[Line], index: int, value: Phrase) -> bool:
-    """Whether an amount under a head has another, different amount right under it (or starting a phrase OCR ran on
-    into the next column): the head's column of rows ("Total Tax Amount" over a tax table's rows), whose first row is
-    no value of the head's own."""
-    own = AMOUNT_TEXT.search(value.text)
-    # Three lines: a row's description may wrap, and a skewed scan may put a row's rate on a line of its own.
-    phrase = _next_in_column(lines, index, value, 3, 4) if own is not None else None
-    if own is None or phrase is None:
-        return False
-    below = AMOUNT_TEXT.match(phrase.text.strip())
-    if below is None or match_labels(phrase.text):
-        # Words under the value (a label, a table's heads): a stack of labels and values, or another block.
-        return False
-    # Another amount: the next row. The same one is a one-row table's totals row repeating its row.
-    return _digits(below.group(0)) != _digits(own.group(0))
-
-
-# A phrase that starts with a date in figures ("2024-02-06", "06.02.2024", "2/6/24").
-_DATE_FIRST = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}(?!\d)")
-
-
-def _dates_go_on(lines: list[Line], index: int, value: Phrase) -> bool:
-    """Whether a date under a head starts a column of dates: a line-item table's "Date" column ("2024-02-06 | JW |
-    Review draft lease" over "2024-02-07 | KO | ..."), whose first row's date is no date of the document's."""
-    phrase = _next_in_column(lines, index, value, 2, 3) if _DATE_FIRST.match(value.text.strip()) else None
-    return phrase is not None and _DATE_FIRST.match(phrase.text.strip()) is not None  # a folio's rows share dates
-
-
-def _digits(text: str) -> str:
-    return re.sub(r"\D", "", text)
-
-
-# The kind of an Italian e-invoice (FatturaPA's TipoDocumento, "TD01" to "TD29"), printed beside the word for invoice
-# ("FATTURA DIFFERITA TD24"): a code of the kind, no number.
-_DOCUMENT_TYPE = re.compile(r"TD\d{2}")
-
-
-def _invoice_number(text: str, numbered: bool = False) -> str | None:
-    """The invoice number in a label's value; a date-shaped one only after a number word ("Faktura nr 12/05/2024")."""
-    text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number|č\.)\s*:?\s*", "", text.strip(), flags=re.I)
-    # "(Selbst ausgestellte Rechnung) (389) Nr. 47110818": the number is what follows a number sign, not a code
-    named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
-    if named is not None:
-        text = text[named.end() :]
-    dates = dates_in(text, True)
-    if dates and text.startswith(dates[0].text) and not numbered:
-        return None  # a date, not a number
-    if _SPACED_NUMBER.fullmatch(text.strip()) and not dates:
-        return text.strip()  # "N° de facture : 10 4471 8826 03": one number printed in groups, and nothing else
-    tokens = text.split()[:2]
-    for index, token in enumerate(tokens):
-        token = token.strip(".,:;()[]")
-        # Three characters at least, or two after a number word with nothing else ("Invoice Number: 58": a
-        # freelancer's count; not "12 / 2024", nor the "88" of an address under a number too short to be read).
-        short = numbered and len(token) == 2 and text.strip().strip(".,:;") == token
-        if _DOCUMENT_TYPE.fullmatch(token):
-            continue
-        if _NUMBER_TOKEN.fullmatch(token) and (len(token) >= 3 or short) and not EMAIL_OR_URL.search(token):
-            if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
-                return None
-            # A series code printed before the number is part of it ("FT 2024/315", "A 1234", "INV 0042").
-            series = tokens[0] if index == 1 and _series(tokens[0], token) else None
-            return f"{series} {token.rstrip('._-')}" if series else token.rstrip("._-")
-    return None
-
-
-def _series(code: str, number: str) -> bool:
-    return (
-        _SERIES.fullmatch(code) is not None
-        and number[:1].isdigit()
-        and code not in _NOT_A_SERIES
-        and not currencies_in(code)
-    )
-
-
 def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = False) -> Any:
     if field == "tax":
         text = _RATE_BASE.sub(" ", text)  # "MwSt 19% auf 200,00": the amount taxed, not the tax
@@ -340,7 +148,7 @@ def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = F
         dates = dates_in(text, day_first)
         return dates[0].value if dates else None
     if field == "invoice_number":
-        return _invoice_number(text, numbered)
+        return invoice_number(text, numbered)
     return None
 
 
@@ -427,7 +235,7 @@ def _read_label(
     if match.field == "invoice_number" and match.rest:
         # "Rechnung Nr. 471102 vom 05.03.2018": the date beside a number is the date of issue.
         dates = dates_in(match.rest, day_first)
-        number = _invoice_number(match.rest, bool(_NUMBER_WORD.search(match.label)))
+        number = invoice_number(match.rest, bool(NUMBER_WORD.search(match.label)))
         if dates and not (number and dates[0].text in number):  # "Faktura nr 12/05/2024" names no date
             found.setdefault("issue_date", []).append(
                 Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
@@ -440,12 +248,12 @@ def _read_label(
             Candidate("due_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
         )
     if not sentence:
-        sources += [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)]
+        sources += [(relation, p.text, p) for relation, p in neighbours(lines, index, phrase, match.field)]
     elif match.field in AMOUNT_FIELDS and _SAYS_WHAT_OF.search(match.rest):
         # Words that say what the amount is of, its amount at the end of the row: "HST @ 13% on fees and taxable
         # disbursements | 847.37", "TOTAL FEES, DISBURSEMENTS AND HST | $7,454.62". No value under them; of two
         # amounts after them ("on fees | 5,000.00 | 1,000.00"), the first is what the rate is of.
-        right = [(relation, p.text, p) for relation, p in _neighbours(lines, index, phrase, match.field)
+        right = [(relation, p.text, p) for relation, p in neighbours(lines, index, phrase, match.field)
                  if relation == "right" and AMOUNT_TEXT.search(p.text)]  # fmt: skip
         sources += right[-1:]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
@@ -465,7 +273,7 @@ def _read_label(
         right = [source for source in sources if source[0] == "right" and AMOUNT_TEXT.fullmatch(source[1].strip())]
         sources = right[:1] or sources
     for relation, text, source in sources:
-        value = _parse(match.field, text, mark, day_first, bool(_NUMBER_WORD.search(match.label)))
+        value = _parse(match.field, text, mark, day_first, bool(NUMBER_WORD.search(match.label)))
         if value is None:
             continue
         weight = _RELATION[relation]

@@ -43,6 +43,15 @@ from quire.workflows.models.invoice.checks import (
     total_outranked,
     total_rivalled,
 )
+from quire.workflows.models.invoice.currency import (
+    CROWNS,
+    bank_currency,
+    country_currency,
+    crown_currency,
+    dollar_currency,
+    named_dollar,
+)
+from quire.workflows.models.invoice.dates import dates_in, day_first_votes, weekday_votes
 from quire.workflows.models.invoice.kind import CREDIT_LABEL, credit_note
 from quire.workflows.models.invoice.labelled import labelled_phrases
 from quire.workflows.models.invoice.labels import (
@@ -55,21 +64,12 @@ from quire.workflows.models.invoice.labels import (
 )
 from quire.workflows.models.invoice.layout import Line
 from quire.workflows.models.invoice.values import (
-    CROWNS,
-    bank_currency,
-    country_currency,
-    crown_currency,
     currencies_in,
-    dates_in,
-    day_first_votes,
     decimal_mark_of,
-    dollar_currency,
     fold,
     is_identifier_context,
-    named_dollar,
     named_for_sure,
     stated_currency,
-    weekday_votes,
 )
 from quire.workflows.models.invoice.vendor import find_vendor
 

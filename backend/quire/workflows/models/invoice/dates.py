@@ -1,0 +1,154 @@
+"""Dates printed on invoices, with month names in the reader's languages (the Unicode CLDR through `babel`) and
+two-digit years, and the votes that decide a document's day-first order: unambiguous dates, dotted dates, weekdays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from typing import Literal
+
+from babel import UnknownLocaleError
+from babel.dates import get_day_names, get_month_names
+
+from quire.workflows.models.invoice.values import LANGUAGES, fold
+
+
+@cache
+def _month_numbers() -> dict[str, int]:
+    names: dict[str, int] = {}
+    # Greek's too, and Czech's in full (its short names "led", "pro", "lis" are words of other languages).
+    both: tuple[Literal["wide", "abbreviated"], ...] = ("wide", "abbreviated")
+    widths = {**dict.fromkeys((*LANGUAGES, "el"), both), "cs": both[:1]}
+    for language, kinds in widths.items():
+        for width in kinds:
+            for context in ("format", "stand-alone"):
+                for number, name in get_month_names(width, context, language).items():
+                    names.setdefault(fold(name).rstrip("."), number)
+    names.update({"sept": 9, "mrz": 3, "maerz": 3, "juil": 7, "janner": 1, "jaenner": 1})  # Austria's "Jänner"
+    return names
+
+
+@cache
+def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    month = "|".join(sorted((re.escape(n) for n in _month_numbers()), key=len, reverse=True))
+    day = r"(\d{1,2})(?:(?:st|nd|rd|th)(?:\s+of)?|er|e|º|°)?"  # "5th of March"; not "Week 1 of March 2023"
+    year = r"(\d{4}|\d{2})(?![\d])"
+    return [
+        ("ymd", re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")),
+        ("dot", re.compile(r"(?<![\d.])(\d{1,2})\.\s?(\d{1,2})\.\s?(\d{4}|\d{2})(?![\d.]\d)")),
+        ("slash", re.compile(r"(?<![\d/.-])(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})(?![\d/-])")),
+        (
+            "d_month_y",
+            re.compile(rf"(?<!\d){day}\.?[\s-]*(?:de\s+)?({month})\.?,?[\s-]*(?:de\s+|del\s+)?{year}", re.I),
+        ),
+        # The day and the year apart ("March 5, 2023", "Mar 5 2023"): "March 2023" is a month, not March 20.
+        ("month_d_y", re.compile(rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,\s*|\s+){year}", re.I)),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PrintedDate:
+    value: date
+    text: str  # as printed
+
+
+def _year(text: str) -> int:
+    value = int(text)
+    return value + 2000 if value < 70 else value + 1900 if value < 100 else value
+
+
+def _make(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def dates_in(text: str, day_first: bool) -> list[PrintedDate]:
+    """Dates printed in the text, in the order they appear; `a/b/yyyy` follows `day_first` unless clear."""
+    found: list[tuple[int, PrintedDate]] = []
+    taken: list[range] = []
+    folded = fold(text)
+    for kind, pattern in _date_patterns():
+        for match in pattern.finditer(folded):
+            span = range(match.start(), match.end())
+            if any(span.start < t.stop and t.start < span.stop for t in taken):
+                continue
+            a, b, c = match.groups()
+            value: date | None
+            if kind == "ymd":
+                value = _make(int(a), int(b), int(c))
+            elif kind == "dot":
+                value = _make(_year(c), int(b), int(a))
+            elif kind == "d_month_y":
+                value = _make(_year(c), _month_numbers()[b.rstrip(".")], int(a))
+            elif kind == "month_d_y":
+                value = _make(_year(c), _month_numbers()[a.rstrip(".")], int(b))
+            else:
+                first, second = int(a), int(b)
+                month_day = (second, first) if (first > 12 or (day_first and second <= 12)) else (first, second)
+                value = _make(_year(c), *month_day)
+            if value is not None and 1980 <= value.year <= 2100:
+                taken.append(span)
+                found.append((match.start(), PrintedDate(value, text[match.start() : match.end()])))
+    return [printed for _, printed in sorted(found, key=lambda pair: pair[0])]
+
+
+def day_first_votes(texts: Iterable[str]) -> tuple[int, int]:
+    """(day-first, month-first) evidence from slashed dates whose order is unambiguous."""
+    day, month = 0, 0
+    for text in texts:
+        for a, b in re.findall(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(?:\d{4}|\d{2})(?![\d/])", text):
+            if int(a) > 12 >= int(b):
+                day += 1
+            elif int(b) > 12 >= int(a):
+                month += 1
+    return day, month
+
+
+# A weekday's name before a date in digits, with a comma or a space: "Wed 04/09/2024", "Rabu, 10-05-2017".
+_WEEKDAY_DATE = re.compile(r"(?<![^\W\d_])([^\W\d_]{3,13})\.?,?\s+(\d{1,2})([/-])(\d{1,2})\3(\d{4}|\d{2})(?![\d/-])")
+
+
+def weekday_votes(texts: Iterable[str], language: str) -> tuple[int, int]:
+    """(day-first, month-first) evidence from dates printed after the name of their weekday, where the name holds
+    in one order only ("Rabu, 10-05-2017": 10 May 2017 was a Wednesday, 5 October a Thursday). Names of the page's
+    language, and of Malay and Indonesian, whose receipts print the weekday before the date."""
+    names = _weekday_numbers(language)
+    day, month = 0, 0
+    for text in texts:
+        for name, a, _, b, year in _WEEKDAY_DATE.findall(fold(text)):
+            weekday = names.get(name)
+            if weekday is None or a == b:
+                continue
+            as_day_first = _make(_year(year), int(b), int(a))
+            as_month_first = _make(_year(year), int(a), int(b))
+            day_holds = as_day_first is not None and as_day_first.weekday() == weekday
+            month_holds = as_month_first is not None and as_month_first.weekday() == weekday
+            if day_holds and not month_holds:
+                day += 1
+            elif month_holds and not day_holds:
+                month += 1
+    return day, month
+
+
+@cache
+def _weekday_numbers(language: str) -> dict[str, int]:
+    """A language's weekday names, full and short (of three letters or more), and Malay's and Indonesian's, folded:
+    Monday is 0."""
+    names: dict[str, int] = {}
+    for each in dict.fromkeys((language, "ms", "id")):
+        for width in ("wide", "abbreviated"):
+            try:
+                days = get_day_names(width, "format", each)
+            except UnknownLocaleError:  # a language babel does not know
+                continue
+            for number, name in days.items():
+                key = fold(name).rstrip(".")
+                if len(key) >= 3:
+                    names.setdefault(key, number)
+    return names

@@ -1,0 +1,69 @@
+"""An invoice's number in the value of its label: a token with a digit, after a number word or sign, with the series
+code printed before it ("FT 2024/315"); never a date, an amount, an address or a kind's code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from quire.workflows.models.invoice.dates import dates_in
+from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, currencies_in
+
+# A token of an invoice number: letters, digits and the marks between them, with a digit in it.
+_NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
+
+# A document series: one to four capitals ("FT", "A", "INV"), printed before a number that starts with a digit;
+# never a currency code or the abbreviation of another number's name ("USD 12345", "REF 12345", "PO 4500").
+_SERIES = re.compile(r"[A-Z]{1,4}")
+
+
+_NOT_A_SERIES = frozenset(
+    {"REF", "PO", "REA", "VAT", "TAX", "ABN", "GST", "NIF", "CIF", "ID", "NO", "NR", "NUM", "TEL", "FAX"}
+)
+
+# A number printed in groups of digits, three groups or more ("10 4471 8826 03").
+_SPACED_NUMBER = re.compile(r"\d{1,6}(?: \d{1,6}){2,}")
+NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
+
+
+# The kind of an Italian e-invoice (FatturaPA's TipoDocumento, "TD01" to "TD29"), printed beside the word for invoice
+# ("FATTURA DIFFERITA TD24"): a code of the kind, no number.
+_DOCUMENT_TYPE = re.compile(r"TD\d{2}")
+
+
+def invoice_number(text: str, numbered: bool = False) -> str | None:
+    """The invoice number in a label's value; a date-shaped one only after a number word ("Faktura nr 12/05/2024")."""
+    text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number|č\.)\s*:?\s*", "", text.strip(), flags=re.I)
+    # "(Selbst ausgestellte Rechnung) (389) Nr. 47110818": the number is what follows a number sign, not a code
+    named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
+    if named is not None:
+        text = text[named.end() :]
+    dates = dates_in(text, True)
+    if dates and text.startswith(dates[0].text) and not numbered:
+        return None  # a date, not a number
+    if _SPACED_NUMBER.fullmatch(text.strip()) and not dates:
+        return text.strip()  # "N° de facture : 10 4471 8826 03": one number printed in groups, and nothing else
+    tokens = text.split()[:2]
+    for index, token in enumerate(tokens):
+        token = token.strip(".,:;()[]")
+        # Three characters at least, or two after a number word with nothing else ("Invoice Number: 58": a
+        # freelancer's count; not "12 / 2024", nor the "88" of an address under a number too short to be read).
+        short = numbered and len(token) == 2 and text.strip().strip(".,:;") == token
+        if _DOCUMENT_TYPE.fullmatch(token):
+            continue
+        if _NUMBER_TOKEN.fullmatch(token) and (len(token) >= 3 or short) and not EMAIL_OR_URL.search(token):
+            if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
+                return None
+            # A series code printed before the number is part of it ("FT 2024/315", "A 1234", "INV 0042").
+            series = tokens[0] if index == 1 and _series(tokens[0], token) else None
+            return f"{series} {token.rstrip('._-')}" if series else token.rstrip("._-")
+    return None
+
+
+def _series(code: str, number: str) -> bool:
+    return (
+        _SERIES.fullmatch(code) is not None
+        and number[:1].isdigit()
+        and code not in _NOT_A_SERIES
+        and not currencies_in(code)
+    )
