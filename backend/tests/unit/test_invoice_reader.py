@@ -1270,6 +1270,7 @@ def test_canadian_us_and_indian_sales_taxes_are_taxes(text: str, tax: Decimal) -
         ("FACTURE\nNuméro : 2024-12-007\nMontant TTC : 540,00 €", "invoice_number", "2024-12-007"),
         ("Fatura nº FT 2024/315\nTotal 369,00 €", "invoice_number", "FT 2024/315"),
         ("Factura: A 1234\nTotal 100,00 €", "invoice_number", "A 1234"),
+        ("Fatura n.º FT PV2025/742\nTotal 369,00 €", "invoice_number", "FT PV2025/742"),  # a series with letters
         ("Fatura nº 315\nTotal Ilíquido 300,00 €\nTotal IVA 69,00 €\nTotal 369,00 €", "subtotal", Decimal("300.00")),
         ("Invoice 7\nNet £400.00\nVAT @ 20% £80.00\nGross £480.00", "total", Decimal("480.00")),
         ("Invoice 7\nNet £400.00\nVAT @ 20% £80.00\nTotal Due £480.00", "subtotal", Decimal("400.00")),
@@ -4017,6 +4018,8 @@ def test_the_date_the_whole_sum_is_due_after_an_early_payment_discount(terms: st
         ("PA Sales Tax 6.000% $6.00", "Allegheny County Tax 1% $1.00", "7.00", "107.00"),
         ("NY State Sales Tax 4% $4.00", "NYC Sales Tax 4.5% $4.50", "8.50", "108.50"),
         ("CA State Tax 6% $6.00", "Los Angeles County Tax 3.5% $3.50", "9.50", "109.50"),
+        # A transit district's tax under its letters, beside the state's and the city's
+        ("Colorado State Tax (2.9% on $100.00) $2.90", "RTD Sales Tax (1% on $100.00) $1.00", "3.90", "103.90"),
     ],
 )
 def test_a_us_states_sales_tax_and_the_local_ones_beside_it_add_up_to_the_tax(
@@ -4036,6 +4039,16 @@ def test_a_period_end_or_a_price_after_bis_is_no_due_date_nor_is_the_discounts_d
         "Zahlbar bis 24.03.2025 abzüglich 2 % Skonto",
     ):
         assert text_invoice(f"{head}{terms}\nGesamtbetrag 119,00 EUR")["due_date"] is None, terms
+
+
+def test_a_payment_terms_heading_before_its_due_date_sentence_keeps_the_sentences_label() -> None:
+    # Given the due date in a sentence after the heading of the payment terms
+    head = "Muster GmbH\nRechnung Nr. 4711\nRechnungsdatum 07.05.2025\nGesamtbetrag 119,00 EUR\n"
+    result = text_invoice(f"{head}Zahlungsbedingungen: Zahlbar bis 21.05.2025 ohne Abzug.")
+    # Then the sentence's own label names the due date; a heading before terms without a label names nothing
+    assert result["due_date"] == "2025-05-21"
+    assert match_labels("Payment terms: payable by 21 May 2025")[0].field == "due_date"
+    assert match_labels("Zahlungsbedingungen: 14 Tage netto") == ()
 
 
 def test_a_portuguese_certified_programs_document_total() -> None:

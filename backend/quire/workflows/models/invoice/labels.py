@@ -155,6 +155,14 @@ def _rest(text: str) -> str:
 TAX_INCLUDED = re.compile(r"(?:vat|iva|gst|tax|mwst|tva|btw)\s+(?:incl|inclu)")
 # A word that says the row is added or taken off, before its label: "Add: CGST @ 9%", "Less: Rebate".
 _ADD_OR_LESS = re.compile(r"^\s*(?:add|plus|less|minus)\s*:\s*", re.I)
+# The heading of a payment-terms sentence, when the sentence after it starts with a label of its own
+# ("Zahlungsbedingungen: Zahlbar bis 21.05.2025 ohne Abzug", "Payment terms: payable by 21 May 2025").
+_TERMS_HEADING = re.compile(
+    r"^\s*(?:payment\s+terms|terms(?:\s+of\s+payment)?|zahlungsbedingung(?:en)?|conditions?\s+de\s+(?:paiement|r[eè]glement)|"
+    r"modalit[eé]s\s+de\s+paiement|condiciones\s+de\s+pago|condizioni\s+di\s+pagamento|termini\s+di\s+pagamento|"
+    r"betalingsvoorwaarden|betalingscondities|warunki\s+p[lł]atno[sś]ci|condi[cç][oõ]es\s+de\s+pagamento)\s*:\s*(?=\S)",
+    re.I,
+)
 
 
 # How strongly a bare, weak label ("Date", "Total", "Tax") names its field.
@@ -216,6 +224,9 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             )
         if best is not None:
             found.append(best)
+    heading = _TERMS_HEADING.match(text) if not found else None
+    if heading is not None:
+        return match_labels(text[heading.end() :])
     return tuple(sorted(found, key=lambda m: -len(m.label)))
 
 

@@ -156,7 +156,9 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     # A state's sales tax under its postal code ("PA Sales Tax 6.000%"), and the state's and local ones
                     # under their place's name ("Ohio State Tax", "Allegheny County Tax", "NYC Sales Tax").
                     rf"(?:{_US_STATES})\s+(?:state\s+(?:sales\s+)?|sales\s+)tax|"
-                    r"(?:[a-z]+\s+){1,2}(?:state|county|city|municipal|parish|district|transit)\s+(?:sales\s+)?tax|nyc\s+(?:sales\s+)?tax|"
+                    r"(?:[a-z]+\s+){1,2}(?:state|county|city|municipal|parish|district|transit)\s+(?:sales\s+)?tax|"
+                    # A transit or special district's sales tax under its letters ("RTD Sales Tax", "NYC Sales Tax").
+                    r"(?!(?:no|not|non|the|and|any|all|plus)\s)[a-z]{2,4}\s+sales\s+tax|"
                     # A tax the total includes, named after "includes" ("Includes GST", "Includes 10% GST").
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"

@@ -60,10 +60,15 @@ def invoice_number(text: str, numbered: bool = False) -> str | None:
     return None
 
 
+# A number written as its series, a slash and its count, the series with letters first ("PV2025/742" of "FT PV2025/742",
+# as Portugal's certified programs print a document's code, its series and its number).
+_SERIES_AND_COUNT = re.compile(r"[A-Z]{1,4}\d[A-Z\d]*/\d+")
+
+
 def _series(code: str, number: str) -> bool:
     return (
         _SERIES.fullmatch(code) is not None
-        and number[:1].isdigit()
+        and (number[:1].isdigit() or _SERIES_AND_COUNT.fullmatch(number) is not None)
         and code not in _NOT_A_SERIES
         and not currencies_in(code)
     )
