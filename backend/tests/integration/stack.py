@@ -101,6 +101,11 @@ class RetryingTransport(httpx.HTTPTransport):
             return super().handle_request(request)
 
 
+def http_client(base_url: str, **options: Any) -> httpx.Client:
+    """An HTTP client for a stack's web process, retrying a GET or HEAD once on a dropped keep-alive connection."""
+    return httpx.Client(base_url=base_url, transport=RetryingTransport(), **options)
+
+
 class Stack:
     """Web and worker processes sharing one database, one Redis database and one data directory."""
 
@@ -161,7 +166,7 @@ class Stack:
 
     def client(self, token: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.base_url, timeout=30, headers=headers, transport=RetryingTransport())
+        return http_client(self.base_url, timeout=30, headers=headers)
 
     def start_web(self, owner: str = "owner@example.com", port: int | None = None, workers: int = 1) -> Stack:
         """Start `quire web` (on `port`, or a free one, with `workers` processes), with an account

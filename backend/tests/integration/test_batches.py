@@ -9,12 +9,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openpyxl
 import pytest
 
 from backend.tests.documents import zip_of
-from backend.tests.integration.stack import PASSWORD, Stack, document, event_types, sha256
+from backend.tests.integration.stack import PASSWORD, Stack, document, event_types, http_client, sha256
 from backend.tests.integration.test_security import browser_session, csrf
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zugferd" / "pdf"
@@ -256,7 +255,7 @@ def test_someone_elses_batch_does_not_exist_for_you(shared_stack: Stack) -> None
     batch_id = shared_stack.http.post("/batches", data={"workflow": "document_summary"}, files=files).json()["batch_id"]
     # Given another person, signed up and signed in through the forms
     email = f"stranger-{time.monotonic_ns()}@example.com"
-    stranger = httpx.Client(base_url=shared_stack.base_url, timeout=30)
+    stranger = http_client(shared_stack.base_url, timeout=30)
     stranger.get("/signup")
     signup = {"email": email, "password": PASSWORD, "_csrf_token": csrf(stranger)}
     assert stranger.post("/signup", data=signup).status_code == 303

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from backend.tests.conftest import ONE_DATABASE
-from backend.tests.integration.stack import Stack, document
+from backend.tests.integration.stack import Stack, document, http_client
 from quire.queue.embedded_redis import free_port
 
 
@@ -105,7 +105,7 @@ def test_quire_dev_runs_everything_without_redis_or_postgres(tmp_path: Path) -> 
         assert "embedded Redis" in output
         # The first start made a local admin and printed how to sign in
         email, password = re.search(r"Sign in with:\s+(\S+)\s+/\s+(\S+)", output).groups()  # type: ignore[union-attr]
-        login = httpx.Client(base_url=base)
+        login = http_client(base)
         login.get("/login")
         signed_in = login.post(
             "/login",

@@ -18,7 +18,7 @@ import pytest
 
 from backend.tests.aio import run_async
 from backend.tests.integration.conftest import running_stack
-from backend.tests.integration.stack import Stack, document, follow, sse_events
+from backend.tests.integration.stack import Stack, document, follow, http_client, sse_events
 from backend.tests.integration.test_security import browser_session
 from quire.queue.embedded_redis import EmbeddedRedis
 
@@ -245,7 +245,7 @@ def test_no_estimate_without_a_basis(redis_server: EmbeddedRedis, tmp_path: Path
 
 def test_every_web_process_serves_every_stream(shared_stack: Stack) -> None:
     # Given a second web process sharing the same Redis and database
-    other = httpx.Client(base_url=shared_stack.another_web(), headers=shared_stack.http.headers, timeout=30)
+    other = http_client(shared_stack.another_web(), headers=shared_stack.http.headers, timeout=30)
     # When the job is submitted through the first and followed through the second
     job_id = shared_stack.submit(document("slow:0.5"))
     events = follow(other, f"/ai-jobs/{job_id}/stream")

@@ -23,13 +23,13 @@ import redis
 from backend.tests.conftest import make_database
 from backend.tests.documents import docx_bytes
 from backend.tests.integration.conftest import fresh_redis_url, running_stack
-from backend.tests.integration.stack import PASSWORD, Stack, document, event_types, memory_kb
+from backend.tests.integration.stack import PASSWORD, Stack, document, event_types, http_client, memory_kb
 from quire.queue.embedded_redis import EmbeddedRedis, free_port
 
 
 def browser_session(stack: Stack, email: str, password: str = PASSWORD) -> httpx.Client:
     """A client signed in through the login form, as a browser is (session cookie + CSRF cookie)."""
-    client = httpx.Client(base_url=stack.base_url, timeout=30)
+    client = http_client(stack.base_url, timeout=30)
     client.get("/login")
     response = client.post("/login", data={"email": email, "password": password, "_csrf_token": csrf(client)})
     assert response.status_code == 303, response.text
@@ -169,7 +169,7 @@ def test_security_headers_on_every_kind_of_response(people: dict[str, object]) -
 def test_session_id_is_rotated_at_login(people: dict[str, object]) -> None:
     stack = people["stack"]
     assert isinstance(stack, Stack)
-    client = httpx.Client(base_url=stack.base_url)
+    client = http_client(stack.base_url)
     client.cookies.set("quire_session", "attacker-chosen-session-id", domain="127.0.0.1")
     client.get("/login")
     response = client.post(
@@ -180,12 +180,12 @@ def test_session_id_is_rotated_at_login(people: dict[str, object]) -> None:
     assert issued != "attacker-chosen-session-id"
     assert client.get("/jobs").status_code == 200
     # The fixed id is worth nothing to the attacker.
-    attacker = httpx.Client(base_url=stack.base_url, cookies={"quire_session": "attacker-chosen-session-id"})
+    attacker = http_client(stack.base_url, cookies={"quire_session": "attacker-chosen-session-id"})
     assert attacker.get("/jobs", headers={"Accept": "text/html"}).status_code == 303
     # Logging in again from a signed-in session moves it to yet another id.
     client.post("/login", data={"email": "alice@example.com", "password": PASSWORD, "_csrf_token": csrf(client)})
     assert client.cookies["quire_session"] != issued
-    old = httpx.Client(base_url=stack.base_url, cookies={"quire_session": issued})
+    old = http_client(stack.base_url, cookies={"quire_session": issued})
     assert old.get("/jobs", headers={"Accept": "text/html"}).status_code == 303
 
 
@@ -280,7 +280,7 @@ def test_bad_uploads_get_clear_answers_and_the_server_stays_up(strict_stack: Sta
 
 
 def test_login_and_submission_are_rate_limited(strict_stack: Stack) -> None:
-    client = httpx.Client(base_url=strict_stack.base_url)
+    client = http_client(strict_stack.base_url)
     client.get("/login")
     statuses = [
         client.post(
@@ -338,7 +338,7 @@ def test_signup_does_not_tell_who_has_an_account(people: dict[str, object]) -> N
     assert isinstance(stack, Stack)
 
     def signup(email: str) -> tuple[httpx.Response, str]:
-        client = httpx.Client(base_url=stack.base_url, timeout=30)
+        client = http_client(stack.base_url, timeout=30)
         client.get("/signup")
         response = _form_post(client, "/signup", email=email, password="a long enough password")
         landing = client.get(response.headers["location"]) if response.status_code == 303 else response
@@ -443,7 +443,7 @@ def test_logout_deletes_the_session_cookie(people: dict[str, object]) -> None:
     assert len(cleared) == 1
     assert "max-age=0" in cleared[0].lower()
     assert "quire_session" not in alice.cookies
-    replayed = httpx.Client(base_url=stack.base_url, cookies={"quire_session": session_id})
+    replayed = http_client(stack.base_url, cookies={"quire_session": session_id})
     assert replayed.get("/jobs", headers={"Accept": "text/html"}).status_code == 303
 
 
@@ -453,7 +453,7 @@ def _attempt_login(client: httpx.Client, email: str, password: str, forwarded_fo
 
 
 def test_login_is_limited_per_account(strict_stack: Stack) -> None:
-    client = httpx.Client(base_url=strict_stack.base_url)
+    client = http_client(strict_stack.base_url)
     client.get("/login")
     # QUIRE_ACCOUNT_LOGIN_ATTEMPTS_PER_MINUTE=3: after 3 failures the account is refused for the
     # rest of the minute, in any letter case and even with the right password.
@@ -471,7 +471,7 @@ def test_parallel_guesses_get_no_more_password_checks_than_the_limit(people: dic
     stack = people["stack"]
     assert isinstance(stack, Stack)
     email = f"target-{secrets.token_hex(4)}@example.com"  # with no account: counted all the same
-    clients = [httpx.Client(base_url=stack.base_url, timeout=60) for _ in range(40)]
+    clients = [http_client(stack.base_url, timeout=60) for _ in range(40)]
     for client in clients:
         client.get("/login")
 
@@ -504,7 +504,7 @@ def test_password_change_shares_the_sign_in_limit(people: dict[str, object]) -> 
     assert refused.status_code == 429
     assert int(refused.headers["retry-after"]) >= 1
     assert "Too many" in refused.text
-    other = httpx.Client(base_url=stack.base_url, timeout=30)
+    other = http_client(stack.base_url, timeout=30)
     other.get("/login")
     assert _form_post(other, "/login", email=email, password=PASSWORD).status_code == 429
 
@@ -518,7 +518,7 @@ def test_with_redis_down_sign_in_is_unavailable_and_sign_out_still_signs_out(
     try:
         stack.start_web()
         signed_in = browser_session(stack, "owner@example.com")
-        signing_in = httpx.Client(base_url=stack.base_url, timeout=30)
+        signing_in = http_client(stack.base_url, timeout=30)
         signing_in.get("/login")
         # Given Redis stops
         own_redis.stop()
@@ -567,7 +567,7 @@ def quota_stack(
 def _person(stack: Stack, name: str) -> httpx.Client:
     """Someone new, signed up and signed in through the browser's forms (quicker than the CLI)."""
     email = f"{name}-{secrets.token_hex(4)}@example.com"
-    client = httpx.Client(base_url=stack.base_url, timeout=60)
+    client = http_client(stack.base_url, timeout=60)
     client.get("/signup")
     assert _form_post(client, "/signup", email=email, password=PASSWORD).status_code == 303
     client.get("/login")
@@ -578,7 +578,7 @@ def _person(stack: Stack, name: str) -> httpx.Client:
 
 def _same_person(stack: Stack, person: httpx.Client) -> httpx.Client:
     """Another connection in the same browser session."""
-    return httpx.Client(base_url=stack.base_url, timeout=60, cookies=person.cookies, headers=person.headers)
+    return http_client(stack.base_url, timeout=60, cookies=person.cookies, headers=person.headers)
 
 
 def _upload(client: httpx.Client, size: int) -> httpx.Response:
@@ -745,7 +745,7 @@ def production(redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFac
 
 
 def test_metrics_and_api_docs_are_closed_in_production(production: Stack) -> None:
-    anonymous = httpx.Client(base_url=production.base_url)
+    anonymous = http_client(production.base_url)
     assert anonymous.get("/metrics").status_code == 401
     assert anonymous.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
     scraped = anonymous.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
@@ -768,7 +768,7 @@ def test_metrics_are_off_in_production_without_a_token(redis_server: EmbeddedRed
             if token is not None:
                 stack.env["QUIRE_METRICS_TOKEN"] = token
             stack.start_web()
-            anonymous = httpx.Client(base_url=stack.base_url)
+            anonymous = http_client(stack.base_url)
             assert anonymous.get("/metrics").status_code == 404, token
             assert anonymous.get("/metrics", headers={"Authorization": "Bearer"}).status_code == 404, token
     finally:
@@ -882,7 +882,7 @@ def test_a_body_that_drips_in_is_cut_off_at_its_overall_deadline(production: Sta
 
 
 def test_forwarded_addresses_are_not_believed_by_default(strict_stack: Stack) -> None:
-    client = httpx.Client(base_url=strict_stack.base_url)
+    client = http_client(strict_stack.base_url)
     client.get("/login")
     # Each attempt claims another address in X-Forwarded-For (and another account, so that the
     # per-account limit stays out of it); the limit of 5 a minute still counts the real peer.
