@@ -3687,6 +3687,22 @@ def test_the_e_invoice_standards_term_codes_beside_labels_are_never_values() -> 
     )
 
 
+@pytest.mark.parametrize(("code", "sign"), [("381 – Gutschrift (Credit note)", -1), ("380 – Rechnung", 1)])  # noqa: RUF001
+def test_an_e_invoices_type_code_says_whether_it_is_a_credit_note(code: str, sign: int) -> None:
+    # Given an e-invoice as a viewer prints it, titled only as a correction, its amounts positive
+    result = page(
+        (40, 20, "Gutschrift / Rechnungskorrektur", 16),
+        (40, 60, "BT-1"), (90, 60, "Nummer der Gutschrift"), (260, 60, "GS-2025-0042"),
+        (40, 80, "BT-3"), (90, 80, "Rechnungsart"), (260, 80, code),
+        (40, 100, "BT-27"), (90, 100, "Name"), (260, 100, "Bürotechnik Lindner e.K."),
+        (40, 140, "BT-109"), (90, 140, "Gesamtbetrag ohne USt."), (260, 140, "1.752,50"),
+        (40, 160, "BT-110"), (90, 160, "Steuerbetrag"), (260, 160, "332,98"),
+        (40, 180, "BT-112"), (90, 180, "Gesamtbetrag mit USt."), (260, 180, "2.085,48 EUR"),
+    )  # fmt: skip
+    # Then its type code decides: 381 is a credit note, whose amounts are owed to the reader
+    assert result["total"] == sign * Decimal("2085.48")
+
+
 def test_term_codes_in_plain_text_are_left_out_but_a_lone_one_is_a_value() -> None:
     viewer = text_invoice(
         "BT-1 Invoice number: VLH-2025-00871\nBT-2 Invoice issue date: 2025-03-18\n"
@@ -3770,6 +3786,22 @@ def test_a_french_payment_sentence_gives_its_due_date() -> None:
         "Payable net à 30 jours, jusqu'au 23.03.2025, au moyen du bulletin QR ci-dessous."
     )
     assert result["due_date"] == "2025-03-23"
+
+
+def test_a_unit_a_suite_or_a_post_office_box_starts_an_address_not_a_name() -> None:
+    from quire.workflows.models.invoice.names import looks_like_name
+
+    for address in ("Unit 7", "Suite 400", "PO Box 100", "Apt 3B", "Postfach 10 12 34", "Caixa Postal 77"):
+        assert not looks_like_name(address), address
+    for name in ("Suite Dreams Ltd", "Box Hill Motors Pty Ltd", "United Traders Ltd", "Level 3 Communications"):
+        assert looks_like_name(name), name
+    # Given an address line under the seller's label, the payee's name elsewhere on the page
+    result = page(
+        (300, 40, "From"), (300, 60, "Unit 7, 31 Kingsford Smith Dr"), (300, 80, "Hamilton QLD 4007"),
+        (40, 40, "Invoice INV-004871"), (40, 300, "Total AUD 1,483.90"),
+    )  # fmt: skip
+    # Then the address is no vendor
+    assert result["vendor"] != "Unit 7"
 
 
 def test_an_irish_addresss_county_is_no_company_form() -> None:
@@ -4020,6 +4052,7 @@ def test_the_date_the_whole_sum_is_due_after_an_early_payment_discount(terms: st
         ("CA State Tax 6% $6.00", "Los Angeles County Tax 3.5% $3.50", "9.50", "109.50"),
         # A transit district's tax under its letters, beside the state's and the city's
         ("Colorado State Tax (2.9% on $100.00) $2.90", "RTD Sales Tax (1% on $100.00) $1.00", "3.90", "103.90"),
+        ("Vermont State Tax 6% $6.00", "Stowe Local Option Tax 1% $1.00", "7.00", "107.00"),  # a town's option tax
     ],
 )
 def test_a_us_states_sales_tax_and_the_local_ones_beside_it_add_up_to_the_tax(

@@ -10,6 +10,8 @@ Other titles name a correction, which may credit or charge more: a German "Rechn
 law asks of a self-billed invoice (the buyer bills itself on the seller's behalf, and pays it). Such a document
 is a credit note when it prints a negative total, and is otherwise read as the invoice it may be.
 
+An e-invoice printed by a viewer names its kind by its type code: 381 (a credit note), 261 or 396 are credit notes.
+
 A page titled as an invoice before any such title is an invoice that names a credit note ("Credit note CN-77"
 among its references), as is a line that pairs the words with a value ("Credit note: CN-77").
 """
@@ -51,6 +53,12 @@ _BETWEEN = re.compile(r"\s*/\s*(?=\D)|\s+[–-]\s+|\s*\|\s*")  # noqa: RUF001
 # The label of a credit note's own number; `CREDIT_LABEL` also finds a correction's.
 _CREDIT_NUMBER = re.compile(rf"\b(?:{_CREDIT})|credit\s*(?:no\b|number|#)|\bc/n\b|hyvitys")
 CREDIT_LABEL = re.compile(rf"{_CREDIT_NUMBER.pattern}|\b(?:{_CORRECTION})|korekt|korygujac")
+# The type code of an e-invoice as a viewer prints it (EN 16931's BT-3, UNTDID 1001): 381 a credit note, 261 a
+# self-billed one, 396 a factored one ("BT-3 | Rechnungsart | 381 - Gutschrift", "Invoice type code: 381").
+_TYPE_CODE = re.compile(
+    r"(?:\bbt-3\b|rechnungsart|rechnungstyp|(?:invoice|document)\s+type(?:\s+code)?|type\s+de\s+(?:facture|document)|"
+    r"tipo\s+(?:de\s+)?(?:documento|factura|fattura)|documentsoort|factuursoort)[^\d\n]{0,24}(?<!\d)(?:381|261|396)(?!\d)"
+)
 # A title stands out: at least this much taller than the page's usual text.
 _LARGER = 1.2
 # On a page of plain text, where every line is as high as the next, a title is one of its first lines.
@@ -90,4 +98,7 @@ def credit_note(lines: list[Line], number_label: Phrase | None, total: Decimal |
         label = fold(number_label.text)
         if _CREDIT_NUMBER.search(label) or (credited and CREDIT_LABEL.search(label)):
             return number_label
+    for line in lines:
+        if _TYPE_CODE.search(fold(line.text)):
+            return next((p for p in reversed(line.phrases) if re.search(r"381|261|396", p.text)), line.phrases[-1])
     return None

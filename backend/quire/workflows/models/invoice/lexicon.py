@@ -156,6 +156,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     # A state's sales tax under its postal code ("PA Sales Tax 6.000%"), and the state's and local ones
                     # under their place's name ("Ohio State Tax", "Allegheny County Tax", "NYC Sales Tax").
                     rf"(?:{_US_STATES})\s+(?:state\s+(?:sales\s+)?|sales\s+)tax|"
+                    r"(?:[a-z]+\s+){0,2}local\s+option\s+(?:sales\s+)?tax|"  # a town's tax beside the state's ("Stowe Local Option Tax")
                     r"(?:[a-z]+\s+){1,2}(?:state|county|city|municipal|parish|district|transit)\s+(?:sales\s+)?tax|"
                     # A transit or special district's sales tax under its letters ("RTD Sales Tax", "NYC Sales Tax").
                     r"(?!(?:no|not|non|the|and|any|all|plus)\s)[a-z]{2,4}\s+sales\s+tax|"

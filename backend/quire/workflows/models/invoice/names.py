@@ -129,6 +129,15 @@ _NUMBERED_STREET = re.compile(
 )
 
 
+# A unit, a suite, a floor or a post-office box and its number, which start an address line and no name ("Unit 7, 31
+# Kingsford Smith Dr", "Suite 400", "PO Box 100", "Postfach 10 12 34").
+_PREMISES = re.compile(
+    r"^\s*(?:unit|suite|ste\.|apt\.?|apartment|flat|floor|p\.?\s?o\.?\s*box|postfach|apartado(?:\s+de\s+correos)?|"
+    r"casella\s+postale|bo[iî]te\s+postale|caixa\s+postal)\s*#?\s*\d",
+    re.I,
+)
+
+
 def _address(text: str) -> bool:
     """A street address: a house number and a comma first, or a street word beside a number. A name that ends
     in a company form of three letters or more is none ("PLAZA 88 SDN BHD", "3M, Inc."); two-letter forms
@@ -142,6 +151,7 @@ def _address(text: str) -> bool:
         return True  # "Bath BA1 2HN", "Calgary, AB T2T 0B6": no name carries a British postcode or a state's
     return bool(
         _HOUSE_NUMBER_FIRST.match(text)
+        or _PREMISES.match(text)
         or (_STREET.search(text) and re.search(r"\d", text))
         or _NUMBERED_STREET.search(text)
     )
