@@ -3788,6 +3788,50 @@ def test_a_french_payment_sentence_gives_its_due_date() -> None:
     assert result["due_date"] == "2025-03-23"
 
 
+def test_a_travel_tickets_number_is_its_receipts_number_unless_an_invoice_number_is_printed() -> None:
+    # Given an airline's e-ticket receipt, which prints no invoice number
+    receipt = "Vértice Airlines S.A.\nNúmero de billete  075-2145678901\nLocalizador  K7XQ2M\nTOTAL EUR 215.98"
+    # Then the ticket's number is the document's, for a person to check; an invoice's number outranks it
+    assert text_invoice(receipt)["invoice_number"] == "075-2145678901"
+    assert text_invoice(f"Factura n.º FV-2024-118\n{receipt}")["invoice_number"] == "FV-2024-118"
+    assert match_labels("E-Ticket No. 0752145678901")[0].weight < 1.0
+
+
+def test_a_derived_subtotal_the_page_prints_without_a_label_is_sure() -> None:
+    # Given the items' sum printed under their column without a label, then the tax and the total
+    head = "Acme Supplies Ltd\nInvoice 12\nDesk lamp  100.00\nPaper  50.00\n"
+    result = text_invoice(f"{head}150.00\nVAT amount  30.00\nAmount due  £180.00")
+    # Then the subtotal, derived from the total and the tax, is read from that sum, and needs no review
+    assert result["subtotal"] == Decimal("150.00")
+    assert result["fields"]["subtotal"]["text"] == "150.00"
+    assert "subtotal" not in result["needs_review"]
+    # But where nothing prints it, the derived subtotal is still for a person to check
+    unprinted = text_invoice(f"{head}VAT amount  31.00\nAmount due  £186.00")
+    assert unprinted["subtotal"] is None
+    assert "subtotal" in unprinted["needs_review"]
+
+
+def test_a_tax_tables_heading_beside_the_subtotal_is_no_tax() -> None:
+    # Given a web shop's invoice: a VAT table headed "Btw-specificatie" on the left, level with the subtotal on the
+    # right, two rates' taxes under the subtotal, the total, and the payment that settled it
+    result = page(
+        (40, 20, "Kantoorplein Online B.V."), (40, 40, "Factuurnummer 2025-FA-0193381"),
+        (40, 200, "Btw-specificatie"), (300, 200, "Subtotaal excl. btw"), (480, 200, "€ 282,03"),
+        (40, 215, "Tarief"), (100, 215, "Grondslag"), (180, 215, "Btw"), (300, 215, "Btw 21%"), (480, 215, "€ 53,45"),
+        (40, 230, "21%"), (100, 230, "€ 254,51"), (180, 230, "€ 53,45"), (300, 230, "Btw 9%"), (480, 230, "€ 2,48"),
+        (40, 245, "9%"), (100, 245, "€ 27,52"), (180, 245, "€ 2,48"),
+        (300, 260, "Totaal incl. btw"), (480, 260, "€ 337,96"),
+        (300, 280, "Betaald via iDEAL (18-02-2025)"), (480, 280, "€ -337,96"),
+        (300, 295, "Nog te betalen"), (480, 295, "€ 0,00"),
+    )  # fmt: skip
+    # Then the two rates' taxes are the tax, and the total is given for sure
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("282.03"), Decimal("55.93"), Decimal("337.96"),
+    )  # fmt: skip
+    assert "total" not in result["needs_review"]
+    assert [(m.field, m.weight) for m in match_labels("MwSt-Aufstellung")] == [("tax", 0.3)]
+
+
 def test_a_unit_a_suite_or_a_post_office_box_starts_an_address_not_a_name() -> None:
     from quire.workflows.models.invoice.names import looks_like_name
 

@@ -11,7 +11,7 @@ from typing import Any
 from quire.workflows.models.invoice.amounts import CENT, adds_up, included
 from quire.workflows.models.invoice.candidates import FOR_REVIEW, RATE, Candidate, evidence
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, PAYMENT, match_labels
-from quire.workflows.models.invoice.layout import Line
+from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import amounts_in, fold
 
 PAYMENT_MIN_SCORE = 0.15
@@ -199,3 +199,22 @@ def check_and_derive(
     if checks["due_after_issue"] is False:
         fields["due_date"]["confidence"] = round(fields["due_date"]["confidence"] * 0.5, 2)
     return checks
+
+
+# A derived subtotal or tax that the page prints as well, with nothing to say so (a line-item table's sum under
+# its column, a tax table's taxable total): sure enough not to be reviewed.
+PRINTED_DERIVED = 0.8
+
+
+def printed_elsewhere(lines: list[Line], value: Decimal, mark: str, besides: set[Phrase]) -> Phrase | None:
+    """The first phrase, not among `besides`, that prints `value` (or its negative) as an amount with its cents:
+    a second reading of an amount derived from the others ("1,72,838.00" under the items' Amount column, where the
+    subtotal has no label)."""
+    if value == 0:
+        return None
+    for phrase in (p for line in lines for p in line.phrases if p not in besides):
+        if re.search(r"\d[.,]\d{2}(?!\d)", phrase.text) and any(
+            abs(a.value) == abs(value) for a in amounts_in(phrase.text, mark)
+        ):
+            return phrase
+    return None

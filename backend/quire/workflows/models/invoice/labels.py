@@ -25,6 +25,13 @@ PAYABLE = re.compile(
     r"att\s+betala|at\s+betale|a\s+betale|maksettava|πληρωτεο|γενικο"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
+# The heading of a tax table ("Btw-specificatie", "VAT summary", "MwSt-Aufstellung"): it heads the table's rows, but
+# names no tax of its own, whatever stands beside it in another column.
+_TABLE_HEADING = re.compile(
+    r"[\s\-:]*(?:specificatie|specification|summary|analysis|breakdown|overzicht|aufstellung|aufschlusselung|"
+    r"zusammenstellung|ubersicht|recapitulatif|detail|rekapitulace|desglose|resumen|riepilogo|zestawienie|resumo|"
+    r"sammanstallning|specifikation|erittely)\b"
+)
 # After "Total IVA", "Totale IVA", "Total VAT": the tax is included in this total ("TOTAL IVA INCLUIDO").
 _INCLUDED = re.compile(r"\s*\(?(?:incl\b|incl\.|inclu|inkl|compris|compresa|inbegrepen)")
 # A label of a total of something else ("Gesamtbetrag der Zuschläge", "total of discounts"); not "Total of this fee
@@ -212,6 +219,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
             if field == "tax" and folded.startswith("tota") and _INCLUDED.match(folded[match.end() :]):
                 continue  # "Total IVA incluido": the total, tax included
+            if field == "tax" and _TABLE_HEADING.match(folded[match.end() :]):
+                weight = 0.3  # "Btw-specificatie | Subtotaal excl. btw | € 282,03": a table's heading, no tax
             if field in ("tax", "withholding") and _BASE.match(folded[match.end() :]):
                 weight = 0.3  # "I.G.I.C. - Base 92,00", "IVA base imponible": the amount taxed, not the tax
             best = LabelMatch(

@@ -40,21 +40,23 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"credit\s*memo\s*(?:no\.?|number|#)?|credit\s*(?:no\.?|number|#)|c/n\s*(?:no\.?|#)|"
                     r"fee\s+note\s*(?:no\.?|number|#)|"
                     # A till receipt's own number: "TRANS # 48213", a restaurant's "Check #3021".
-                    r"trans(?:action)?\s*(?:no\.?|number|#)|check\s*#|number"),
+                    r"trans(?:action)?\s*(?:no\.?|number|#)|check\s*#|"
+                    # A travel ticket's number, which its receipt is the document of ("Ticket number 075-2145678901").
+                    r"e-?ticket\s*(?:no\.?|number)|ticket\s*(?:no\.?|number)|number"),
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
-                    r"bon\s*-?\s*(?:nr\.?|nummer)|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg(?:e?s)?)|nummer"),
-        ("fr", r"(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
+                    r"bon\s*-?\s*(?:nr\.?|nummer)|ticketnummer|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg(?:e?s)?)|nummer"),
+        ("fr", r"num[eé]ro\s+de\s+billet|(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
                     r"num[eé]ro|n(?:°|\.o)\.?"),
-        ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|creditnota\s*(?:nummer|nr\.?)?|nummer"),
-        ("es", r"(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|"
+        ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|ticketnummer|creditnota\s*(?:nummer|nr\.?)?|nummer"),
+        ("es", r"n[uú]mero\s+de\s+billete|(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|"
                     # A Mexican CFDI's series and number: "Serie y folio: A-10482" (a bare "Folio" is as often a sheet's).
                     r"serie\s+y\s+folio|n[uú]mero|n(?:°|\.o)\.?"),
-        ("it", r"(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
+        ("it", r"numero\s+(?:del\s+)?biglietto|(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
                     r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero|n(?:°|\.o)\.?"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
-        ("pt", r"(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
+        ("pt", r"n[uú]mero\s+do\s+bilhete|(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
                     r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?|n[uú]mero|n(?:°|\.o)\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)|"
                     r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
@@ -422,6 +424,17 @@ WEAK = {
         "transaction no.",
         "transaction no",
         "transaction number",
+        # A travel ticket's number: the document's only where nothing names an invoice's.
+        "ticket number",
+        "ticket no",
+        "eticket number",
+        "eticket no",
+        "ticketnummer",
+        "numero de billete",
+        "numero de billet",
+        "numero del biglietto",
+        "numero biglietto",
+        "numero do bilhete",
     },
     "subtotal": {"net"},
 }

@@ -36,9 +36,11 @@ from quire.workflows.models.invoice.candidates import (
     read_candidates,
 )
 from quire.workflows.models.invoice.checks import (
+    PRINTED_DERIVED,
     check_and_derive,
     contradicted,
     payment_check,
+    printed_elsewhere,
     tax_table_check,
     total_outranked,
     total_rivalled,
@@ -254,6 +256,15 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if "total" in fields and (misread or rivalled):
         # A wrong total is the worst answer this reader can give: when the amounts disagree, a person decides.
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
+    vouching = [chosen[f][0] for f in AMOUNT_FIELDS if f in fields and fields[f]["confidence"] >= REVIEW_BELOW]
+    for field in ("subtotal", "tax"):
+        derived = fields.get(field)
+        if derived is None or chosen[field][0] is not None or len(vouching) < 2 or not checks["totals_add_up"]:
+            continue  # printed and chosen, or derived from amounts that are themselves in doubt
+        printed = printed_elsewhere(lines, values[field], mark, {c.source for c in vouching if c is not None})
+        if printed is not None:
+            where = (printed.page, list(printed.bbox)) if has_layout else (None, None)
+            fields[field] = evidence(PRINTED_DERIVED, printed.text, *where)
     stated = stated_currency(lines)
     if total is not None and total.value.currency:
         currency = total.value.currency
