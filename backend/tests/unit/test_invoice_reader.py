@@ -3832,6 +3832,37 @@ def test_a_tax_tables_heading_beside_the_subtotal_is_no_tax() -> None:
     assert [(m.field, m.weight) for m in match_labels("MwSt-Aufstellung")] == [("tax", 0.3)]
 
 
+def test_a_letters_place_and_date_dates_the_invoice_unless_a_label_does() -> None:
+    from quire.workflows.models.invoice.dates import place_and_date
+
+    # Given a French tradesman's invoice: the works' dates under a bare "Date", the letter's place and date above
+    lines = (
+        (40, 20, "Vasseur Plomberie"), (40, 200, "FACTURE N° F2025-0219"), (400, 200, "Tours, le 3 avril 2025"),
+        (40, 240, "Date d'exécution des travaux : 27 et 28 mars 2025"), (300, 500, "Total TTC"), (400, 500, "748,00 €"),
+    )  # fmt: skip
+    # Then the place and date date the invoice; an invoice date under its own label outranks it
+    assert page(*lines)["issue_date"] == "2025-04-03"
+    assert page(*lines, (40, 220, "Date de facture : 02/04/2025"))["issue_date"] == "2025-04-02"
+    assert place_and_date("Berlin, den 3. April 2025", True) is not None
+    assert place_and_date("Monday, 3 March 2025", True) is None  # a weekday, no place
+
+
+def test_a_name_whose_company_form_wrapped_to_the_next_line_is_the_issuers() -> None:
+    from quire.workflows.models.invoice.names import FORM, name_of
+
+    # Given a Mexican invoice: the issuer's long name over its form at the top, the receiver's further down
+    result = page(
+        (150, 100, "TALLER MECÁNICO Y TORNO ÁVILA,"), (150, 114, "S.A. DE C.V."), (370, 114, "Serie / Folio: A-1523"),
+        (150, 128, "RFC: TMA070315QK2"), (150, 150, "Av. Félix U. Gómez 2815, Monterrey"),
+        (90, 200, "RECEPTOR"), (90, 214, "TRANSPORTES DEL NORTE REGIO, S.A. DE C.V."), (90, 228, "RFC: TNR120611AB3"),
+        (300, 400, "Total"), (400, 400, "$21,854.40"),
+    )  # fmt: skip
+    # Then the name and its form on the line under it are the vendor
+    assert result["vendor"] == "TALLER MECÁNICO Y TORNO ÁVILA, S.A. DE C.V."
+    assert name_of("Grupo Alfa, S. de R.L. de C.V. RFC GAL0101") == "Grupo Alfa, S. de R.L. de C.V."
+    assert FORM.fullmatch("S.A.P.I. de C.V.")
+
+
 def test_a_unit_a_suite_or_a_post_office_box_starts_an_address_not_a_name() -> None:
     from quire.workflows.models.invoice.names import looks_like_name
 

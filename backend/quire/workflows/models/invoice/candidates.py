@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from quire.workflows.models.invoice.columns import by_column
-from quire.workflows.models.invoice.dates import dates_in
+from quire.workflows.models.invoice.dates import dates_in, place_and_date
 from quire.workflows.models.invoice.labelled import TRANSLATION, Labelled
 from quire.workflows.models.invoice.labels import (
     ADJUSTMENTS,
@@ -162,7 +162,22 @@ def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first:
                 lines, index, phrase, match, mark, day_first, found
             ):
                 break
+    for index, line in enumerate(lines):
+        if line.page != 1 or line.y0 > _LETTER_HEAD * line.page_height:
+            continue
+        for phrase in line.phrases:
+            if (dated := place_and_date(phrase.text, day_first)) is not None and not match_labels(phrase.text):
+                score = _PLACE_DATE_SCORE * phrase.confidence
+                found.setdefault("issue_date", []).append(
+                    Candidate("issue_date", dated.value, score, phrase, phrase, index)
+                )
     return found
+
+
+# A letter's place and date ("Tours, le 3 avril 2025") in the top part of its first page dates the invoice, if less
+# surely than its own label does.
+_LETTER_HEAD = 0.4
+_PLACE_DATE_SCORE = 0.8
 
 
 def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Decimal]:

@@ -10,7 +10,8 @@ Other titles name a correction, which may credit or charge more: a German "Rechn
 law asks of a self-billed invoice (the buyer bills itself on the seller's behalf, and pays it). Such a document
 is a credit note when it prints a negative total, and is otherwise read as the invoice it may be.
 
-An e-invoice printed by a viewer names its kind by its type code: 381 (a credit note), 261 or 396 are credit notes.
+An e-invoice printed by a viewer names its kind by its type code: 381, 261 (self-billed) and 396 (factored) are
+credit notes, whatever the title.
 
 A page titled as an invoice before any such title is an invoice that names a credit note ("Credit note CN-77"
 among its references), as is a line that pairs the words with a value ("Credit note: CN-77").

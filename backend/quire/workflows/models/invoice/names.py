@@ -17,6 +17,8 @@ _FORMS = (
     r"ltd\.?|limited|llp|lp\.?|l\.p\.|plc|corp\.?|corporation|pty\.?\s*ltd\.?|"
     # "& Co.", "Acme Co."; not an Irish address's county ("Naas, Co. Kildare", "NAAS, CO. KILDARE").
     r"&\s*co\.|co\.(?!\s*(?-i:[A-Z][a-z]|[A-Z]{3,}))|"
+    # Mexico's S.A. de C.V., S.A.P.I. de C.V. and S. de R.L. (de C.V.), before the S.A. they start with.
+    r"s\.\s?a\.\s?(?:p\.\s?i\.\s?)?de\s+c\.\s?v\.|s\.\s?de\s+r\.\s?l\.(?:\s+de\s+c\.\s?v\.)?|"
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
     r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
     r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"

@@ -99,6 +99,19 @@ def _label_alone(text: str) -> bool:
     return bool(matches) and not matches[0].rest.strip()
 
 
+def _form_under(lines: list[Line], index: int, phrase: Phrase) -> Phrase | None:
+    """The company form a long name wrapped onto the next line, printed there alone under its start: "S.A. DE C.V."
+    under "TALLER MECÁNICO Y TORNO ÁVILA,"."""
+    line = lines[index]
+    for below in lines[index + 1 : index + 2]:
+        if below.page != line.page or below.y0 - line.y1 > phrase.height:
+            return None
+        for other in below.phrases:
+            if abs(other.x0 - phrase.x0) < phrase.height and FORM.fullmatch(other.text.strip(" ,;")):
+                return other
+    return None
+
+
 def _own_domains(lines: list[Line], buyer: set[Phrase]) -> set[str]:
     """The distinctive part of every web or email domain printed outside the buyer's block: `ionos` of mein.ionos.de."""
     found: set[str] = set()
@@ -216,18 +229,22 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             if sender and line.page == 1 and looks_like_name(sender.group(1)):
                 scored.append((0.85, name_of(sender.group(1)), phrase))
                 continue
-            if not FORM.search(phrase.text):
-                if line.page == 1 and looks_like_name(phrase.text) and matches_domain(phrase.text, domains):
-                    scored.append((0.75, phrase.text.strip(), phrase))
-                continue
-            name = name_of(phrase.text)
+            text, wrapped = phrase.text, None
+            if not FORM.search(text):
+                wrapped = _form_under(lines, index, phrase)
+                if wrapped is None:
+                    if line.page == 1 and looks_like_name(text) and matches_domain(text, domains):
+                        scored.append((0.75, text.strip(), phrase))
+                    continue
+                text = f"{text.rstrip()} {wrapped.text.strip(' ,;')}"  # "TALLER ... ÁVILA," over "S.A. DE C.V."
+            name = name_of(text)
             # The rest of the word its form ends in: "St™SC" looks like a name, "St™SC*C~CST" is OCR's noise.
-            glued = phrase.text[len(name) :].split(" ", 1)[0] if phrase.text.startswith(name) else ""
+            glued = text[len(name) :].split(" ", 1)[0] if text.startswith(name) else ""
             if (
                 OCR_NOISE.search(glued)
                 or ENDS_IN_STATE.search(name)
                 or not looks_like_name(name)
-                or len(name.split()) > 8
+                or len(FORM.sub("", name).split()) > 8  # a sentence, not a name (its form's words not counted)
                 or not re.search(r"[^\W\d_]{2}", FORM.sub("", name))
             ):
                 continue  # a company form alone ("SARL au capital de ...") names nobody
@@ -237,6 +254,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             score -= 0.15 if line.page > 1 else 0.0
             score += 0.15 if matches_domain(name, domains) else 0.0
             score += 0.1 if LEGAL_IDS.search(line.text) else 0.0  # a legal footer: the name beside its VAT ID
+            if wrapped is not None and wrapped.confidence < SURE_OCR_NAME:
+                score = min(score, FOR_REVIEW)  # its form read unsurely: another company's, perhaps
             scored.append((score, name, phrase))
     if spelled_out:
         scored = [
