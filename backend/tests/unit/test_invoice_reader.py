@@ -3687,7 +3687,14 @@ def test_the_e_invoice_standards_term_codes_beside_labels_are_never_values() -> 
     )
 
 
-@pytest.mark.parametrize(("code", "sign"), [("381 – Gutschrift (Credit note)", -1), ("380 – Rechnung", 1)])  # noqa: RUF001
+@pytest.mark.parametrize(
+    ("code", "sign"),
+    [
+        ("381 – Gutschrift (Credit note)", -1),  # noqa: RUF001
+        ("380 – Rechnung", 1),  # noqa: RUF001
+        ("Rechnung   Kunden-Nr.: 381", 1),  # another label's value after the kind's word
+    ],
+)
 def test_an_e_invoices_type_code_says_whether_it_is_a_credit_note(code: str, sign: int) -> None:
     # Given an e-invoice as a viewer prints it, titled only as a correction, its amounts positive
     result = page(
@@ -3795,6 +3802,9 @@ def test_a_travel_tickets_number_is_its_receipts_number_unless_an_invoice_number
     assert text_invoice(receipt)["invoice_number"] == "075-2145678901"
     assert text_invoice(f"Factura n.º FV-2024-118\n{receipt}")["invoice_number"] == "FV-2024-118"
     assert match_labels("E-Ticket No. 0752145678901")[0].weight < 1.0
+    # A support ticket's number weighs less than a bare "Number"
+    helpdesk = text_invoice("Acme IT Services Ltd\nNumber: 2025-001\nTicket No. 48213\nTotal £120.00")
+    assert helpdesk["invoice_number"] == "2025-001"
 
 
 def test_a_derived_subtotal_the_page_prints_without_a_label_is_sure() -> None:
@@ -3805,10 +3815,14 @@ def test_a_derived_subtotal_the_page_prints_without_a_label_is_sure() -> None:
     assert result["subtotal"] == Decimal("150.00")
     assert result["fields"]["subtotal"]["text"] == "150.00"
     assert "subtotal" not in result["needs_review"]
-    # But where nothing prints it, the derived subtotal is still for a person to check
-    unprinted = text_invoice(f"{head}VAT amount  31.00\nAmount due  £186.00")
-    assert unprinted["subtotal"] is None
-    assert "subtotal" in unprinted["needs_review"]
+    # But where nothing prints it, or only a line with words (an item, a fee), it is still for a person to check
+    for tail in (
+        "VAT amount  31.00\nAmount due  £186.00",
+        "Booking fee 155.00\nVAT amount  31.00\nAmount due  £186.00",
+    ):
+        unprinted = text_invoice(f"{head}{tail}")
+        assert unprinted["subtotal"] is None
+        assert "subtotal" in unprinted["needs_review"]
 
 
 def test_a_tax_tables_heading_beside_the_subtotal_is_no_tax() -> None:
@@ -3835,16 +3849,26 @@ def test_a_tax_tables_heading_beside_the_subtotal_is_no_tax() -> None:
 def test_a_letters_place_and_date_dates_the_invoice_unless_a_label_does() -> None:
     from quire.workflows.models.invoice.dates import place_and_date
 
-    # Given a French tradesman's invoice: the works' dates under a bare "Date", the letter's place and date above
+    # Given a French tradesman's invoice that labels no date: the letter's place and date at its head
     lines = (
         (40, 20, "Vasseur Plomberie"), (40, 200, "FACTURE N° F2025-0219"), (400, 200, "Tours, le 3 avril 2025"),
-        (40, 240, "Date d'exécution des travaux : 27 et 28 mars 2025"), (300, 500, "Total TTC"), (400, 500, "748,00 €"),
+        (300, 500, "Total TTC"), (400, 500, "748,00 €"),
     )  # fmt: skip
-    # Then the place and date date the invoice; an invoice date under its own label outranks it
-    assert page(*lines)["issue_date"] == "2025-04-03"
-    assert page(*lines, (40, 220, "Date de facture : 02/04/2025"))["issue_date"] == "2025-04-02"
+    # Then the place and date date the invoice, for review; a date under a label, even a bare "Date", outranks it,
+    # as a word before a comma may be no town
+    result = page(*lines)
+    assert result["issue_date"] == "2025-04-03"
+    assert "issue_date" in result["needs_review"]
+    assert page(*lines, (40, 220, "Date : 02/04/2025"))["issue_date"] == "2025-04-02"
+    assert (
+        page(*lines[:2], (40, 220, "Date : 02/04/2025"), (40, 240, "Intervention, le 27 mars 2025"), *lines[3:])[
+            "issue_date"
+        ]
+        == "2025-04-02"
+    )
     assert place_and_date("Berlin, den 3. April 2025", True) is not None
-    assert place_and_date("Monday, 3 March 2025", True) is None  # a weekday, no place
+    assert place_and_date("Amsterdam, 3 april 2025", True) is None  # no word that joins them: a list's entry, perhaps
+    assert place_and_date("Mo., den 3. März 2025", True) is None  # a weekday, no place
 
 
 def test_a_name_whose_company_form_wrapped_to_the_next_line_is_the_issuers() -> None:
@@ -3875,8 +3899,8 @@ def test_a_unit_a_suite_or_a_post_office_box_starts_an_address_not_a_name() -> N
         (300, 40, "From"), (300, 60, "Unit 7, 31 Kingsford Smith Dr"), (300, 80, "Hamilton QLD 4007"),
         (40, 40, "Invoice INV-004871"), (40, 300, "Total AUD 1,483.90"),
     )  # fmt: skip
-    # Then the address is no vendor
-    assert result["vendor"] != "Unit 7"
+    # Then the address is no vendor, and nothing else names one
+    assert result["vendor"] is None
 
 
 def test_an_irish_addresss_county_is_no_company_form() -> None:
@@ -4128,6 +4152,7 @@ def test_the_date_the_whole_sum_is_due_after_an_early_payment_discount(terms: st
         # A transit district's tax under its letters, beside the state's and the city's
         ("Colorado State Tax (2.9% on $100.00) $2.90", "RTD Sales Tax (1% on $100.00) $1.00", "3.90", "103.90"),
         ("Vermont State Tax 6% $6.00", "Stowe Local Option Tax 1% $1.00", "7.00", "107.00"),  # a town's option tax
+        ("Excl sales tax $100.00", "Sales tax 7% $7.00", "7.00", "107.00"),  # "excl" is no district
     ],
 )
 def test_a_us_states_sales_tax_and_the_local_ones_beside_it_add_up_to_the_tax(
@@ -4157,6 +4182,8 @@ def test_a_payment_terms_heading_before_its_due_date_sentence_keeps_the_sentence
     assert result["due_date"] == "2025-05-21"
     assert match_labels("Payment terms: payable by 21 May 2025")[0].field == "due_date"
     assert match_labels("Zahlungsbedingungen: 14 Tage netto") == ()
+    # "Due on receipt" names no date: the date under it is another one
+    assert text_invoice(f"{head}Terms: Due on receipt\nDelivered 12/05/2025")["due_date"] is None
 
 
 def test_a_portuguese_certified_programs_document_total() -> None:

@@ -21,6 +21,7 @@ from quire.workflows.models.invoice.labels import (
     DATE_FIELDS,
     PAYABLE,
     PAYMENT,
+    TICKET,
     WEAK_WEIGHT,
     LabelMatch,
     match_labels,
@@ -162,7 +163,12 @@ def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first:
                 lines, index, phrase, match, mark, day_first, found
             ):
                 break
-    for index, line in enumerate(lines):
+    numbers = found.get("invoice_number", [])
+    if any(c.score >= ABSTAIN_BELOW and not TICKET.search(fold(c.label.text)) for c in numbers):
+        # A ticket's number ("Ticket No. 48213" on a help desk's bill) only where no other label names a number.
+        found["invoice_number"] = [c for c in numbers if not TICKET.search(fold(c.label.text))]
+    labelled_date = any(c.score >= ABSTAIN_BELOW for c in found.get("issue_date", []))
+    for index, line in enumerate(lines if not labelled_date else []):
         if line.page != 1 or line.y0 > _LETTER_HEAD * line.page_height:
             continue
         for phrase in line.phrases:
@@ -174,10 +180,10 @@ def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first:
     return found
 
 
-# A letter's place and date ("Tours, le 3 avril 2025") in the top part of its first page dates the invoice, if less
-# surely than its own label does.
+# A letter's place and date ("Tours, le 3 avril 2025") in the top part of its first page dates the invoice where no
+# label does, for review (a word before a comma may be no town: "Intervention, le 27 mars").
 _LETTER_HEAD = 0.4
-_PLACE_DATE_SCORE = 0.8
+_PLACE_DATE_SCORE = 0.55
 
 
 def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Decimal]:

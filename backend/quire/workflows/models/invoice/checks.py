@@ -11,8 +11,8 @@ from typing import Any
 from quire.workflows.models.invoice.amounts import CENT, adds_up, included
 from quire.workflows.models.invoice.candidates import FOR_REVIEW, RATE, Candidate, evidence
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, PAYMENT, match_labels
-from quire.workflows.models.invoice.layout import Line, Phrase
-from quire.workflows.models.invoice.values import amounts_in, fold
+from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
+from quire.workflows.models.invoice.values import CURRENCY, amounts_in, fold
 
 PAYMENT_MIN_SCORE = 0.15
 
@@ -201,20 +201,27 @@ def check_and_derive(
     return checks
 
 
-# A derived subtotal or tax that the page prints as well, with nothing to say so (a line-item table's sum under
-# its column, a tax table's taxable total): sure enough not to be reviewed.
+# A derived subtotal that the page prints as well, with no label (the items' sum under their column): sure enough
+# not to be reviewed.
 PRINTED_DERIVED = 0.8
 
 
-def printed_elsewhere(lines: list[Line], value: Decimal, mark: str, besides: set[Phrase]) -> Phrase | None:
-    """The first phrase, not among `besides`, that prints `value` (or its negative) as an amount with its cents:
-    a second reading of an amount derived from the others ("1,72,838.00" under the items' Amount column, where the
-    subtotal has no label)."""
+def printed_elsewhere(
+    lines: list[Line], value: Decimal, mark: str, total: Candidate, has_layout: bool
+) -> Phrase | None:
+    """The phrase that prints `value` (or its negative) alone, with no words but a currency, above the total on its
+    page and, on a laid-out page, in the total's column: a second reading of a subtotal derived from
+    the total and the tax ("1,72,838.00" under the items' Amount column). A fee's or an item's line, with words
+    on it, is no such reading."""
     if value == 0:
         return None
-    for phrase in (p for line in lines for p in line.phrases if p not in besides):
-        if re.search(r"\d[.,]\d{2}(?!\d)", phrase.text) and any(
-            abs(a.value) == abs(value) for a in amounts_in(phrase.text, mark)
-        ):
-            return phrase
+    for line in lines[: total.line]:
+        for phrase in line.phrases:
+            if (
+                line.page == total.source.page
+                and not re.search(r"[^\W\d_]", CURRENCY.sub("", phrase.text))  # words: an item's or a fee's line
+                and (not has_layout or overlaps(phrase, total.source))
+                and any(abs(a.value) == abs(value) for a in amounts_in(phrase.text, mark))
+            ):
+                return phrase
     return None

@@ -154,11 +154,11 @@ def _weekday_numbers(language: str) -> dict[str, int]:
     return names
 
 
-# A letter's place and date at its head: "Tours, le 3 avril 2025", "Berlin, den 3. April 2025", "Madrid, a 3 de
-# abril de 2025", "Warszawa, dnia 03.04.2025", "Roma, lì 3 aprile 2025", "Amsterdam, 3 april 2025".
+# A letter's place and date at its head, with the word that joins them: "Tours, le 3 avril 2025", "Berlin, den 3.
+# April 2025", "Madrid, a 3 de abril de 2025", "Warszawa, dnia 03.04.2025", "Roma, lì 3 aprile 2025".
 _PLACE_DATE = re.compile(
     r"^\s*(?P<place>[^\W\d_](?:[^\W\d_]|['\u2019.-])*(?:\s[^\W\d_](?:[^\W\d_]|['\u2019.-])*){0,2}),\s*"
-    r"(?:(?:le|den|am|a|el|em|dnia|dn\.|l[iì]|il|op|on|the)\s+)?(?P<date>\S.*?)\s*\.?\s*$",
+    r"(?:le|den|am|a|el|em|dnia|dn\.|l[iì]|il|op|on|the)\s+(?P<date>\S.*?)\s*\.?\s*$",
     re.I,
 )
 
@@ -169,8 +169,8 @@ def place_and_date(text: str, day_first: bool) -> PrintedDate | None:
     found = _PLACE_DATE.match(text)
     if found is None or not found["place"][:1].isupper():
         return None
-    place = fold(found["place"])
-    if any(place in _weekday_numbers(language) for language in LANGUAGES):
-        return None  # "Monday, 3 March 2025": a day's date, maybe of a delivery or a visit
+    place = fold(found["place"]).rstrip(".")
+    if len(place) < 3 or any(place in _weekday_numbers(language) for language in LANGUAGES):
+        return None  # "Monday, 3 March 2025", "Mo., den 3. März": a day's date, maybe of a delivery or a visit
     dates = dates_in(found["date"], day_first)
     return dates[0] if len(dates) == 1 and dates[0].text.strip() == found["date"].strip(" .") else None

@@ -58,8 +58,10 @@ CREDIT_LABEL = re.compile(rf"{_CREDIT_NUMBER.pattern}|\b(?:{_CORRECTION})|korekt
 # self-billed one, 396 a factored one ("BT-3 | Rechnungsart | 381 - Gutschrift", "Invoice type code: 381").
 _TYPE_CODE = re.compile(
     r"(?:\bbt-3\b|rechnungsart|rechnungstyp|(?:invoice|document)\s+type(?:\s+code)?|type\s+de\s+(?:facture|document)|"
-    r"tipo\s+(?:de\s+)?(?:documento|factura|fattura)|documentsoort|factuursoort)[^\d\n]{0,24}(?<!\d)(?:381|261|396)(?!\d)"
+    r"tipo\s+(?:de\s+)?(?:documento|factura|fattura)|documentsoort|factuursoort)[\s:|=\u2013-]*(?:381|261|396)"
+    r"(?!\d)(?!\s*[^\W\d_]*\s*[:#])"  # the code alone or before its name, not another label's value
 )
+_CODE = re.compile(r"(?<!\d)(?:381|261|396)(?!\d)")
 # A title stands out: at least this much taller than the page's usual text.
 _LARGER = 1.2
 # On a page of plain text, where every line is as high as the next, a title is one of its first lines.
@@ -101,5 +103,5 @@ def credit_note(lines: list[Line], number_label: Phrase | None, total: Decimal |
             return number_label
     for line in lines:
         if _TYPE_CODE.search(fold(line.text)):
-            return next((p for p in reversed(line.phrases) if re.search(r"381|261|396", p.text)), line.phrases[-1])
+            return next((p for p in reversed(line.phrases) if _CODE.search(p.text)), line.phrases[-1])
     return None

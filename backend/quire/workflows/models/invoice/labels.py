@@ -25,11 +25,14 @@ PAYABLE = re.compile(
     r"att\s+betala|at\s+betale|a\s+betale|maksettava|πληρωτεο|γενικο"
 )
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
+# A ticket's number names the document (an e-ticket's receipt) only where no other number label does.
+TICKET = re.compile(r"ticket|billet|biglietto|bilhete")
+TICKET_WEIGHT = 0.55
 # The heading of a tax table ("Btw-specificatie", "VAT summary", "MwSt-Aufstellung"): it heads the table's rows, but
 # names no tax of its own, whatever stands beside it in another column.
 _TABLE_HEADING = re.compile(
     r"[\s\-:]*(?:specificatie|specification|summary|analysis|breakdown|overzicht|aufstellung|aufschlusselung|"
-    r"zusammenstellung|ubersicht|recapitulatif|detail|rekapitulace|desglose|resumen|riepilogo|zestawienie|resumo|"
+    r"zusammenstellung|ubersicht|recapitulatif|details?|rekapitulace|desglose|resumen|riepilogo|zestawienie|resumo|"
     r"sammanstallning|specifikation|erittely)\b"
 )
 # After "Total IVA", "Totale IVA", "Total VAT": the tax is included in this total ("TOTAL IVA INCLUIDO").
@@ -210,6 +213,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
             bare = re.sub(r"[^a-z\u03b1-\u03c9.# ]", "", label).strip(" .")  # Latin or Greek letters
             weight = WEAK_WEIGHT if bare in WEAK.get(field, set()) else 1.0
+            if field == "invoice_number" and TICKET.search(label):
+                weight = TICKET_WEIGHT  # a travel ticket's, or a support ticket's: below a bare "Number"
             if field == "issue_date" and _ORDERED.search(label):
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":
@@ -235,7 +240,10 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             found.append(best)
     heading = _TERMS_HEADING.match(text) if not found else None
     if heading is not None:
-        return match_labels(text[heading.end() :])
+        # Only a label whose value follows it in the sentence: "Terms: Due on receipt" names no date, and the date
+        # on the next line is another one.
+        inner = match_labels(text[heading.end() :])
+        return tuple(m for m in inner if m.rest and (m.field not in DATE_FIELDS or dates_in(m.rest, True)))
     return tuple(sorted(found, key=lambda m: -len(m.label)))
 
 

@@ -161,7 +161,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:[a-z]+\s+){0,2}local\s+option\s+(?:sales\s+)?tax|"  # a town's tax beside the state's ("Stowe Local Option Tax")
                     r"(?:[a-z]+\s+){1,2}(?:state|county|city|municipal|parish|district|transit)\s+(?:sales\s+)?tax|"
                     # A transit or special district's sales tax under its letters ("RTD Sales Tax", "NYC Sales Tax").
-                    r"(?!(?:no|not|non|the|and|any|all|plus)\s)[a-z]{2,4}\s+sales\s+tax|"
+                    r"(?!(?:no|not|non|the|and|any|all|plus|ex|excl|inc|incl|with|pre|post|est|zero|less|net|sans|w/o|gst)\s)[a-z]{2,4}\s+sales\s+tax|"
                     # A tax the total includes, named after "includes" ("Includes GST", "Includes 10% GST").
                     r"includes?\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)"),
         ("de", r"(?:summe\s+|gesamt\s*)?(?:mwst|ust|umsatzsteuer|mehrwertsteuer)\.?(?:\s*-?\s*betrag|\s+gesamt|\s+summe)?|"

@@ -134,7 +134,7 @@ _NUMBERED_STREET = re.compile(
 # A unit, a suite, a floor or a post-office box and its number, which start an address line and no name ("Unit 7, 31
 # Kingsford Smith Dr", "Suite 400", "PO Box 100", "Postfach 10 12 34").
 _PREMISES = re.compile(
-    r"^\s*(?:unit|suite|ste\.|apt\.?|apartment|flat|floor|p\.?\s?o\.?\s*box|postfach|apartado(?:\s+de\s+correos)?|"
+    r"^\s*(?:unit|suite|ste\.|apt\.?|apartment|flat|floor|g?p\.?\s?o\.?\s*box|postfach|apartado(?:\s+de\s+correos)?|"
     r"casella\s+postale|bo[iî]te\s+postale|caixa\s+postal)\s*#?\s*\d",
     re.I,
 )

@@ -12,8 +12,9 @@ from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, curr
 # A token of an invoice number: letters, digits and the marks between them, with a digit in it.
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 
-# A document series: one to four capitals ("FT", "A", "INV"), printed before a number that starts with a digit;
-# never a currency code or the abbreviation of another number's name ("USD 12345", "REF 12345", "PO 4500").
+# A document series: one to four capitals ("FT", "A", "INV"), printed before a number that starts with a digit (or
+# is a series with letters, a slash and a count: `_SERIES_AND_COUNT`); never a currency code or the abbreviation of
+# another number's name ("USD 12345", "REF 12345", "PO 4500").
 _SERIES = re.compile(r"[A-Z]{1,4}")
 
 

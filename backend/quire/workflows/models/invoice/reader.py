@@ -256,15 +256,12 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if "total" in fields and (misread or rivalled):
         # A wrong total is the worst answer this reader can give: when the amounts disagree, a person decides.
         fields["total"]["confidence"] = min(fields["total"]["confidence"], ABSTAIN_BELOW - 0.05)
-    vouching = [chosen[f][0] for f in AMOUNT_FIELDS if f in fields and fields[f]["confidence"] >= REVIEW_BELOW]
-    for field in ("subtotal", "tax"):
-        derived = fields.get(field)
-        if derived is None or chosen[field][0] is not None or len(vouching) < 2 or not checks["totals_add_up"]:
-            continue  # printed and chosen, or derived from amounts that are themselves in doubt
-        printed = printed_elsewhere(lines, values[field], mark, {c.source for c in vouching if c is not None})
-        if printed is not None:
-            where = (printed.page, list(printed.bbox)) if has_layout else (None, None)
-            fields[field] = evidence(PRINTED_DERIVED, printed.text, *where)
+    vouching = [f for f in ("tax", "total") if f in fields and fields[f]["confidence"] >= REVIEW_BELOW]
+    derived = chosen["subtotal"][0] is None and "subtotal" in values and len(vouching) == 2
+    printed = printed_elsewhere(lines, values["subtotal"], mark, total, has_layout) if derived and total else None
+    if printed is not None:
+        where = (printed.page, list(printed.bbox)) if has_layout else (None, None)
+        fields["subtotal"] = evidence(PRINTED_DERIVED, printed.text, *where)
     stated = stated_currency(lines)
     if total is not None and total.value.currency:
         currency = total.value.currency

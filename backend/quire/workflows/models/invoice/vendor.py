@@ -103,13 +103,11 @@ def _form_under(lines: list[Line], index: int, phrase: Phrase) -> Phrase | None:
     """The company form a long name wrapped onto the next line, printed there alone under its start: "S.A. DE C.V."
     under "TALLER MECÁNICO Y TORNO ÁVILA,"."""
     line = lines[index]
-    for below in lines[index + 1 : index + 2]:
-        if below.page != line.page or below.y0 - line.y1 > phrase.height:
-            return None
-        for other in below.phrases:
-            if abs(other.x0 - phrase.x0) < phrase.height and FORM.fullmatch(other.text.strip(" ,;")):
-                return other
-    return None
+    below = lines[index + 1] if index + 1 < len(lines) else None
+    if below is None or below.page != line.page or below.y0 - line.y1 > phrase.height:
+        return None
+    under = (p for p in below.phrases if abs(p.x0 - phrase.x0) < phrase.height)
+    return next((p for p in under if FORM.fullmatch(p.text.strip(" ,;"))), None)
 
 
 def _own_domains(lines: list[Line], buyer: set[Phrase]) -> set[str]:
