@@ -9,7 +9,8 @@ the languages and kinds the real sets lack (backend/tests/corpus/own), invoices 
 not seen the reader (backend/tests/corpus/blind), the real invoices of invoice2data's
 test suite when bench/fetch_invoice2data.py has laid them out under var/invoice2data, and the generated
 invoices.
-`--by-author` adds a row for each author's set of the blind corpus (its file names' prefix).
+`--by-author` adds a row for each author's set of the blind corpus (its file names' prefix). `--show-misses` lists the
+tuning parts' misses, never a held-out file nor one of the blind sets that stay unread.
 A fixed third of every set, chosen by a hash of the file name, is held out: rules are tuned
 on the rest, and the held-out rows are reported apart. Scanned files are skipped when no OCR engine
 is installed.
@@ -57,6 +58,9 @@ CORPUS = ROOT / "backend" / "tests" / "corpus" / "zugferd"
 OWN = ROOT / "backend" / "tests" / "corpus" / "own"
 BLIND = ROOT / "backend" / "tests" / "corpus" / "blind"
 INVOICE2DATA = ROOT / "var" / "invoice2data"
+# The blind corpus's sets that were scored as they arrived and are never read (its README): `--show-misses` leaves
+# their files out, so a listing of misses cannot make them read.
+UNREAD = ("qq-", "kk-", "jj-", "ff-", "ee-", "bb-")
 _FORMS = re.compile(
     r"\b(gmbh|ag|kg|ug|e\.?k|inc|llc|ltd|limited|lp|plc|corp|co|sa|sas|sarl|sl|slu|spa|srl|bv|nv|ltda|"
     r"sp z o o|pty|as|ab|oy)\b"
@@ -201,7 +205,9 @@ def generated(tallies: dict[str, Tally]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sets", nargs="*", type=Path, help="more folders with a truth.json")
-    parser.add_argument("--show-misses", action="store_true", help="list the tuning part's misses (never the held-out)")
+    parser.add_argument(
+        "--show-misses", action="store_true", help="list the tuning part's misses (never the held-out, nor unread sets)"
+    )
     parser.add_argument("--by-author", action="store_true", help="a row per author's set of the blind corpus too")
     args = parser.parse_args()
     tallies: dict[str, Tally] = defaultdict(Tally)
@@ -232,7 +238,7 @@ def main() -> None:
         ms = tally.seconds * 1000 / max(tally.pages, 1)
         print(f"{label:28} {tally.rows:4} {cells} {tally.accuracy():8.1%} {wrong:>8} {tally.sure_wrong:8} {ms:8.1f}")
         if args.show_misses and label.endswith(("(tuning)", "generated (all)")):
-            for miss in tally.misses:
+            for miss in (m for m in tally.misses if not m.startswith(UNREAD)):
                 print("    " + miss)
 
 
