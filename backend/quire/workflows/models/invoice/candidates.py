@@ -139,6 +139,11 @@ class Candidate:
         return evidence(confidence, text, self.source.page, box)
 
 
+def phrase_evidence(confidence: float, phrase: Phrase, has_layout: bool) -> dict[str, Any]:
+    """The evidence of a value read from one phrase, where it stands on the page when the page has a layout."""
+    return evidence(confidence, phrase.text, *((phrase.page, list(phrase.bbox)) if has_layout else (None, None)))
+
+
 def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = False) -> Any:
     if field == "tax":
         text = _RATE_BASE.sub(" ", text)  # "MwSt 19% auf 200,00": the amount taxed, not the tax
@@ -163,20 +168,25 @@ def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first:
                 lines, index, phrase, match, mark, day_first, found
             ):
                 break
-    numbers = found.get("invoice_number", [])
-    if any(c.score >= ABSTAIN_BELOW and not TICKET.search(fold(c.label.text)) for c in numbers):
-        # A ticket's number ("Ticket No. 48213" on a help desk's bill) only where no other label names a number.
-        found["invoice_number"] = [c for c in numbers if not TICKET.search(fold(c.label.text))]
-    labelled_date = any(c.score >= ABSTAIN_BELOW for c in found.get("issue_date", []))
-    for index, line in enumerate(lines if not labelled_date else []):
+    # A ticket's number ("Ticket No. 48213" on a help desk's bill) only where no other label names a number.
+    numbered = [c for c in found.get("invoice_number", []) if not TICKET.search(fold(c.label.text))]
+    if any(c.score >= ABSTAIN_BELOW for c in numbered):
+        found["invoice_number"] = numbered
+    if not any(c.score >= ABSTAIN_BELOW for c in found.get("issue_date", [])):
+        found.setdefault("issue_date", []).extend(_letter_dates(lines, day_first))
+    return found
+
+
+def _letter_dates(lines: list[Line], day_first: bool) -> list[Candidate]:
+    """The dates of a letter's place-and-date lines in the top part of its first page, that no label names."""
+    found = []
+    for index, line in enumerate(lines):
         if line.page != 1 or line.y0 > _LETTER_HEAD * line.page_height:
             continue
         for phrase in line.phrases:
             if (dated := place_and_date(phrase.text, day_first)) is not None and not match_labels(phrase.text):
                 score = _PLACE_DATE_SCORE * phrase.confidence
-                found.setdefault("issue_date", []).append(
-                    Candidate("issue_date", dated.value, score, phrase, phrase, index)
-                )
+                found.append(Candidate("issue_date", dated.value, score, phrase, phrase, index))
     return found
 
 

@@ -56,12 +56,13 @@ _CREDIT_NUMBER = re.compile(rf"\b(?:{_CREDIT})|credit\s*(?:no\b|number|#)|\bc/n\
 CREDIT_LABEL = re.compile(rf"{_CREDIT_NUMBER.pattern}|\b(?:{_CORRECTION})|korekt|korygujac")
 # The type code of an e-invoice as a viewer prints it (EN 16931's BT-3, UNTDID 1001): 381 a credit note, 261 a
 # self-billed one, 396 a factored one ("BT-3 | Rechnungsart | 381 - Gutschrift", "Invoice type code: 381").
+_CREDIT_CODES = "381|261|396"
 _TYPE_CODE = re.compile(
     r"(?:\bbt-3\b|rechnungsart|rechnungstyp|(?:invoice|document)\s+type(?:\s+code)?|type\s+de\s+(?:facture|document)|"
-    r"tipo\s+(?:de\s+)?(?:documento|factura|fattura)|documentsoort|factuursoort)[\s:|=\u2013-]*(?:381|261|396)"
+    rf"tipo\s+(?:de\s+)?(?:documento|factura|fattura)|documentsoort|factuursoort)[\s:|=\u2013-]*(?:{_CREDIT_CODES})"
     r"(?!\d)(?!\s*[^\W\d_]*\s*[:#])"  # the code alone or before its name, not another label's value
 )
-_CODE = re.compile(r"(?<!\d)(?:381|261|396)(?!\d)")
+_CODE = re.compile(rf"(?<!\d)(?:{_CREDIT_CODES})(?!\d)")  # the phrase the code stands in, the evidence
 # A title stands out: at least this much taller than the page's usual text.
 _LARGER = 1.2
 # On a page of plain text, where every line is as high as the next, a title is one of its first lines.

@@ -27,7 +27,7 @@ PAYABLE = re.compile(
 _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 # A ticket's number names the document (an e-ticket's receipt) only where no other number label does.
 TICKET = re.compile(r"ticket|billet|biglietto|bilhete")
-TICKET_WEIGHT = 0.55
+_TICKET_WEIGHT = 0.55
 # The heading of a tax table ("Btw-specificatie", "VAT summary", "MwSt-Aufstellung"): it heads the table's rows, but
 # names no tax of its own, whatever stands beside it in another column.
 _TABLE_HEADING = re.compile(
@@ -214,7 +214,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             bare = re.sub(r"[^a-z\u03b1-\u03c9.# ]", "", label).strip(" .")  # Latin or Greek letters
             weight = WEAK_WEIGHT if bare in WEAK.get(field, set()) else 1.0
             if field == "invoice_number" and TICKET.search(label):
-                weight = TICKET_WEIGHT  # a travel ticket's, or a support ticket's: below a bare "Number"
+                weight = _TICKET_WEIGHT  # a travel ticket's, or a support ticket's: below a bare "Number"
             if field == "issue_date" and _ORDERED.search(label):
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":

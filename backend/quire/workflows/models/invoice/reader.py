@@ -33,6 +33,7 @@ from quire.workflows.models.invoice.candidates import (
     Candidate,
     best,
     evidence,
+    phrase_evidence,
     read_candidates,
 )
 from quire.workflows.models.invoice.checks import (
@@ -226,8 +227,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         for field in AMOUNT_FIELDS:
             if values.get(field) is not None and values[field] > 0:
                 values[field] = -values[field]
-        where = (credit.page, list(credit.bbox)) if has_layout else (None, None)
-        fields["document_type"] = evidence(0.9, credit.text, *where)
+        fields["document_type"] = phrase_evidence(0.9, credit, has_layout)
     unsure = {field for field in AMOUNT_FIELDS if (picked := chosen[field][0]) is not None and picked.unsure}
     checks = check_and_derive(values, fields, summed_charges, unsure, included(chosen["tax"][0]))
     total = chosen["total"][0]
@@ -260,8 +260,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     derived = chosen["subtotal"][0] is None and "subtotal" in values and len(vouching) == 2
     printed = printed_elsewhere(lines, values["subtotal"], mark, total, has_layout) if derived and total else None
     if printed is not None:
-        where = (printed.page, list(printed.bbox)) if has_layout else (None, None)
-        fields["subtotal"] = evidence(PRINTED_DERIVED, printed.text, *where)
+        fields["subtotal"] = phrase_evidence(PRINTED_DERIVED, printed, has_layout)
     stated = stated_currency(lines)
     if total is not None and total.value.currency:
         currency = total.value.currency
@@ -308,8 +307,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if vendor is not None:
         name, confidence, phrase = vendor
         values["vendor"] = name
-        where = (phrase.page, list(phrase.bbox)) if has_layout else (None, None)
-        fields["vendor"] = evidence(confidence, phrase.text, *where)
+        fields["vendor"] = phrase_evidence(confidence, phrase, has_layout)
     return {"values": values, "fields": fields, "checks": checks, "language": language, "document_type": kind}
 
 
