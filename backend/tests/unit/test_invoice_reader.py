@@ -3941,6 +3941,62 @@ def test_a_mexican_invoices_series_and_folio_is_its_number_and_the_fiscal_folio_
     )
     assert result["invoice_number"] == "A-10482"
     assert match_labels("Folio fiscal: 6F2A1B3C-1111-2222-3333-444455556666") == ()
+    # A slash between the words, as many CFDI programs print them
+    assert text_invoice("FACTURA\nSerie / Folio: A-1523\nTotal 1,160.00")["invoice_number"] == "A-1523"
+
+
+@pytest.mark.parametrize(
+    ("rows", "number"),
+    [
+        # The document's code alone under its title, the ATCUD at the foot of the page
+        ([(40, 40, "FATURA"), (40, 60, "FT 2025A/1873"), (40, 600, "ATCUD: JF7K3MQD-1873")], "FT 2025A/1873"),
+        # Beside a number word OCR read unsurely, the ATCUD's code in a phrase of its own beside its label
+        (
+            [(300, 40, "No"), (340, 40, "FR 2025A/2417"), (300, 80, "ATCUD"), (380, 80, "JJ4T8K2P-2417")],
+            "FR 2025A/2417",
+        ),
+        # A count printed with leading zeros in one of the two
+        ([(40, 40, "Fatura FS 2025A/0712"), (40, 600, "ATCUD: K7M2QXAB-712")], "FS 2025A/0712"),
+        # A delivery guide's code beside the invoice's, the ATCUD repeating the invoice's count
+        (
+            [(40, 40, "Guia GR 2025/3301"), (300, 40, "FT FA2025/1432"), (40, 600, "ATCUD: JF7K3MQD-1432")],
+            "FT FA2025/1432",
+        ),
+    ],
+)
+def test_the_document_code_whose_count_the_atcud_repeats_is_the_invoice_number(
+    rows: list[tuple[float, float, str]], number: str
+) -> None:
+    result = page(*rows, (300, 300, "Total a pagar 550,36 €"))
+    assert result["invoice_number"] == number
+    assert "invoice_number" not in result["needs_review"]
+
+
+def test_a_document_code_the_atcud_does_not_count_is_no_invoice_number() -> None:
+    # Given a guide's code on a page whose ATCUD counts another document, and no label naming a number
+    result = page((40, 40, "Guia GR 2025/3301"), (40, 600, "ATCUD: JF7K3MQD-1432"), (300, 300, "Total 550,36 €"))
+    # Then no number is read from it
+    assert result["invoice_number"] is None
+
+
+@pytest.mark.parametrize(
+    ("label", "number"),
+    [
+        # Spelt out in full: read as printed, OCR's doubt of it says nothing of the number beside it
+        ("Invoice No:", "INV-2025-0318"),
+        # A bare number word OCR was unsure of may be another word misread
+        ("No:", None),
+    ],
+)
+def test_a_number_label_spelt_out_vouches_for_itself_however_unsure_ocr_was(label: str, number: str | None) -> None:
+    # Given a scan whose number label OCR read at 0.01 beside a number read at 0.95
+    words = [Word(token, 1, 20 + 60 * i, 40, 70 + 60 * i, 50, 0.01) for i, token in enumerate(label.split())]
+    words.append(Word("INV-2025-0318", 1, 200, 40, 300, 50, 0.95))
+    words.append(Word("Total", 1, 20, 300, 70, 310, 0.95))
+    words.append(Word("£3,928.00", 1, 200, 300, 260, 310, 0.95))
+    document = Document(text="", filename="r.png", content_type="image/png", sha256="0", words=tuple(words),
+                        ocr_pages=(1,))  # fmt: skip
+    assert read_invoice(document)["invoice_number"] == number
 
 
 def test_a_credit_note_printed_positive_is_given_negative_and_said_to_be_one() -> None:
@@ -4230,3 +4286,16 @@ def test_a_bare_date_head_beside_the_number_head_is_the_invoices_date_but_not_an
         (300, 300, "Gutschriftsbetrag -119,00 EUR"),
     )  # fmt: skip
     assert credit["issue_date"] == "2025-03-20"
+
+
+def test_a_bare_date_head_beside_the_due_date_head_is_the_invoices_date() -> None:
+    # Given a Portuguese grid of heads: "Data" beside "Vencimento" over a row of dates and terms
+    result = page(
+        (40, 20, "Rodaviva Lda."),
+        (50, 100, "Data"), (150, 100, "Vencimento"), (250, 100, "Cond. pagamento"),
+        (50, 112, "22-08-2025"), (150, 112, "21-09-2025"), (250, 112, "30 dias"),
+        (300, 300, "Total a pagar 550,36 €"),
+    )  # fmt: skip
+    # Then the bare date is the invoice's, for sure
+    assert (result["issue_date"], result["due_date"]) == ("2025-08-22", "2025-09-21")
+    assert "issue_date" not in result["needs_review"]

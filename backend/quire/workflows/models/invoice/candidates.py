@@ -29,7 +29,7 @@ from quire.workflows.models.invoice.labels import (
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
 from quire.workflows.models.invoice.lexicon import NUMBER_WORDS
 from quire.workflows.models.invoice.neighbours import neighbours
-from quire.workflows.models.invoice.numbering import NUMBER_WORD, invoice_number
+from quire.workflows.models.invoice.numbering import NUMBER_WORD, counted_codes, invoice_number
 from quire.workflows.models.invoice.values import (
     AMOUNT_TEXT,
     CURRENCY,
@@ -68,6 +68,11 @@ _LABEL_READ_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, *AMOUNT_FIELDS})
 
 
 _LABEL_READ_AT_LEAST = 0.6
+
+# A number's or date's label of this many letters or more, read as printed, vouches for itself however unsure OCR
+# says it was ("Invoice No:" read perfectly at 0.01 beside a rule): no misreading of another word spells it. A
+# shorter one ("Date") may be another word misread.
+_LABEL_SPELT_OUT = 7
 
 
 # The word after a payable total's label that says by when it is owed, the date right after it ("Amount due by",
@@ -172,6 +177,10 @@ def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first:
     numbered = [c for c in found.get("invoice_number", []) if not TICKET.search(fold(c.label.text))]
     if any(c.score >= ABSTAIN_BELOW for c in numbered):
         found["invoice_number"] = numbered
+    for code, phrase, read in counted_codes(lines):
+        found.setdefault("invoice_number", []).append(
+            Candidate("invoice_number", code, _COUNTED_CODE * read, phrase, phrase, phrase.line)
+        )
     if not any(c.score >= ABSTAIN_BELOW for c in found.get("issue_date", [])):
         found.setdefault("issue_date", []).extend(_letter_dates(lines, day_first))
     return found
@@ -189,6 +198,9 @@ def _letter_dates(lines: list[Line], day_first: bool) -> list[Candidate]:
                 found.append(Candidate("issue_date", dated.value, score, phrase, phrase, index))
     return found
 
+
+# A document code that the page's ATCUD repeats the count of names the document as surely as a label does.
+_COUNTED_CODE = 0.95
 
 # A letter's place and date ("Tours, le 3 avril 2025") in the top part of its first page dates the invoice where no
 # label does, for review (a word before a comma may be no town: "Intervention, le 27 mars").
@@ -317,7 +329,7 @@ def _read_label(
             relation != "same"
             and match.field in _LABEL_READ_FIELDS
             and not match.rest
-            and phrase.confidence >= _LABEL_READ_AT_LEAST
+            and (phrase.confidence >= _LABEL_READ_AT_LEAST or _spelt_out(match))
             and bool(match_labels(phrase.text))
         )
         read = source.confidence if alone else min(phrase.confidence, source.confidence)
@@ -325,7 +337,7 @@ def _read_label(
         if (
             relation == "below"
             and match.field == "issue_date"
-            and _bare_date_beside_number(lines, index, match, phrase, source)
+            and _bare_date_among_heads(lines, index, match, phrase, source)
         ):
             strength = 1.0  # a bare "Datum" in a grid's heads beside "Rechnungs-Nr.": the invoice's date
         score = strength * weight * read
@@ -338,9 +350,14 @@ def _read_label(
     return False
 
 
-def _bare_date_beside_number(lines: list[Line], index: int, match: LabelMatch, head: Phrase, value: Phrase) -> bool:
+def _spelt_out(match: LabelMatch) -> bool:
+    return match.field not in AMOUNT_FIELDS and sum(ch.isalpha() for ch in match.label) >= _LABEL_SPELT_OUT
+
+
+def _bare_date_among_heads(lines: list[Line], index: int, match: LabelMatch, head: Phrase, value: Phrase) -> bool:
     """Whether a bare date head ("Datum", "Dated"; not "Order date") stands in a row of heads that names the
-    document's number strongly ("Rechnungs-Nr. | Datum") over a row of no amount: a list of other documents
+    document's number or its due date strongly ("Rechnungs-Nr. | Datum", "Data | Vencimento") over a row of no
+    amount: a list of other documents
     ("Rechnungs-Nr. | Datum | Betrag" over "RE-4711 | 01.02.2025 | 119,00", a credit note's reference to the invoice
     it corrects) keeps its dates weak."""
     if match.weight != WEAK_WEIGHT or match.rest:  # an order's date weighs less still
@@ -348,7 +365,7 @@ def _bare_date_beside_number(lines: list[Line], index: int, match: LabelMatch, h
     heads = [
         found[0] for other in lines[index].phrases if not overlaps(other, head) and (found := match_labels(other.text))
     ]
-    if not any(h.field == "invoice_number" and h.weight >= 1.0 and not h.rest for h in heads):
+    if not any(h.field in ("invoice_number", "due_date") and h.weight >= 1.0 and not h.rest for h in heads):
         return False
     row = next(
         (line for line in lines[index + 1 : index + 4] if line.page == value.page and line.y0 <= value.y0 <= line.y1),

@@ -5,8 +5,10 @@ code printed before it ("FT 2024/315"); never a date, an amount, an address or a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from quire.workflows.models.invoice.dates import dates_in
+from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, currencies_in
 
 # A token of an invoice number: letters, digits and the marks between them, with a digit in it.
@@ -73,3 +75,34 @@ def _series(code: str, number: str) -> bool:
         and code not in _NOT_A_SERIES
         and not currencies_in(code)
     )
+
+
+# Portugal's unique document code (ATCUD, which its invoices must print): the series' validation code of eight
+# letters and digits or more, a dash, and the document's count in its series ("ATCUD: JF7K3MQD-1873"). The code of
+# the document that ends in that count ("FT 2025A/1873": its kind, its series, a slash, the count) is the invoice's
+# number, labelled or not.
+_ATCUD = re.compile(r"\bATCUD\b\s*:?\s*$|\bATCUD\b\s*:?\s*([A-Z0-9]{8,}-\d+)\b")
+_ATCUD_VALUE = re.compile(r"[A-Z0-9]{8,}-(\d+)")
+_DOCUMENT_CODE = re.compile(r"(?<![\w/-])[A-Z]{2,3} ?[A-Z0-9]{1,12}/(\d+)(?![\w/-])")
+
+
+def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
+    """Each document code whose count an ATCUD on the page repeats, with its phrase and how sure OCR was of the two
+    readings together."""
+    counts: dict[int, float] = {}
+    for line in lines:
+        for index, phrase in enumerate(line.phrases):
+            if (found := _ATCUD.search(phrase.text)) is None:
+                continue
+            value, read = found[1], phrase.confidence
+            if value is None and index + 1 < len(line.phrases):  # "ATCUD | JF7K3MQD-1873": the code beside its label
+                value, read = line.phrases[index + 1].text.strip(), min(read, line.phrases[index + 1].confidence)
+            if value is not None and (code := _ATCUD_VALUE.fullmatch(value)) is not None:
+                counts[int(code[1])] = max(read, counts.get(int(code[1]), 0.0))
+    if not counts:
+        return
+    for line in lines:
+        for phrase in line.phrases:
+            for code in _DOCUMENT_CODE.finditer(phrase.text):
+                if int(code[1]) in counts:
+                    yield code[0], phrase, min(phrase.confidence, counts[int(code[1])])
