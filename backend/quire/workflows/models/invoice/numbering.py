@@ -1,5 +1,6 @@
 """An invoice's number in the value of its label: a token with a digit, after a number word or sign, with the series
-code printed before it ("FT 2024/315"); never a date, an amount, an address or a kind's code.
+code printed before it ("FT 2024/315"); never a date, an amount, an address or a kind's code. And, labelled or not,
+the document code whose count a Portuguese ATCUD repeats.
 """
 
 from __future__ import annotations
