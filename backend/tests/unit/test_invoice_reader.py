@@ -3962,6 +3962,8 @@ def test_a_mexican_invoices_series_and_folio_is_its_number_and_the_fiscal_folio_
             [(40, 40, "Guia GR 2025/3301"), (300, 40, "FT FA2025/1432"), (40, 600, "ATCUD: JF7K3MQD-1432")],
             "FT FA2025/1432",
         ),
+        # A label naming the same number as the code the ATCUD counts
+        ([(40, 40, "Fatura n.º"), (40, 55, "FT 2025A/12"), (40, 600, "ATCUD: JF7K3MQD-12")], "FT 2025A/12"),
     ],
 )
 def test_the_document_code_whose_count_the_atcud_repeats_is_the_invoice_number(
@@ -3972,31 +3974,63 @@ def test_the_document_code_whose_count_the_atcud_repeats_is_the_invoice_number(
     assert "invoice_number" not in result["needs_review"]
 
 
-def test_a_document_code_the_atcud_does_not_count_is_no_invoice_number() -> None:
-    # Given a guide's code on a page whose ATCUD counts another document, and no label naming a number
-    result = page((40, 40, "Guia GR 2025/3301"), (40, 600, "ATCUD: JF7K3MQD-1432"), (300, 300, "Total 550,36 €"))
-    # Then no number is read from it
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # A guide's code on a page whose ATCUD counts another document
+        [(40, 40, "Guia GR 2025/3301")],
+        # Codes of other kinds that share the count: a guide, an order, a weekday and a day, a decree
+        [(40, 40, "Guia de remessa GR 2025A/12"), (40, 60, "V/ Encomenda EC 2025/12"), (40, 80, "Entrega: QUI 12/12")],
+        [(40, 40, "IVA isento art. 9 DL 102/12")],
+    ],
+)
+def test_a_code_of_another_document_is_no_invoice_number(rows: list[tuple[float, float, str]]) -> None:
+    result = page(*rows, (40, 600, "ATCUD: JF7K3MQD-12"), (300, 300, "Total 550,36 €"))
     assert result["invoice_number"] is None
 
 
+def test_a_counted_code_does_not_outrank_the_number_a_label_names() -> None:
+    # Given a credit note whose own number is labelled, and the invoice it corrects with that invoice's ATCUD
+    result = page(
+        (40, 20, "NOTA DE CRÉDITO"), (40, 40, "N.º NC 2025/7"),
+        (40, 80, "Doc. origem: FT 2025A/1873 ATCUD: JF7K3MQD-1873"),
+        (300, 300, "Total -120,00 €"),
+    )  # fmt: skip
+    # Then the number is the credit note's
+    assert result["invoice_number"] == "NC 2025/7"
+
+
+def test_two_codes_an_atcud_counts_are_for_a_person_to_tell_apart() -> None:
+    result = page(
+        (40, 40, "FT 2025A/12"), (300, 40, "FR 2025B/12"), (40, 600, "ATCUD: JF7K3MQD-12"), (300, 300, "Total 5,00 €")
+    )
+    assert "invoice_number" in result["needs_review"]
+
+
 @pytest.mark.parametrize(
-    ("label", "number"),
+    ("label", "value", "field", "expected"),
     [
-        # Spelt out in full: read as printed, OCR's doubt of it says nothing of the number beside it
-        ("Invoice No:", "INV-2025-0318"),
+        # Spelt out in full: read as printed, OCR's doubt of it says little of the value beside it
+        ("Invoice No:", "INV-2025-0318", "invoice_number", "INV-2025-0318"),
+        ("Invoice Date:", "14/03/2025", "issue_date", "2025-03-14"),
         # A bare number word OCR was unsure of may be another word misread
-        ("No:", None),
+        ("No:", "INV-2025-0318", "invoice_number", None),
     ],
 )
-def test_a_number_label_spelt_out_vouches_for_itself_however_unsure_ocr_was(label: str, number: str | None) -> None:
-    # Given a scan whose number label OCR read at 0.01 beside a number read at 0.95
+def test_a_label_spelt_out_vouches_for_its_value_for_review_however_unsure_ocr_was(
+    label: str, value: str, field: str, expected: str | None
+) -> None:
+    # Given a scan whose label OCR read at 0.01 beside a value read at 0.95
     words = [Word(token, 1, 20 + 60 * i, 40, 70 + 60 * i, 50, 0.01) for i, token in enumerate(label.split())]
-    words.append(Word("INV-2025-0318", 1, 200, 40, 300, 50, 0.95))
+    words.append(Word(value, 1, 200, 40, 300, 50, 0.95))
     words.append(Word("Total", 1, 20, 300, 70, 310, 0.95))
     words.append(Word("£3,928.00", 1, 200, 300, 260, 310, 0.95))
     document = Document(text="", filename="r.png", content_type="image/png", sha256="0", words=tuple(words),
                         ocr_pages=(1,))  # fmt: skip
-    assert read_invoice(document)["invoice_number"] == number
+    result = read_invoice(document)
+    assert result[field] == expected
+    # Then it is given for a person to check: one misread letter makes "Invoice To:" "Invoice No:"
+    assert field in result["needs_review"]
 
 
 def test_a_credit_note_printed_positive_is_given_negative_and_said_to_be_one() -> None:
@@ -4288,14 +4322,35 @@ def test_a_bare_date_head_beside_the_number_head_is_the_invoices_date_but_not_an
     assert credit["issue_date"] == "2025-03-20"
 
 
-def test_a_bare_date_head_beside_the_due_date_head_is_the_invoices_date() -> None:
-    # Given a Portuguese grid of heads: "Data" beside "Vencimento" over a row of dates and terms
+@pytest.mark.parametrize(
+    ("text", "weight"),
+    [
+        # The date of the works, of a delivery, of a service: a bare date word that says what it is the date of
+        ("Date d'exécution des travaux : 27 et 28 mars 2025", 0.3),
+        ("Date de livraison 12/03/2025", 0.3),
+        ("Datum der Leistung: 12.03.2025", 0.3),
+        ("Date of supply: 12/03/2025", 0.3),
+        # The document's own, or a bare date word before its date
+        ("Data del documento 12/03/2025", 0.6),
+        ("Datum des Dokuments 12.03.2025", 0.6),
+        ("Date of the invoice 12/03/2025", 0.6),
+        ("Date du 12 mars 2025", 0.6),
+        ("Date: 12/03/2025", 0.6),
+    ],
+)
+def test_a_bare_date_word_that_says_what_it_dates_weighs_little(text: str, weight: float) -> None:
+    [match] = match_labels(text)
+    assert (match.field, match.weight) == ("issue_date", weight)
+
+
+def test_a_letters_date_dates_the_invoice_over_the_date_of_the_works() -> None:
+    # Given a French tradesman's invoice: a place and date beside its number, the dates of the works under it
     result = page(
-        (40, 20, "Rodaviva Lda."),
-        (50, 100, "Data"), (150, 100, "Vencimento"), (250, 100, "Cond. pagamento"),
-        (50, 112, "22-08-2025"), (150, 112, "21-09-2025"), (250, 112, "30 dias"),
-        (300, 300, "Total a pagar 550,36 €"),
+        (40, 20, "Vasseur Plomberie"),
+        (40, 100, "FACTURE N° F2025-0219"), (300, 100, "Tours, le 3 avril 2025"),
+        (40, 130, "Date d'exécution des travaux : 27 et 28 mars 2025"),
+        (300, 300, "Total TTC 2 343,44 €"),
     )  # fmt: skip
-    # Then the bare date is the invoice's, for sure
-    assert (result["issue_date"], result["due_date"]) == ("2025-08-22", "2025-09-21")
-    assert "issue_date" not in result["needs_review"]
+    # Then the letter's date is the invoice's, for review
+    assert result["issue_date"] == "2025-04-03"
+    assert "issue_date" in result["needs_review"]

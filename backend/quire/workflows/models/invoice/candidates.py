@@ -62,16 +62,17 @@ _RATE_BASE = re.compile(
 RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s*%")
 
 
-# The fields whose labels, read as printed, vouch for their OCR, and how sure OCR must be of such a label: a
-# payment or adjustment word misread into another ("CHANGE" as "CHARGE") keeps OCR's doubt.
+# The fields whose labels, read as printed, vouch for their OCR, and how sure OCR must be of such a label (but see
+# `_LABEL_SPELT_OUT`): a payment or adjustment word misread into another ("CHANGE" as "CHARGE") keeps OCR's doubt.
 _LABEL_READ_FIELDS = frozenset({"invoice_number", *DATE_FIELDS, *AMOUNT_FIELDS})
 
 
 _LABEL_READ_AT_LEAST = 0.6
 
-# A number's or date's label of this many letters or more, read as printed, vouches for itself however unsure OCR
-# says it was ("Invoice No:" read perfectly at 0.01 beside a rule): no misreading of another word spells it. A
-# shorter one ("Date") may be another word misread.
+# A number's or date's label of this many letters or more, read as printed, vouches for its value however unsure OCR
+# says it was of the label ("Invoice No:" read perfectly at 0.01 beside a rule), for review: one letter misread can
+# still make one label of another ("Invoice To:" as "Invoice No:"). A shorter one read unsurely ("Date") vouches
+# for nothing.
 _LABEL_SPELT_OUT = 7
 
 
@@ -177,10 +178,8 @@ def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first:
     numbered = [c for c in found.get("invoice_number", []) if not TICKET.search(fold(c.label.text))]
     if any(c.score >= ABSTAIN_BELOW for c in numbered):
         found["invoice_number"] = numbered
-    for code, phrase, read in counted_codes(lines):
-        found.setdefault("invoice_number", []).append(
-            Candidate("invoice_number", code, _COUNTED_CODE * read, phrase, phrase, phrase.line)
-        )
+    if counted := _counted_numbers(lines, found.get("invoice_number", [])):
+        found.setdefault("invoice_number", []).extend(counted)
     if not any(c.score >= ABSTAIN_BELOW for c in found.get("issue_date", [])):
         found.setdefault("issue_date", []).extend(_letter_dates(lines, day_first))
     return found
@@ -199,7 +198,20 @@ def _letter_dates(lines: list[Line], day_first: bool) -> list[Candidate]:
     return found
 
 
-# A document code that the page's ATCUD repeats the count of names the document as surely as a label does.
+def _counted_numbers(lines: list[Line], labelled: list[Candidate]) -> list[Candidate]:
+    """The document codes a Portuguese ATCUD counts (`counted_codes`), as numbers: where no label names a number
+    fairly surely, or where one names the same. Two codes that share the count are rivals, for a person to tell
+    apart (`best`)."""
+    named = {c.value for c in labelled if c.score >= ABSTAIN_BELOW}
+    return [
+        Candidate("invoice_number", code, _COUNTED_CODE * read, phrase, phrase, phrase.line)
+        for code, phrase, read in counted_codes(lines)
+        if not named or code in named
+    ]
+
+
+# The weight of a document code an ATCUD counts: the count vouches for it as a label beside it would, where OCR lost
+# the label or the page prints none.
 _COUNTED_CODE = 0.95
 
 # A letter's place and date ("Tours, le 3 avril 2025") in the top part of its first page dates the invoice where no
@@ -324,23 +336,27 @@ def _read_label(
             weight = 0.85  # a date or number printed under its label is a key-value grid, as usual as beside it
         # A field's label read as printed, fairly surely and alone in its phrase, vouches for its letters: the
         # lexicon matched it. Only the value's own reading counts then. A label OCR garbled ("TATAL", "TOTAL
-        # PAYABLE. AHCLAT") or read unsurely, a payment word, and a value in the label's phrase keep the lower one.
+        # PAYABLE. AHCLAT") or read unsurely, a payment word, and a value in the label's phrase keep the lower one;
+        # a number's or date's label spelt out at length vouches however unsure OCR was of it, for review only.
         alone = (
             relation != "same"
             and match.field in _LABEL_READ_FIELDS
             and not match.rest
-            and (phrase.confidence >= _LABEL_READ_AT_LEAST or _spelt_out(match))
             and bool(match_labels(phrase.text))
         )
-        read = source.confidence if alone else min(phrase.confidence, source.confidence)
+        sure = phrase.confidence >= _LABEL_READ_AT_LEAST
+        vouches = alone and (sure or _spelt_out(match))
+        read = source.confidence if vouches else min(phrase.confidence, source.confidence)
         strength = match.weight
         if (
             relation == "below"
             and match.field == "issue_date"
-            and _bare_date_among_heads(lines, index, match, phrase, source)
+            and _bare_date_beside_number(lines, index, match, phrase, source)
         ):
             strength = 1.0  # a bare "Datum" in a grid's heads beside "Rechnungs-Nr.": the invoice's date
         score = strength * weight * read
+        if vouches and not sure:
+            score = min(score, FOR_REVIEW)
         # "TOTAL 2 112.50": a count and its amount, or 2,112.50 grouped by a space; nothing tells which.
         grouped = match.field in AMOUNT_FIELDS and _SPACE_GROUPED.search(text) is not None
         doubt = (unsure and relation in ("same", "right")) or grouped
@@ -351,13 +367,13 @@ def _read_label(
 
 
 def _spelt_out(match: LabelMatch) -> bool:
+    """Whether a number's or date's label is long enough that OCR's doubt of it matters less than its spelling."""
     return match.field not in AMOUNT_FIELDS and sum(ch.isalpha() for ch in match.label) >= _LABEL_SPELT_OUT
 
 
-def _bare_date_among_heads(lines: list[Line], index: int, match: LabelMatch, head: Phrase, value: Phrase) -> bool:
+def _bare_date_beside_number(lines: list[Line], index: int, match: LabelMatch, head: Phrase, value: Phrase) -> bool:
     """Whether a bare date head ("Datum", "Dated"; not "Order date") stands in a row of heads that names the
-    document's number or its due date strongly ("Rechnungs-Nr. | Datum", "Data | Vencimento") over a row of no
-    amount: a list of other documents
+    document's number strongly ("Rechnungs-Nr. | Datum") over a row of no amount: a list of other documents
     ("Rechnungs-Nr. | Datum | Betrag" over "RE-4711 | 01.02.2025 | 119,00", a credit note's reference to the invoice
     it corrects) keeps its dates weak."""
     if match.weight != WEAK_WEIGHT or match.rest:  # an order's date weighs less still
@@ -365,7 +381,7 @@ def _bare_date_among_heads(lines: list[Line], index: int, match: LabelMatch, hea
     heads = [
         found[0] for other in lines[index].phrases if not overlaps(other, head) and (found := match_labels(other.text))
     ]
-    if not any(h.field in ("invoice_number", "due_date") and h.weight >= 1.0 and not h.rest for h in heads):
+    if not any(h.field == "invoice_number" and h.weight >= 1.0 and not h.rest for h in heads):
         return False
     row = next(
         (line for line in lines[index + 1 : index + 4] if line.page == value.page and line.y0 <= value.y0 <= line.y1),

@@ -44,6 +44,13 @@ _OF = re.compile(
     r"(?!(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
     r"(?:invoice|bill|fee\s+note|note|document|facture|rechnung|factuur|factura|fattura)\b)[a-z]"
 )
+# After a bare date word, what the date is of when it is not the document ("Date d'exécution des travaux", "Datum der
+# Leistung", "Date of supply"); not "Data del documento", "Date of this invoice": the document's own.
+_DATE_OF = re.compile(
+    r"(?:(?:der|des|of|de|del|della|van|du|da|do|dos|das)\s+|d['\u2019]\s*)"
+    r"(?!(?:(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa|el|o|a)\s+)?"
+    r"(?:invoic|bill|document|dokument|factu|fattur|fatur|faktur|rechnung|issu|emissi|emisi|ausstellung))[a-z]"
+)
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",
 # "Late payment amount"): the total with a late fee added, no total of this invoice.
@@ -220,6 +227,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             if field == "total":
                 weight = 1.0 if PAYABLE.search(label) else weight
                 weight = 0.5 if _BALANCE.search(folded[: match.end() + 12]) else weight
+            if field == "issue_date" and weight == WEAK_WEIGHT and _DATE_OF.match(folded[match.end() :].lstrip()):
+                weight = 0.3  # "Date d'exécution des travaux : 27 et 28 mars": the date of something else
             if field in ("total", "subtotal", "tax") and _OF.match(folded[match.end() :]):
                 weight = 0.3  # "Gesamtbetrag der Zuschläge", "total of discounts": a total of something else
             if field == "tax" and folded.startswith("tota") and _INCLUDED.match(folded[match.end() :]):

@@ -53,7 +53,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("es", r"n[uú]mero\s+de\s+billete|(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|"
                     # A Mexican CFDI's series and number: "Serie y folio: A-10482", "Serie / Folio" (a bare "Folio" is as
                     # often a sheet's).
-                    r"serie\s*(?:y|/|-)\s*folio|n[uú]mero|n(?:°|\.o)\.?"),
+                    r"serie(?:\s+y\s+|\s*[/-]\s*)folio|n[uú]mero|n(?:°|\.o)\.?"),
         ("it", r"numero\s+(?:del\s+)?biglietto|(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
                     r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero|n(?:°|\.o)\.?"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),

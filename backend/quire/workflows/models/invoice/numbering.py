@@ -79,31 +79,34 @@ def _series(code: str, number: str) -> bool:
 
 
 # Portugal's unique document code (ATCUD, which its invoices must print): the series' validation code of eight
-# letters and digits or more, a dash, and the document's count in its series ("ATCUD: JF7K3MQD-1873"). The code of
-# the document that ends in that count ("FT 2025A/1873": its kind, its series, a slash, the count) is the invoice's
-# number, labelled or not.
-_ATCUD = re.compile(r"\bATCUD\b\s*:?\s*$|\bATCUD\b\s*:?\s*([A-Z0-9]{8,}-\d+)\b")
-_ATCUD_VALUE = re.compile(r"[A-Z0-9]{8,}-(\d+)")
-_DOCUMENT_CODE = re.compile(r"(?<![\w/-])[A-Z]{2,3} ?[A-Z0-9]{1,12}/(\d+)(?![\w/-])")
+# letters and digits or more, a dash, and the document's count in its series ("ATCUD: JF7K3MQD-1873"). An invoice's
+# or a credit note's code on the same page that ends in that count ("FT 2025A/1873": its kind, its series, a slash,
+# the count) is likely the document's own; a guide's ("GR", "GT") or an order's is another document's.
+_ATCUD_CODE = r"[A-Z0-9]{8,}-(\d+)"
+_ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE}\b|$)")
+_DOCUMENT_CODE = re.compile(r"(?<![\w/.-])(?:FT|FS|FR|NC|ND) ?[A-Z0-9][A-Z0-9._-]{0,11}/(\d+)(?![\w/-])")
 
 
 def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
-    """Each document code whose count an ATCUD on the page repeats, with its phrase and how sure OCR was of the two
-    readings together."""
-    counts: dict[int, float] = {}
+    """Each invoice's or credit note's code whose count an ATCUD on its page repeats, with its phrase and how sure OCR
+    was of the two readings together."""
+    counts: dict[tuple[int, int], float] = {}
     for line in lines:
         for index, phrase in enumerate(line.phrases):
             if (found := _ATCUD.search(phrase.text)) is None:
                 continue
-            value, read = found[1], phrase.confidence
-            if value is None and index + 1 < len(line.phrases):  # "ATCUD | JF7K3MQD-1873": the code beside its label
-                value, read = line.phrases[index + 1].text.strip(), min(read, line.phrases[index + 1].confidence)
-            if value is not None and (code := _ATCUD_VALUE.fullmatch(value)) is not None:
-                counts[int(code[1])] = max(read, counts.get(int(code[1]), 0.0))
+            count, read = found[1], phrase.confidence
+            if count is None and index + 1 < len(line.phrases):  # "ATCUD | JF7K3MQD-1873": the code beside its label
+                beside = line.phrases[index + 1]
+                code = re.fullmatch(_ATCUD_CODE, beside.text.strip())
+                count, read = (code[1], min(read, beside.confidence)) if code else (None, read)
+            if count is not None:
+                key = (line.page, int(count))
+                counts[key] = max(read, counts.get(key, 0.0))
     if not counts:
         return
     for line in lines:
         for phrase in line.phrases:
             for code in _DOCUMENT_CODE.finditer(phrase.text):
-                if int(code[1]) in counts:
-                    yield code[0], phrase, min(phrase.confidence, counts[int(code[1])])
+                if (counted := counts.get((line.page, int(code[1])))) is not None:
+                    yield code[0], phrase, min(phrase.confidence, counted)
