@@ -3989,15 +3989,55 @@ def test_a_code_of_another_document_is_no_invoice_number(rows: list[tuple[float,
     assert result["invoice_number"] is None
 
 
-def test_a_counted_code_does_not_outrank_the_number_a_label_names() -> None:
-    # Given a credit note whose own number is labelled, and the invoice it corrects with that invoice's ATCUD
-    result = page(
-        (40, 20, "NOTA DE CRÉDITO"), (40, 40, "N.º NC 2025/7"),
-        (40, 80, "Doc. origem: FT 2025A/1873 ATCUD: JF7K3MQD-1873"),
-        (300, 300, "Total -120,00 €"),
-    )  # fmt: skip
-    # Then the number is the credit note's
-    assert result["invoice_number"] == "NC 2025/7"
+@pytest.mark.parametrize(
+    ("rows", "number"),
+    [
+        # A credit note's own number in its title, its ATCUD, the invoice it corrects labelled as surely
+        (
+            [
+                (40, 20, "Nota de crédito n.º NC 2025/7"),
+                (40, 80, "Fatura n.º: FT 2025A/1873"),
+                (40, 600, "ATCUD: JF7K3MQD-7"),
+            ],
+            "NC 2025/7",
+        ),
+        # The invoice it corrects quoted with that invoice's ATCUD, the credit note's own number under a bare "N.º"
+        (
+            [
+                (40, 20, "NOTA DE CRÉDITO"),
+                (40, 40, "N.º NC 2025/7"),
+                (40, 80, "Doc. origem: FT 2025A/1873 ATCUD: JF7K3MQD-1873"),
+            ],
+            None,
+        ),
+    ],
+)
+def test_a_counted_code_does_not_outrank_the_number_a_label_names(
+    rows: list[tuple[float, float, str]], number: str | None
+) -> None:
+    result = page(*rows, (300, 300, "Total 120,00 €"))
+    if number is not None:  # the label names it surely
+        assert result["invoice_number"] == number
+        assert "invoice_number" not in result["needs_review"]
+    else:  # two codes, and nothing sure to tell which is the document's
+        assert "invoice_number" in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # A label reading the ATCUD under it
+        [(40, 40, "Fatura n.º"), (40, 55, "ATCUD: JF7K3MQD-1873"), (300, 200, "FT 2025A/1873")],
+        # A bare number word before the series and count, the code with its kind elsewhere
+        [(40, 40, "N.º 2025A/1873"), (300, 40, "FT 2025A/1873"), (40, 600, "ATCUD: JF7K3MQD-1873")],
+    ],
+)
+def test_an_atcud_is_never_the_number_and_its_count_outweighs_a_weak_label(
+    rows: list[tuple[float, float, str]],
+) -> None:
+    result = page(*rows, (300, 300, "Total 5,00 €"))
+    assert result["invoice_number"] == "FT 2025A/1873"
+    assert "invoice_number" not in result["needs_review"]
 
 
 def test_two_codes_an_atcud_counts_are_for_a_person_to_tell_apart() -> None:
@@ -4330,7 +4370,13 @@ def test_a_bare_date_head_beside_the_number_head_is_the_invoices_date_but_not_an
         ("Date de livraison 12/03/2025", 0.3),
         ("Datum der Leistung: 12.03.2025", 0.3),
         ("Date of supply: 12/03/2025", 0.3),
+        ("Data di consegna 12/03/2025", 0.3),
         # The document's own, or a bare date word before its date
+        ("Datum van de factuur: 12-03-2025", 0.6),
+        ("Date of credit note 12/03/2025", 0.6),
+        ("Date de l'avoir 12/03/2025", 0.6),
+        ("Datum der Erstellung 12.03.2025", 0.6),
+        ("Date of sale 12/03/2025", 0.6),
         ("Data del documento 12/03/2025", 0.6),
         ("Datum des Dokuments 12.03.2025", 0.6),
         ("Date of the invoice 12/03/2025", 0.6),

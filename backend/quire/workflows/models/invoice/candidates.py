@@ -29,7 +29,7 @@ from quire.workflows.models.invoice.labels import (
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
 from quire.workflows.models.invoice.lexicon import NUMBER_WORDS
 from quire.workflows.models.invoice.neighbours import neighbours
-from quire.workflows.models.invoice.numbering import NUMBER_WORD, counted_codes, invoice_number
+from quire.workflows.models.invoice.numbering import ATCUD, DOCUMENT_CODE, NUMBER_WORD, counted_codes, invoice_number
 from quire.workflows.models.invoice.values import (
     AMOUNT_TEXT,
     CURRENCY,
@@ -178,8 +178,7 @@ def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first:
     numbered = [c for c in found.get("invoice_number", []) if not TICKET.search(fold(c.label.text))]
     if any(c.score >= ABSTAIN_BELOW for c in numbered):
         found["invoice_number"] = numbered
-    if counted := _counted_numbers(lines, found.get("invoice_number", [])):
-        found.setdefault("invoice_number", []).extend(counted)
+    found["invoice_number"] = _counted_numbers(lines, found.get("invoice_number", []))
     if not any(c.score >= ABSTAIN_BELOW for c in found.get("issue_date", [])):
         found.setdefault("issue_date", []).extend(_letter_dates(lines, day_first))
     return found
@@ -199,15 +198,22 @@ def _letter_dates(lines: list[Line], day_first: bool) -> list[Candidate]:
 
 
 def _counted_numbers(lines: list[Line], labelled: list[Candidate]) -> list[Candidate]:
-    """The document codes a Portuguese ATCUD counts (`counted_codes`), as numbers: where no label names a number
-    fairly surely, or where one names the same. Two codes that share the count are rivals, for a person to tell
-    apart (`best`)."""
-    named = {c.value for c in labelled if c.score >= ABSTAIN_BELOW}
-    return [
-        Candidate("invoice_number", code, _COUNTED_CODE * read, phrase, phrase, phrase.line)
-        for code, phrase, read in counted_codes(lines)
-        if not named or code in named
-    ]
+    """The numbers labels name, less a Portuguese ATCUD read as one, and the document codes the ATCUD counts
+    (`counted_codes`): to confirm a label's number, or where no label names one surely. A label that surely names
+    another number outweighs the count, and one that names another such code leaves the choice to a person (a credit
+    note's own number beside the invoice it corrects, whose ATCUD it may quote)."""
+    named = [c for c in labelled if not ATCUD.search(c.source.text)]
+    values = {c.value for c in named}
+    counted = list(counted_codes(lines))
+    codes = {code for code, _, _ in counted}
+    sure = any(c.score >= REVIEW_BELOW for c in named)
+    other = any(c.score >= ABSTAIN_BELOW and DOCUMENT_CODE.fullmatch(c.value) and c.value not in codes for c in named)
+    return named + [
+        Candidate("invoice_number", code, min(_COUNTED_CODE * read, FOR_REVIEW if other else 1.0), phrase, phrase,
+                  phrase.line)
+        for code, phrase, read in counted
+        if not sure or code in values
+    ]  # fmt: skip
 
 
 # The weight of a document code an ATCUD counts: the count vouches for it as a label beside it would, where OCR lost

@@ -44,12 +44,15 @@ _OF = re.compile(
     r"(?!(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa)\s+"
     r"(?:invoice|bill|fee\s+note|note|document|facture|rechnung|factuur|factura|fattura)\b)[a-z]"
 )
-# After a bare date word, what the date is of when it is not the document ("Date d'exécution des travaux", "Datum der
-# Leistung", "Date of supply"); not "Data del documento", "Date of this invoice": the document's own.
+# After a bare date word, the event it dates when that is not the document's issue: the works, a delivery, a
+# service, an order ("Date d'exécution des travaux", "Datum der Leistung", "Date of supply", "Data di consegna").
 _DATE_OF = re.compile(
-    r"(?:(?:der|des|of|de|del|della|van|du|da|do|dos|das)\s+|d['\u2019]\s*)"
-    r"(?!(?:(?:this|the|cette|la|le|dieser|diese[rs]?|deze|questa|el|o|a)\s+)?"
-    r"(?:invoic|bill|document|dokument|factu|fattur|fatur|faktur|rechnung|issu|emissi|emisi|ausstellung))[a-z]"
+    r"(?:(?:of|der|des|de|du|del|della|di|van|da|do|dos|das)\s+|d['\u2019]\s*|dell['\u2019]\s*)"
+    r"(?:(?:the|la|le|el|o|a|het|de)\s+|l['\u2019]\s*)?"
+    r"(?:deliver|suppl|servic|shipment|dispatch|perform|work|order|livraison|execution|intervention|travaux|prestation|"
+    r"commande|expedition|leistung|lieferung|bestellung|auftrag|levering|uitvoering|bestelling|entrega|servicio|"
+    r"prestacion|pedido|ejecucion|consegna|prestazion|ordine|esecuzion|intervent|spedizion|prestacao|encomenda|servico|"
+    r"execucao|expedicao)"
 )
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",

@@ -1,6 +1,6 @@
 """An invoice's number in the value of its label: a token with a digit, after a number word or sign, with the series
-code printed before it ("FT 2024/315"); never a date, an amount, an address or a kind's code. And, labelled or not,
-the document code whose count a Portuguese ATCUD repeats.
+code printed before it ("FT 2024/315"); never a date, an amount, an address or a kind's code. And the Portuguese
+invoice codes whose count the page's ATCUD repeats, which confirm a label's number or stand in for a missing one.
 """
 
 from __future__ import annotations
@@ -79,21 +79,22 @@ def _series(code: str, number: str) -> bool:
 
 
 # Portugal's unique document code (ATCUD, which its invoices must print): the series' validation code of eight
-# letters and digits or more, a dash, and the document's count in its series ("ATCUD: JF7K3MQD-1873"). An invoice's
-# or a credit note's code on the same page that ends in that count ("FT 2025A/1873": its kind, its series, a slash,
-# the count) is likely the document's own; a guide's ("GR", "GT") or an order's is another document's.
+# letters and digits or more, a dash, and the document's count in its series ("ATCUD: JF7K3MQD-1873"); never the
+# document's number itself. An invoice's, a receipt-invoice's, a credit or a debit note's code on the same page that
+# ends in that count ("FT 2025A/1873": its kind, its series, a slash, the count) is likely the document's own; a
+# guide's ("GR", "GT") or an order's is another document's.
 _ATCUD_CODE = r"[A-Z0-9]{8,}-(\d+)"
-_ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE}\b|$)")
-_DOCUMENT_CODE = re.compile(r"(?<![\w/.-])(?:FT|FS|FR|NC|ND) ?[A-Z0-9][A-Z0-9._-]{0,11}/(\d+)(?![\w/-])")
+ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE}\b|$)")
+DOCUMENT_CODE = re.compile(r"(?<![\w/.-])(?:FT|FS|FR|NC|ND) ?[A-Z0-9][A-Z0-9._-]{0,11}/(\d+)(?![\w/-])")
 
 
 def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
-    """Each invoice's or credit note's code whose count an ATCUD on its page repeats, with its phrase and how sure OCR
-    was of the two readings together."""
+    """Each invoice's, receipt-invoice's, credit or debit note's code whose count an ATCUD on its page repeats, with its
+    phrase and how sure OCR was of the two readings together."""
     counts: dict[tuple[int, int], float] = {}
     for line in lines:
         for index, phrase in enumerate(line.phrases):
-            if (found := _ATCUD.search(phrase.text)) is None:
+            if (found := ATCUD.search(phrase.text)) is None:
                 continue
             count, read = found[1], phrase.confidence
             if count is None and index + 1 < len(line.phrases):  # "ATCUD | JF7K3MQD-1873": the code beside its label
@@ -107,6 +108,6 @@ def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
         return
     for line in lines:
         for phrase in line.phrases:
-            for code in _DOCUMENT_CODE.finditer(phrase.text):
+            for code in DOCUMENT_CODE.finditer(phrase.text):
                 if (counted := counts.get((line.page, int(code[1])))) is not None:
                     yield code[0], phrase, min(phrase.confidence, counted)
