@@ -3992,16 +3992,18 @@ def test_a_code_of_another_document_is_no_invoice_number(rows: list[tuple[float,
 @pytest.mark.parametrize(
     ("rows", "number"),
     [
-        # A credit note's own number in its title, its ATCUD, the invoice it corrects labelled as surely
+        # A label naming another number surely, not a document code: the count does not outweigh it
+        ([(40, 20, "Fatura n.º: 2025-0042"), (300, 200, "FT 2025A/12"), (40, 600, "ATCUD: JF7K3MQD-12")], "2025-0042"),
+        # A credit note's own code counted by its ATCUD, the invoice it corrects labelled as surely: they contradict
         (
             [
-                (40, 20, "Nota de crédito n.º NC 2025/7"),
+                (40, 20, "NOTA DE CRÉDITO NC 2025/7"),
                 (40, 80, "Fatura n.º: FT 2025A/1873"),
                 (40, 600, "ATCUD: JF7K3MQD-7"),
             ],
-            "NC 2025/7",
+            None,
         ),
-        # The invoice it corrects quoted with that invoice's ATCUD, the credit note's own number under a bare "N.º"
+        # The invoice it corrects quoted with that invoice's ATCUD, the credit note's own code under a bare "N.º"
         (
             [
                 (40, 20, "NOTA DE CRÉDITO"),
@@ -4021,6 +4023,11 @@ def test_a_counted_code_does_not_outrank_the_number_a_label_names(
         assert "invoice_number" not in result["needs_review"]
     else:  # two codes, and nothing sure to tell which is the document's
         assert "invoice_number" in result["needs_review"]
+
+
+def test_a_number_printed_beside_its_atcud_is_read() -> None:
+    result = text_invoice("Loja Lda\nFatura n.º 2025/15 - ATCUD: JF7K3MQD-15\nData 12/03/2025\nTotal 123,00 €")
+    assert result["invoice_number"] == "2025/15"
 
 
 @pytest.mark.parametrize(
@@ -4377,6 +4384,7 @@ def test_a_bare_date_head_beside_the_number_head_is_the_invoices_date_but_not_an
         ("Date de l'avoir 12/03/2025", 0.6),
         ("Datum der Erstellung 12.03.2025", 0.6),
         ("Date of sale 12/03/2025", 0.6),
+        ("Date of supplier invoice 12/03/2025", 0.6),
         ("Data del documento 12/03/2025", 0.6),
         ("Datum des Dokuments 12.03.2025", 0.6),
         ("Date of the invoice 12/03/2025", 0.6),

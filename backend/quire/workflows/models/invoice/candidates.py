@@ -8,7 +8,7 @@ label names the field, where the value stands, and how surely both were read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -29,7 +29,7 @@ from quire.workflows.models.invoice.labels import (
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
 from quire.workflows.models.invoice.lexicon import NUMBER_WORDS
 from quire.workflows.models.invoice.neighbours import neighbours
-from quire.workflows.models.invoice.numbering import ATCUD, DOCUMENT_CODE, NUMBER_WORD, counted_codes, invoice_number
+from quire.workflows.models.invoice.numbering import DOCUMENT_CODE, NUMBER_WORD, counted_codes, invoice_number, is_atcud
 from quire.workflows.models.invoice.values import (
     AMOUNT_TEXT,
     CURRENCY,
@@ -198,22 +198,29 @@ def _letter_dates(lines: list[Line], day_first: bool) -> list[Candidate]:
 
 
 def _counted_numbers(lines: list[Line], labelled: list[Candidate]) -> list[Candidate]:
-    """The numbers labels name, less a Portuguese ATCUD read as one, and the document codes the ATCUD counts
-    (`counted_codes`): to confirm a label's number, or where no label names one surely. A label that surely names
-    another number outweighs the count, and one that names another such code leaves the choice to a person (a credit
-    note's own number beside the invoice it corrects, whose ATCUD it may quote)."""
-    named = [c for c in labelled if not ATCUD.search(c.source.text)]
-    values = {c.value for c in named}
+    """The numbers labels name, less the ATCUD read as one, and the document codes the page's ATCUD counts
+    (`counted_codes`): to confirm a label's number, or where no label names one surely. A label naming another number
+    surely outweighs the count; one naming a document code of another count contradicts it, and both are left for a
+    person to choose (a credit note's own number beside the invoice it corrects, whose ATCUD it may quote)."""
+    named = [c for c in labelled if not is_atcud(c.value, c.source.text)]
     counted = list(counted_codes(lines))
+    if not counted:
+        return named
     codes = {code for code, _, _ in counted}
+    contradicted = [c for c in named if DOCUMENT_CODE.fullmatch(c.value) and c.value not in codes]
+    if any(c.score >= ABSTAIN_BELOW for c in contradicted):
+        named = [replace(c, score=min(c.score, FOR_REVIEW)) if c in contradicted else c for c in named]
+        return named + [
+            Candidate("invoice_number", code, min(_COUNTED_CODE * read, FOR_REVIEW), phrase, phrase, phrase.line)
+            for code, phrase, read in counted
+        ]
+    values = {c.value for c in named}
     sure = any(c.score >= REVIEW_BELOW for c in named)
-    other = any(c.score >= ABSTAIN_BELOW and DOCUMENT_CODE.fullmatch(c.value) and c.value not in codes for c in named)
     return named + [
-        Candidate("invoice_number", code, min(_COUNTED_CODE * read, FOR_REVIEW if other else 1.0), phrase, phrase,
-                  phrase.line)
+        Candidate("invoice_number", code, _COUNTED_CODE * read, phrase, phrase, phrase.line)
         for code, phrase, read in counted
         if not sure or code in values
-    ]  # fmt: skip
+    ]
 
 
 # The weight of a document code an ATCUD counts: the count vouches for it as a label beside it would, where OCR lost

@@ -53,6 +53,7 @@ _DATE_OF = re.compile(
     r"commande|expedition|leistung|lieferung|bestellung|auftrag|levering|uitvoering|bestelling|entrega|servicio|"
     r"prestacion|pedido|ejecucion|consegna|prestazion|ordine|esecuzion|intervent|spedizion|prestacao|encomenda|servico|"
     r"execucao|expedicao)"
+    r"(?![a-z]*\s+(?:invoice|rechnung|facture|factura|fattura|fatura|factuur|faktur))"  # "Date of supplier invoice"
 )
 _BALANCE = re.compile(r"balance|paid|payment|saldo|restbetrag|solde|gezahlt|bezahlt|pago|pagato")
 # What a bill asks for when it is paid late ("Amount Due After 04/01/2024", "Total due if paid after the due date",

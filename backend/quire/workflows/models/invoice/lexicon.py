@@ -53,15 +53,12 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("es", r"n[uú]mero\s+de\s+billete|(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|"
                     # A Mexican CFDI's series and number: "Serie y folio: A-10482", "Serie / Folio" (a bare "Folio" is as
                     # often a sheet's).
-                    r"serie(?:\s+y\s+|\s*[/-]\s*)folio|nota\s+de\s+cr[eé]dito\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|n[uú]mero|"
-                    r"n(?:°|\.o)\.?"),
+                    r"serie(?:\s+y\s+|\s*[/-]\s*)folio|n[uú]mero|n(?:°|\.o)\.?"),
         ("it", r"numero\s+(?:del\s+)?biglietto|(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
-                    r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|"
-                    r"nota\s+di\s+credito\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|numero|n(?:°|\.o)\.?"),
+                    r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero|n(?:°|\.o)\.?"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
         ("pt", r"n[uú]mero\s+do\s+bilhete|(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
-                    r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?|nota\s+de\s+cr[eé]dito\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
-                    r"n[uú]mero|n(?:°|\.o)\.?"),
+                    r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?|n[uú]mero|n(?:°|\.o)\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)|"
                     r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),

@@ -88,6 +88,11 @@ ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE}\b|$)")
 DOCUMENT_CODE = re.compile(r"(?<![\w/.-])(?:FT|FS|FR|NC|ND) ?[A-Z0-9][A-Z0-9._-]{0,11}/(\d+)(?![\w/-])")
 
 
+def is_atcud(value: str, text: str) -> bool:
+    """Whether a value read from `text` is the ATCUD printed there, no number of the document."""
+    return re.fullmatch(_ATCUD_CODE, value) is not None and ATCUD.search(text) is not None
+
+
 def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
     """Each invoice's, receipt-invoice's, credit or debit note's code whose count an ATCUD on its page repeats, with its
     phrase and how sure OCR was of the two readings together."""
