@@ -84,13 +84,13 @@ def _series(code: str, number: str) -> bool:
 # ends in that count ("FT 2025A/1873": its kind, its series, a slash, the count) is likely the document's own; a
 # guide's ("GR", "GT") or an order's is another document's.
 _ATCUD_CODE = r"[A-Z0-9]{8,}-(\d+)"
-ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE}\b|$)")
+_ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE}\b|$)")
 DOCUMENT_CODE = re.compile(r"(?<![\w/.-])(?:FT|FS|FR|NC|ND) ?[A-Z0-9][A-Z0-9._-]{0,11}/(\d+)(?![\w/-])")
 
 
 def is_atcud(value: str, text: str) -> bool:
-    """Whether a value read from `text` is the ATCUD printed there, no number of the document."""
-    return re.fullmatch(_ATCUD_CODE, value) is not None and ATCUD.search(text) is not None
+    """Whether a value read from `text` is the code of the ATCUD printed there, no number of the document."""
+    return any(found[0].endswith(value) for found in _ATCUD.finditer(text) if found[1] is not None)
 
 
 def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
@@ -99,7 +99,7 @@ def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
     counts: dict[tuple[int, int], float] = {}
     for line in lines:
         for index, phrase in enumerate(line.phrases):
-            if (found := ATCUD.search(phrase.text)) is None:
+            if (found := _ATCUD.search(phrase.text)) is None:
                 continue
             count, read = found[1], phrase.confidence
             if count is None and index + 1 < len(line.phrases):  # "ATCUD | JF7K3MQD-1873": the code beside its label
