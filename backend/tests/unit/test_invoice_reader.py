@@ -3950,7 +3950,7 @@ def test_a_mexican_invoices_series_and_folio_is_its_number_and_the_fiscal_folio_
     [
         # The document's code alone under its title, the ATCUD at the foot of the page
         ([(40, 40, "FATURA"), (40, 60, "FT 2025A/1873"), (40, 600, "ATCUD: JF7K3MQD-1873")], "FT 2025A/1873"),
-        # Beside a number word OCR read unsurely, the ATCUD's code in a phrase of its own beside its label
+        # Beside a bare number word (a weak label), the ATCUD's code in a phrase of its own beside its label
         (
             [(300, 40, "No"), (340, 40, "FR 2025A/2417"), (300, 80, "ATCUD"), (380, 80, "JJ4T8K2P-2417")],
             "FR 2025A/2417",
