@@ -1178,6 +1178,17 @@ def test_a_label_ocr_misread_one_letter_of_is_still_the_label() -> None:
     assert (result["subtotal"], result["tax"], result["total"]) == (Decimal("11.32"), Decimal("0.68"), Decimal("12.00"))
 
 
+def test_the_number_sign_ocr_read_as_n2_is_the_number_sign() -> None:
+    # Given a scanned sales note whose "Nº 004812" OCR read as "N2 004812"
+    result = ocr_receipt(("Papelaria Girassol Ltda", 0.93), ("N2 004812", 0.93), ("Total R$ 926,70", 0.93))
+    # Then the number is read, for review, as a bare number sign's
+    assert result["invoice_number"] == "004812"
+    assert "invoice_number" in result["needs_review"]
+    # Not a road's name ("N2") without a number after it, nor a text layer's
+    assert ocr_repaired("N2 Lisboa") is None
+    assert text_invoice("Papelaria Girassol Ltda\nN2 004812\nTotal R$ 926,70")["invoice_number"] is None
+
+
 def test_a_word_one_letter_added_to_a_label_and_a_text_layer_are_not_repaired() -> None:
     # "Summer" is a word of its own ("Summe" and a letter); a PDF's text layer prints what it means
     assert ocr_receipt(("Summer 12.00", 0.9))["total"] is None

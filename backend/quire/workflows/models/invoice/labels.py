@@ -266,6 +266,10 @@ _OCR_HEADS = ("total", "subtotal", "rounding", "amount", "balance", "invoice", "
               "totaal", "bedrag", "debit", "credit")  # fmt: skip
 
 
+# The number sign "Nº" as OCR reads it when its small raised o looks like a digit.
+_OCR_NUMBER_SIGN = re.compile(r"N[29]")
+
+
 def _one_letter_off(a: str, b: str) -> bool:
     """True when `a` is `b` with one character read as another; a letter added or dropped is not counted,
     since that makes other words ("Summer", "Dates")."""
@@ -275,10 +279,13 @@ def _one_letter_off(a: str, b: str) -> bool:
 @lru_cache(maxsize=8192)
 def ocr_repaired(text: str) -> str | None:
     """The phrase with its first word spelled as the label word OCR misread one letter of, or None when the
-    first word is no such misreading. Only words of five letters or more: shorter ones are too often words.
+    first word is no such misreading. Only words of five letters or more: shorter ones are too often words; and the
+    number sign read as "N2" before a number.
 
     Cached like `match_labels`: the label pass and the currency sightings both ask about every OCR'd phrase."""
     first, _, rest = text.partition(" ")
+    if _OCR_NUMBER_SIGN.fullmatch(first) and rest[:1].isdigit():
+        return f"N° {rest}"  # the number sign "Nº" read as "N2" before a number ("N2 004812")
     head = re.match(r"[^\W_]+", first)
     if head is None or len(head.group(0)) < 5:
         return None
