@@ -208,16 +208,14 @@ def _counted_numbers(lines: list[Line], labelled: list[Candidate]) -> list[Candi
         return named
     codes = {code for code, _, _ in counted}
     contradicted = [c for c in named if DOCUMENT_CODE.fullmatch(c.value) and c.value not in codes]
-    if any(c.score >= ABSTAIN_BELOW for c in contradicted):
+    conflict = any(c.score >= ABSTAIN_BELOW for c in contradicted)
+    if conflict:
         named = [replace(c, score=min(c.score, FOR_REVIEW)) if c in contradicted else c for c in named]
-        return named + [
-            Candidate("invoice_number", code, min(_COUNTED_CODE * read, FOR_REVIEW), phrase, phrase, phrase.line)
-            for code, phrase, read in counted
-        ]
     values = {c.value for c in named}
-    sure = any(c.score >= REVIEW_BELOW for c in named)
+    sure = not conflict and any(c.score >= REVIEW_BELOW for c in named)
+    cap = FOR_REVIEW if conflict else 1.0
     return named + [
-        Candidate("invoice_number", code, _COUNTED_CODE * read, phrase, phrase, phrase.line)
+        Candidate("invoice_number", code, min(_COUNTED_CODE * read, cap), phrase, phrase, phrase.line)
         for code, phrase, read in counted
         if not sure or code in values
     ]

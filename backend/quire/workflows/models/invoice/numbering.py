@@ -83,8 +83,8 @@ def _series(code: str, number: str) -> bool:
 # document's number itself. An invoice's, a receipt-invoice's, a credit or a debit note's code on the same page that
 # ends in that count ("FT 2025A/1873": its kind, its series, a slash, the count) is likely the document's own; a
 # guide's ("GR", "GT") or an order's is another document's.
-_ATCUD_CODE = r"[A-Z0-9]{8,}-(\d+)"
-_ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE}\b|$)")
+_ATCUD_CODE = re.compile(r"[A-Z0-9]{8,}-(\d+)")
+_ATCUD = re.compile(rf"\bATCUD\b\s*:?\s*(?:{_ATCUD_CODE.pattern}\b|$)")
 DOCUMENT_CODE = re.compile(r"(?<![\w/.-])(?:FT|FS|FR|NC|ND) ?[A-Z0-9][A-Z0-9._-]{0,11}/(\d+)(?![\w/-])")
 
 
@@ -104,7 +104,7 @@ def counted_codes(lines: list[Line]) -> Iterator[tuple[str, Phrase, float]]:
             count, read = found[1], phrase.confidence
             if count is None and index + 1 < len(line.phrases):  # "ATCUD | JF7K3MQD-1873": the code beside its label
                 beside = line.phrases[index + 1]
-                code = re.fullmatch(_ATCUD_CODE, beside.text.strip())
+                code = _ATCUD_CODE.fullmatch(beside.text.strip())
                 count, read = (code[1], min(read, beside.confidence)) if code else (None, read)
             if count is not None:
                 key = (line.page, int(count))
