@@ -9,6 +9,7 @@ Every object is written once, whole or not at all, and its sha256 is computed as
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -96,9 +97,42 @@ class LocalStorage(Writes):
 
         return PendingObject(key, os.fdopen(fd, "wb"), max_bytes, publish, partial(_unlink, tmp_name))
 
+    def put_bytes(self, key: str, data: bytes) -> Stored:
+        """`put_stream` for content already in memory (a worker's artifacts), in as few system calls as it takes:
+        each lets another thread take the interpreter, and a short job's files were a tenth of its thread switches."""
+        target = self.path(key)
+        folder = os.path.dirname(target)
+        try:
+            fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        except FileNotFoundError:  # the first file of its folder
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp_name, target)
+        except BaseException:
+            _unlink(tmp_name)
+            raise
+        return Stored(key=key, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+
     def read_bytes(self, key: str) -> bytes:
-        with open(self.path(key), "rb") as file:
-            return file.read()
+        # Read by descriptor, as `put_bytes` writes: a buffered file asks the system four more questions first.
+        fd = os.open(self.path(key), os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            # Its size, then that many bytes: an object is put in place whole by a rename and never changes after.
+            size = os.fstat(fd).st_size
+            data = os.read(fd, size)
+            while len(data) < size and (more := os.read(fd, size - len(data))):
+                data += more
+            return data
+        finally:
+            os.close(fd)
 
     def iter_bytes(self, key: str) -> Iterator[bytes]:
         return file_chunks(open(self.path(key), "rb"), close=True)  # closed by file_chunks

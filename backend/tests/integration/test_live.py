@@ -11,16 +11,21 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
 import pytest
+import redis
 
 from backend.tests.aio import run_async
-from backend.tests.integration.conftest import running_stack
+from backend.tests.integration.conftest import fresh_redis_url, running_stack
 from backend.tests.integration.stack import Stack, document, follow, http_client, sse_events
 from backend.tests.integration.test_security import browser_session
+from quire.db import Database
+from quire.jobs.models import Job
 from quire.queue.embedded_redis import EmbeddedRedis
+from quire.queue.live import CHANNEL, Change, ChangePublisher
 
 ORDER = {"queued": 0, "running": 1, "completed": 2}
 
@@ -419,3 +424,44 @@ def test_a_saved_review_reaches_the_owners_open_jobs_list_at_once(shared_stack: 
     assert marks, "the row was not sent again"
     assert marks[-1] is not None
     assert "data-review-count" not in marks[-1], marks
+
+
+def test_a_busy_process_sends_its_changes_in_batches_and_an_idle_one_at_once(
+    redis_server: EmbeddedRedis, tmp_path: Path
+) -> None:
+    url = fresh_redis_url(redis_server)
+    listener = redis.Redis.from_url(url).pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(CHANNEL)
+    client = redis.Redis.from_url(url)
+    sends: list[float] = []
+    pipeline = client.pipeline
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        sends.append(time.monotonic())
+        return pipeline(*args, **kwargs)
+
+    client.pipeline = counted  # type: ignore[method-assign]
+    publisher = ChangePublisher(Database(f"sqlite:///{tmp_path / 'unused.db'}"), client)
+
+    def received(n: int) -> list[str]:
+        ids: list[str] = []
+        deadline = time.monotonic() + 10
+        while len(ids) < n and time.monotonic() < deadline:
+            if (message := listener.get_message(timeout=0.5)) is not None:
+                change = Change.decode(message["data"])
+                assert change is not None
+                ids.append(change.job_id)
+        return ids
+
+    # Given an idle process, a change goes out by itself
+    publisher("j0", Job.model_construct(owner_id="u1", status="running"))
+    assert received(1) == ["j0"]
+    assert len(sends) == 1
+    # When changes come every half millisecond, as from a worker finishing hundreds of jobs a second
+    for i in range(1, 41):
+        publisher(f"j{i}", Job.model_construct(owner_id="u1", status="completed"))
+        time.sleep(0.0005)
+    # Then each arrives, in order, and they went out in a few sends: at most one per interval
+    assert received(40) == [f"j{i}" for i in range(1, 41)]
+    batched = sends[1:]
+    assert len(batched) <= (batched[-1] - batched[0]) / ChangePublisher.MIN_INTERVAL_S + 2, len(batched)

@@ -73,6 +73,21 @@ def test_missing_keys_and_deleted_trees(storage: Storage) -> None:
     assert not storage.exists("uploads/u2")
 
 
+def test_bytes_in_memory_are_stored_whole_in_new_folders_and_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
+    storage = LocalStorage(tmp_path / "files")
+    # Given a job's two files, the first in a folder that does not exist yet
+    first = storage.put_bytes("artifacts/job3/attempt-1-w/a.json", b'{"total": 12}')
+    second = storage.put_bytes("artifacts/job3/attempt-1-w/a.md", b"")
+    # Then each is there whole, counted and hashed, and no scratch file is left beside them
+    assert (first.size, first.sha256) == (13, hashlib.sha256(b'{"total": 12}').hexdigest())
+    assert (second.size, storage.read_bytes(second.key)) == (0, b"")
+    assert sorted(p.name for p in (tmp_path / "files/artifacts/job3/attempt-1-w").iterdir()) == ["a.json", "a.md"]
+    # When a file cannot take its place (a folder has its name), the write fails and leaves no scratch file
+    with pytest.raises(IsADirectoryError):
+        storage.put_bytes("artifacts/job3", b"x")
+    assert [p.name for p in (tmp_path / "files/artifacts").iterdir()] == ["job3"]
+
+
 def test_keys_are_only_the_servers_own(storage: Storage) -> None:
     for key in ("../etc/passwd", "/abs", "a//b", "uploads/../x", "a b"):
         with pytest.raises(ValueError, match="invalid storage key"):
