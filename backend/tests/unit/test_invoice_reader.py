@@ -1161,6 +1161,8 @@ def test_abbreviated_invoice_number_labels(line: str, number: str) -> None:
     ("heads", "number"),
     [
         (((40, "N° NH-2024-0087"),), "NH-2024-0087"),  # a French fee note's number sign, its value beside it
+        (((40, "Nº 004812"),), "004812"),  # the sign printed with the ordinal indicator, not the degree sign
+        (((40, "Nºs 4 a 7"),), None),  # the plural sign of a range: no number of its own
         (((300, "N.º"), (360, "FT 2025A/412")), "FT 2025A/412"),  # a Portuguese one, with its series code
         (((40, "Colegiado n° 1.452"),), None),  # a member's number, not the invoice's
         (((40, "N° 1.452"),), None),  # a count in thousands after a bare sign

@@ -203,6 +203,8 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     text, glued = _unglued(text)
     text = _ADD_OR_LESS.sub("", text)
     folded = fold(text)
+    if _ORDINAL_NUMBER_SIGN.match(text):
+        folded = f"n°{folded[2:]}"  # "Nº 0412" is "N° 0412": folding made its sign the letter o
     late = _LATE.search(folded) is not None
     found: list[LabelMatch] = []
     for field in ORDER:
@@ -266,6 +268,8 @@ _OCR_HEADS = ("total", "subtotal", "rounding", "amount", "balance", "invoice", "
               "totaal", "bedrag", "debit", "credit")  # fmt: skip
 
 
+# The number sign printed with the ordinal indicator ("Nº", U+00BA) rather than the degree sign, starting a phrase.
+_ORDINAL_NUMBER_SIGN = re.compile(r"[Nn]\u00ba(?![^\W\d_])")
 # The number sign "Nº" as OCR reads it when its small raised o looks like a digit.
 _OCR_NUMBER_SIGN = re.compile(r"N[29]")
 
