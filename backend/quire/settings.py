@@ -90,6 +90,8 @@ class Settings(BaseSettings):
     # A queued job whose message has been missing from Redis this long is republished.
     republish_after_seconds: float = Field(default=2.0, ge=0)
     worker_threads: int = Field(default=4, ge=1, le=64)
+    # Each worker process on one processor of its own (processors.py); unset: when they are at least as many.
+    worker_pin_cpus: bool | None = None
     # How long an idle worker waits between polls of Redis (Dramatiq's worker_timeout), in ms.
     worker_idle_poll_ms: int = Field(default=25, ge=1, le=10_000)
     # Dramatiq's own redelivery of a dead worker's unacknowledged messages.

@@ -42,6 +42,7 @@ from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 from quire.documents.background import even_background
 from quire.documents.words import Word
 from quire.errors import InvalidInput
+from quire.processors import all_processors
 
 log = structlog.stdlib.get_logger(__name__)
 
@@ -436,7 +437,17 @@ def read_pages(
     alone in the languages the look left, and the languages it was read in (`languages_after`) may
     narrow the rest. `pages` is pulled in the calling thread (a PDF renderer is not
     thread-safe). `reading(done, number)` hears, in order, how many pages are read and which is the
-    first still being read."""
+    first still being read.
+
+    On every processor the process was given (a worker process runs on one of its own), as are the page threads and
+    Tesseract's processes."""
+    with all_processors():
+        return _read_pages(pages, languages, reading)
+
+
+def _read_pages(
+    pages: Iterable[tuple[int, Image.Image, float]], languages: str, reading: Callable[[int, int], None]
+) -> dict[int, OcrPage]:
     languages = installed(languages)
     read: dict[int, OcrPage] = {}
     pending: deque[tuple[int, Future[OcrPage]]] = deque()

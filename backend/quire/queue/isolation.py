@@ -24,6 +24,7 @@ from quire.documents.storage import configured_storage
 from quire.errors import WorkerLost
 from quire.jobs.models import Job
 from quire.jobs.states import AttemptRef
+from quire.processors import all_processors
 from quire.queue.execution import AttemptLimits, AttemptProgress
 from quire.queue.failures import AttemptFailure, FailedAttempt, classify
 from quire.queue.results import Outcome, execute
@@ -107,7 +108,9 @@ def call_isolated(job: Job, limits: AttemptLimits, worker_id: str) -> Outcome:
         name=f"isolated-{job.id}",
         daemon=True,
     )
-    process.start()
+    # Started on every processor: the fork server, when this starts it, and so every isolated attempt's process.
+    with all_processors():
+        process.start()
     sender.close()
     lifeline.close()
     message: OcrPages | Finished | Failed | None = None

@@ -18,6 +18,7 @@ from quire.jobs.models import WorkerProcess, utcnow
 from quire.jobs.policy import DeadlinePolicy
 from quire.jobs.states import extend_leases
 from quire.jobs.store import view_of
+from quire.processors import pin
 from quire.queue.actors import declare_process_job, declare_send_webhook
 from quire.queue.broker import QUEUE, WEBHOOK_QUEUE
 from quire.queue.execution import ExecutionControl
@@ -88,8 +89,10 @@ def webhook_sender(quire: Quire, render_job: RenderJob) -> WebhookSender:
     return sender
 
 
-def run_worker_process(settings: Settings, threads: int) -> int:
-    """Run one worker process until SIGTERM or SIGINT."""
+def run_worker_process(settings: Settings, threads: int, processor: int | None = None) -> int:
+    """Run one worker process until SIGTERM or SIGINT, on `processor` alone when given."""
+    if processor is not None:
+        pin(processor)  # before any thread starts: each inherits it
     # The concurrency limit: each Dramatiq thread holds at most one connection, and the pool has
     # exactly enough for them and the support threads, so nothing waits on or overflows it.
     # Webhook threads hold a connection too, but only between their HTTP calls, never during one.

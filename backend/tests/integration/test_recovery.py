@@ -235,3 +235,27 @@ def test_a_retry_a_dead_worker_had_taken_is_given_back_when_recovery_asks(redis_
     [data] = alive.do_fetch(dq_name(QUEUE), 1)
     assert Message.decode(data).message_id == "message-1"
     assert alive.do_fetch(QUEUE, 1) == []
+
+
+def threads_processors(pid: int) -> set[frozenset[int]]:
+    """The processors each thread of a process may run on, as a set of distinct sets."""
+    return {frozenset(os.sched_getaffinity(int(task.name))) for task in Path(f"/proc/{pid}/task").iterdir()}
+
+
+def test_worker_processes_run_on_processors_of_their_own_when_told_to(stack: Stack) -> None:
+    given = frozenset(os.sched_getaffinity(0))
+    # Given two worker processes told to, and a job run by one of them
+    stack.start_web()
+    stack.env["QUIRE_WORKER_PIN_CPUS"] = "true"
+    supervisor = stack.start_worker(processes=2, threads=2)
+    assert stack.wait(stack.submit(document("ok")))["status"] == "completed"
+    # Then every thread of each runs on one processor, and not the same one where the machine has two or more
+    placed = [threads_processors(pid) for pid in child_pids(supervisor.pid)]
+    assert all(len(threads) == 1 and len(next(iter(threads))) == 1 for threads in placed), placed
+    assert len(set().union(*placed)) == min(2, len(given))
+    supervisor.terminate()
+    supervisor.wait(60)
+    # When nothing is said, one worker process on a machine of several processors runs where the system puts it
+    del stack.env["QUIRE_WORKER_PIN_CPUS"]
+    supervisor = stack.start_worker()
+    assert [threads_processors(pid) for pid in child_pids(supervisor.pid)] == [{given}]

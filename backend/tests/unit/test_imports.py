@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
         "quire.logs",
         "quire.db",
         "quire.metrics",
+        "quire.processors",
         "quire.migrations",
     ),
     ("quire.documents", "quire.workflows", "quire.accounts"),
