@@ -13,7 +13,7 @@ import sys
 import time
 from types import FrameType
 
-from quire.processors import choose
+from quire.processors import plan
 from quire.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -47,17 +47,15 @@ class StopRequest:
         return self.requested
 
 
-def _processor(settings: Settings, index: int, processes: int) -> list[str]:
-    processor = choose(index, processes, settings.worker_pin_cpus)
-    return [] if processor is None else ["--processor", str(processor)]
-
-
 def supervise(settings: Settings, processes: int, threads: int) -> int:
     """Keep `processes` worker processes running; restart one that dies, backing off only when
     a process keeps dying right after it starts (a crash loop), never for an occasional kill."""
     command = [sys.executable, "-m", "quire", "worker-process", "--threads", str(threads)]
     # Each process keeps its processor through restarts.
-    commands = [command + _processor(settings, i, processes) for i in range(processes)]
+    commands = [
+        command + ([] if processor is None else ["--processor", str(processor)])
+        for processor in plan(processes, settings.worker_pin_cpus)
+    ]
     children: list[subprocess.Popen[bytes]] = [subprocess.Popen(commands[i]) for i in range(processes)]
     started = [time.monotonic()] * processes
     quick_deaths = [0] * processes

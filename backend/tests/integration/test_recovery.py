@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -239,7 +240,11 @@ def test_a_retry_a_dead_worker_had_taken_is_given_back_when_recovery_asks(redis_
 
 def threads_processors(pid: int) -> set[frozenset[int]]:
     """The processors each thread of a process may run on, as a set of distinct sets."""
-    return {frozenset(os.sched_getaffinity(int(task.name))) for task in Path(f"/proc/{pid}/task").iterdir()}
+    placed = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+            placed.add(frozenset(os.sched_getaffinity(int(task.name))))
+    return placed
 
 
 def test_worker_processes_run_on_processors_of_their_own_when_told_to(stack: Stack) -> None:

@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+from quire.processors import plan
+
 SCRIPT = """
 import json, os, subprocess, sys, threading
 from quire.processors import all_processors, pin
@@ -55,16 +57,43 @@ def test_a_pinned_thread_and_all_it_starts_share_its_processor_until_a_block_wid
 
 
 def test_a_supervisor_pins_its_processes_when_they_cover_the_processors_or_when_told() -> None:
-    from quire.processors import choose
-
     allowed = sorted(os.sched_getaffinity(0))
     # Told not to, or asked for fewer processes than there are processors: left to the system
-    assert choose(0, 64, False) is None
-    assert choose(0, len(allowed) - 1, None) is None
+    assert plan(64, False) == [None] * 64
+    assert plan(len(allowed) - 1, None) == [None] * (len(allowed) - 1)
     # As many as the processors, or told to: one each, every processor used once in a round
     for wanted in (None, True):
-        chosen = [choose(i, len(allowed), wanted) for i in range(len(allowed))]
+        chosen = plan(len(allowed), wanted)
         if len(allowed) > 1:
             assert sorted(c for c in chosen if c is not None) == allowed
         else:
             assert chosen == [None]
+
+
+OCR_SCRIPT = """
+import json, os
+from PIL import Image
+from quire.documents import ocr
+from quire.processors import pin
+
+given = sorted(os.sched_getaffinity(0))
+pin(given[-1])
+seen = []
+def read_page(image, dpi, page, languages):
+    seen.append({"thread": sorted(os.sched_getaffinity(0)), "page_threads": ocr.page_threads()})
+ocr.read_page = read_page
+pages = [(n, Image.new("L", (8, 8), 255), 200.0) for n in (1, 2, 3)]
+ocr.read_pages(iter(pages), "eng", lambda done, number: None)
+print(json.dumps({"given": given, "pages": seen, "after": sorted(os.sched_getaffinity(0))}))
+"""
+
+
+def test_ocr_in_a_pinned_worker_reads_pages_on_every_processor() -> None:
+    run = subprocess.run([sys.executable, "-c", OCR_SCRIPT], capture_output=True, text=True, timeout=60, env=os.environ)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    given = seen["given"]
+    # Each page is read by a thread that may use every processor, as many at once as they allow (at most 4)
+    assert seen["pages"] == [{"thread": given, "page_threads": min(len(given), 4)}] * 3
+    # And the worker's own thread is back on its one processor afterwards
+    assert seen["after"] == [given[-1]]
