@@ -33,6 +33,7 @@ from quire import __version__
 from quire.bootstrap import Quire, bootstrap
 from quire.documents.storage import StorageUnavailable
 from quire.logs import configure_logging
+from quire.processors import pin_among_siblings
 from quire.queue.broker import DEFAULT_REDIS_URL
 from quire.settings import Settings
 from quire.web.account import AccountController
@@ -179,6 +180,8 @@ def create_app(quire: Quire | None = None) -> Litestar:
     """The web app on `quire` (by default, one bootstrapped from the settings the environment gives)."""
     settings = quire.settings if quire is not None else Settings()
     configure_logging(settings)
+    if quire is None:  # a process `quire web` started: before it starts any thread
+        pin_among_siblings(settings.web_pin_cpus)
     quire = quire or bootstrap(settings)
     redis_url = settings.redis_url or DEFAULT_REDIS_URL
     redis_client = AsyncRedis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=2)

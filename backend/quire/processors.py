@@ -1,4 +1,4 @@
-"""One processor for each worker process.
+"""One processor for each worker process, and for each web process.
 
 A worker process runs a job's short steps on several threads that take turns on the interpreter lock. Where those
 threads run on different processors, each turn wakes one processor from another; on a two-processor machine a no-op
@@ -11,22 +11,40 @@ operating system still places everything else around them. Long work that runs o
 Tesseract's own processes, page rendering) reaches every processor the process was given for as long as it runs
 (`all_processors`), and so does an isolated attempt's process.
 
+`quire web` does the same for its processes (`QUIRE_WEB_PIN_CPUS`): a request that reads the database hops from the
+event loop's thread to a worker thread and back. uvicorn starts its processes itself, so each claims the first
+processor none of its siblings holds (`claim`). Pinned, a web process served a job's status in 0.39 to 0.41 ms of
+processor time instead of 0.63 to 0.69 ms, and an accepted job in 1.7 to 1.9 ms instead of 2.7 to 2.8 ms.
+
 Linux applies an affinity to the calling thread, and a new thread or process starts with its creator's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import glob
 import logging
 import os
 import random
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 log = logging.getLogger(__name__)
 
+# Set by `quire web` for the processes uvicorn starts: "<siblings' name>:<how many>".
+SIBLINGS = "QUIRE_WEB_SIBLINGS"
+
 # The processors this process was given before it pinned itself; None until it does.
 _given: frozenset[int] | None = None
+# The lock on the processor this process claimed among its siblings, held open for its life.
+_held: list[int] = []
+
+
+def _locks() -> str:
+    """Where siblings' locks live (asked only when needed: finding the temporary folder writes a probe file)."""
+    return os.path.join(tempfile.gettempdir(), "quire-processors")
 
 
 def plan(processes: int, wanted: bool | None) -> list[int | None]:
@@ -45,15 +63,52 @@ def plan(processes: int, wanted: bool | None) -> list[int | None]:
     return [allowed[(start + i) % len(allowed)] for i in range(processes)]
 
 
+def claim(siblings: str, processes: int, wanted: bool | None) -> int | None:
+    """For one of `processes` sibling processes that are not told their index (uvicorn's web workers, which it
+    starts and restarts itself): the first processor no sibling holds, or None where `plan` would leave them where
+    the system puts them, or where every processor is held. A processor is held by an exclusive lock on a file named
+    by `siblings` (unique to their parent) and the processor, for as long as this process lives."""
+    if plan(processes, wanted)[0] is None:
+        return None
+    for processor in sorted(os.sched_getaffinity(0)):
+        try:
+            os.makedirs(_locks(), exist_ok=True)
+            fd = os.open(os.path.join(_locks(), f"{siblings}-{processor}.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        except OSError as exc:
+            log.warning("not pinned: no lock for processor %d (%s)", processor, exc)
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a sibling holds it
+            os.close(fd)
+            continue
+        _held.append(fd)  # released when the process ends, however it ends
+        return processor
+    return None
+
+
+def forget(siblings: str) -> None:
+    """Remove the lock files of siblings that have all ended."""
+    for name in glob.glob(os.path.join(_locks(), f"{glob.escape(siblings)}-*.lock")):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
 def pin(processor: int) -> None:
-    """Run this thread, and every thread it starts from now on, on `processor` alone: call it before any other. A
-    processor this process may not use (its allowed set changed since the supervisor chose) leaves it unpinned."""
+    """Run this process on `processor` alone: every thread it has (uvicorn's web processes start one of their own
+    first), and so every thread they start from now on. A processor this process may not use (its allowed set
+    changed since it was chosen) leaves it unpinned."""
     global _given
     given = frozenset(os.sched_getaffinity(0))
     try:
         os.sched_setaffinity(0, {processor})
+        for task in os.listdir("/proc/self/task"):
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                os.sched_setaffinity(int(task), {processor})
     except OSError as exc:
         log.warning("not pinned to processor %d (%s); running on %s", processor, exc, sorted(given))
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, given)
         return
     _given = given
 
@@ -74,3 +129,10 @@ def all_processors() -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, narrow)
+
+
+def pin_among_siblings(wanted: bool | None) -> None:
+    """In a web process `quire web` started: pin it to a processor no sibling holds, where `claim` finds one."""
+    siblings, _, processes = os.environ.get(SIBLINGS, "").rpartition(":")
+    if siblings and processes.isdigit() and (processor := claim(siblings, int(processes), wanted)) is not None:
+        pin(processor)

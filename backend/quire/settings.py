@@ -209,6 +209,8 @@ class Settings(BaseSettings):
     # `quire web` processes serving one port (uvicorn's own multi-process mode); unset: one per
     # CPU this process may run on, at most 8.
     web_workers: int | None = Field(default=None, ge=1, le=64)
+    # Each web process on one processor of its own (processors.py); unset: when they are at least as many.
+    web_pin_cpus: bool | None = None
 
     # Adaptive status polling in the browser (docs/api.md, "Pages"), decided by the server.
     poll_fast_s: float = Field(default=2.0, gt=0)

@@ -7,6 +7,7 @@ import os
 import click
 import uvicorn
 
+from quire.processors import SIBLINGS, forget
 from quire.settings import Settings
 from quire.web.server import HeaderDeadlineProtocol
 
@@ -21,6 +22,17 @@ from quire.web.server import HeaderDeadlineProtocol
 def web(settings: Settings, host: str, port: int, workers: int | None) -> None:
     """Serve the web app and JSON API."""
     proxies = settings.forwarded_allow_ips.strip()
+    workers = workers or settings.web_workers or default_web_workers()
+    # What each process needs to claim a processor of its own among its siblings (`create_app`).
+    siblings = f"web-{os.getpid()}"
+    os.environ[SIBLINGS] = f"{siblings}:{workers}"
+    try:
+        _serve(settings, host, port, workers, proxies)
+    finally:
+        forget(siblings)
+
+
+def _serve(settings: Settings, host: str, port: int, workers: int, proxies: str) -> None:
     uvicorn.run(
         "quire.app:create_app",
         factory=True,
@@ -29,7 +41,7 @@ def web(settings: Settings, host: str, port: int, workers: int | None) -> None:
         # uvicorn's own multi-process mode: one socket, bound here, shared by `workers` processes it
         # starts and restarts. Sessions, rate limits, live updates and metrics all live in Redis or
         # the shared metrics directory, so any process can answer any request.
-        workers=workers or settings.web_workers or default_web_workers(),
+        workers=workers,
         log_config=None,  # uvicorn's lines go through Quire's logging pipeline like every other
         access_log=settings.access_log,
         http=HeaderDeadlineProtocol,

@@ -92,7 +92,7 @@ def webhook_sender(quire: Quire, render_job: RenderJob) -> WebhookSender:
 def run_worker_process(settings: Settings, threads: int, processor: int | None = None) -> int:
     """Run one worker process until SIGTERM or SIGINT, on `processor` alone when given."""
     if processor is not None:
-        pin(processor)  # before any thread starts: each inherits it
+        pin(processor)  # first: every thread it starts inherits it
     # The concurrency limit: each Dramatiq thread holds at most one connection, and the pool has
     # exactly enough for them and the support threads, so nothing waits on or overflows it.
     # Webhook threads hold a connection too, but only between their HTTP calls, never during one.

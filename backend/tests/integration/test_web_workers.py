@@ -4,6 +4,8 @@ a rate-limit count) holds on the others."""
 from __future__ import annotations
 
 import http.client
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 from backend.tests.conftest import ScratchDatabase, make_database
 from backend.tests.integration.conftest import fresh_redis_url
 from backend.tests.integration.stack import PASSWORD, Stack, child_pids
+from backend.tests.integration.test_recovery import threads_processors
 from quire.queue.embedded_redis import EmbeddedRedis
 
 
@@ -98,3 +101,23 @@ def test_two_processes_share_the_port_and_the_sessions_and_limits(two_process_we
     log = stack.logs("web")
     assert "Application startup complete" in log
     assert "GET /jobs HTTP/1.1" not in log
+
+
+def test_each_web_process_runs_on_a_processor_of_its_own_when_they_cover_the_processors(two_process_web: Stack) -> None:
+    stack = two_process_web
+    given = frozenset(os.sched_getaffinity(0))
+    # Given two web processes that have served requests (their worker threads start with the first ones)
+    for _ in range(20):
+        assert stack.http.get(f"/ai-jobs/{stack.submit(b'a short note')}").status_code == 200
+    # Then, on a machine of two processors, each runs every thread of its own on one, and not the same one
+    placed = [threads_processors(pid) for pid in web_processes(stack)]
+    if len(given) == 2:
+        assert all(len(threads) == 1 and len(next(iter(threads))) == 1 for threads in placed), placed
+        assert set().union(*placed) == {frozenset({p}) for p in given}
+    else:  # fewer processes than processors, or one processor: where the system puts them
+        assert placed == [{given}, {given}]
+    # And the locks that kept them apart are gone once the server has stopped
+    assert stack.web is not None
+    parent = stack.web.pid
+    stack.stop()
+    assert not list(Path(tempfile.gettempdir(), "quire-processors").glob(f"web-{parent}-*.lock"))
