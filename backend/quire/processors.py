@@ -27,7 +27,10 @@ import glob
 import logging
 import os
 import random
+import stat
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -35,6 +38,8 @@ log = logging.getLogger(__name__)
 
 # Set by `quire web` for the processes uvicorn starts: "<siblings' name>:<how many>".
 SIBLINGS = "QUIRE_WEB_SIBLINGS"
+# How many times, a second apart, a web process tries again for a processor when its siblings hold every one.
+CLAIM_TRIES = 120
 
 # The processors this process was given before it pinned itself; None until it does.
 _given: frozenset[int] | None = None
@@ -42,9 +47,20 @@ _given: frozenset[int] | None = None
 _held: list[int] = []
 
 
-def _locks() -> str:
-    """Where siblings' locks live (asked only when needed: finding the temporary folder writes a probe file)."""
-    return os.path.join(tempfile.gettempdir(), "quire-processors")
+def _locks() -> str | None:
+    """Where siblings' locks live: a folder of this user's own in the temporary folder (asked only when needed:
+    finding the temporary folder writes a probe file), or None where that is not so (another user made it)."""
+    try:
+        folder = os.path.join(tempfile.gettempdir(), f"quire-processors-{os.getuid()}")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        found = os.lstat(folder)
+    except OSError as exc:
+        log.warning("not pinned: no folder for the processors' locks (%s)", exc)
+        return None
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        log.warning("not pinned: %s is not a private folder of this user", folder)
+        return None
+    return folder
 
 
 def plan(processes: int, wanted: bool | None) -> list[int | None]:
@@ -63,25 +79,29 @@ def plan(processes: int, wanted: bool | None) -> list[int | None]:
     return [allowed[(start + i) % len(allowed)] for i in range(processes)]
 
 
-def claim(siblings: str, processes: int, wanted: bool | None) -> int | None:
-    """For one of `processes` sibling processes that are not told their index (uvicorn's web workers, which it
-    starts and restarts itself): the first processor no sibling holds, or None where `plan` would leave them where
-    the system puts them, or where every processor is held. A processor is held by an exclusive lock on a file named
-    by `siblings` (unique to their parent) and the processor, for as long as this process lives."""
-    if plan(processes, wanted)[0] is None:
+def claim(siblings: str) -> int | None:
+    """For one of sibling processes that are not told their index (uvicorn's web processes, which it starts and
+    restarts itself): the first processor no sibling holds, or None where every one is held. A processor is held by
+    an exclusive lock on a file named by `siblings` (unique to their parent) and the processor, for as long as this
+    process lives."""
+    if (folder := _locks()) is None:
         return None
     for processor in sorted(os.sched_getaffinity(0)):
+        path = os.path.join(folder, f"{siblings}-{processor}.lock")
         try:
-            os.makedirs(_locks(), exist_ok=True)
-            fd = os.open(os.path.join(_locks(), f"{siblings}-{processor}.lock"), os.O_CREAT | os.O_RDWR, 0o600)
+            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             log.warning("not pinned: no lock for processor %d (%s)", processor, exc)
             return None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a sibling holds it
+        except BlockingIOError:  # a sibling holds it
             os.close(fd)
             continue
+        except OSError as exc:  # a file system without locks
+            os.close(fd)
+            log.warning("not pinned: processor %d's lock cannot be taken (%s)", processor, exc)
+            return None
         _held.append(fd)  # released when the process ends, however it ends
         return processor
     return None
@@ -89,9 +109,10 @@ def claim(siblings: str, processes: int, wanted: bool | None) -> int | None:
 
 def forget(siblings: str) -> None:
     """Remove the lock files of siblings that have all ended."""
-    for name in glob.glob(os.path.join(_locks(), f"{glob.escape(siblings)}-*.lock")):
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+    with contextlib.suppress(OSError):
+        if (folder := _locks()) is not None:
+            for name in glob.glob(os.path.join(folder, f"{glob.escape(siblings)}-*.lock")):
+                os.unlink(name)
 
 
 def pin(processor: int) -> None:
@@ -102,9 +123,10 @@ def pin(processor: int) -> None:
     given = frozenset(os.sched_getaffinity(0))
     try:
         os.sched_setaffinity(0, {processor})
-        for task in os.listdir("/proc/self/task"):
-            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
-                os.sched_setaffinity(int(task), {processor})
+        with contextlib.suppress(FileNotFoundError):  # no /proc: the threads to come, then
+            for task in os.listdir("/proc/self/task"):
+                with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                    os.sched_setaffinity(int(task), {processor})
     except OSError as exc:
         log.warning("not pinned to processor %d (%s); running on %s", processor, exc, sorted(given))
         with contextlib.suppress(OSError):
@@ -132,7 +154,21 @@ def all_processors() -> Iterator[None]:
 
 
 def pin_among_siblings(wanted: bool | None) -> None:
-    """In a web process `quire web` started: pin it to a processor no sibling holds, where `claim` finds one."""
+    """In a web process `quire web` started: pin it to a processor no sibling holds. When every one is held (uvicorn's
+    graceful restart starts each new process before it stops the old one), a thread of its own tries again for a
+    while, as the old processes stop."""
     siblings, _, processes = os.environ.get(SIBLINGS, "").rpartition(":")
-    if siblings and processes.isdigit() and (processor := claim(siblings, int(processes), wanted)) is not None:
+    if not siblings or not processes.isdigit() or plan(int(processes), wanted)[0] is None:
+        return
+    if (processor := claim(siblings)) is not None:
         pin(processor)
+        return
+
+    def again() -> None:
+        for _ in range(CLAIM_TRIES):
+            time.sleep(1.0)
+            if (processor := claim(siblings)) is not None:
+                pin(processor)
+                return
+
+    threading.Thread(target=again, name="claim-processor", daemon=True).start()

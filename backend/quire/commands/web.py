@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 
 import click
 import uvicorn
@@ -24,11 +25,12 @@ def web(settings: Settings, host: str, port: int, workers: int | None) -> None:
     proxies = settings.forwarded_allow_ips.strip()
     workers = workers or settings.web_workers or default_web_workers()
     # What each process needs to claim a processor of its own among its siblings (`create_app`).
-    siblings = f"web-{os.getpid()}"
+    siblings = f"web-{socket.gethostname()}-{os.getpid()}"  # containers on one machine may share pids
     os.environ[SIBLINGS] = f"{siblings}:{workers}"
     try:
         _serve(settings, host, port, workers, proxies)
     finally:
+        os.environ.pop(SIBLINGS, None)
         forget(siblings)
 
 

@@ -26,6 +26,7 @@ from quire.documents.storage import Storage
 from quire.errors import InvalidInput
 from quire.jobs import store
 from quire.jobs.models import Job, preview_key
+from quire.processors import all_processors
 
 PREVIEW_PAGES = 3
 RENDER_SCALE = 1.5  # 108 dpi: legible beside the result, about 100-200 KB a page
@@ -135,14 +136,16 @@ def page_png(storage: Storage, job_id: str, source_ref: str, number: int) -> byt
         pdf = pdfium.PdfDocument(storage.read_bytes(source_ref))
     except (OSError, pdfium.PdfiumError):
         return None
-    try:
-        if number > len(pdf):
-            return None
-        image = pdf[number - 1].render(scale=RENDER_SCALE).to_pil()
-    finally:
-        pdf.close()
-    out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
+    # Rendering and encoding run outside the interpreter: on every processor, as a job page asks for three at once.
+    with all_processors():
+        try:
+            if number > len(pdf):
+                return None
+            image = pdf[number - 1].render(scale=RENDER_SCALE).to_pil()
+        finally:
+            pdf.close()
+        out = io.BytesIO()
+        image.save(out, format="PNG", optimize=True)
     png = out.getvalue()
     with contextlib.suppress(OSError):  # a read-only store still shows the page, just renders again
         storage.put_bytes(key, png)
@@ -164,7 +167,7 @@ def input_image(storage: Storage, job_id: str, input_ref: str) -> tuple[bytes, s
         return storage.read_bytes(key), "image/png"
     out = io.BytesIO()
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with all_processors(), Image.open(io.BytesIO(data)) as image:
             image.convert("RGB").save(out, format="PNG", optimize=True)
     except (OSError, ValueError):
         return None

@@ -120,4 +120,4 @@ def test_each_web_process_runs_on_a_processor_of_its_own_when_they_cover_the_pro
     assert stack.web is not None
     parent = stack.web.pid
     stack.stop()
-    assert not list(Path(tempfile.gettempdir(), "quire-processors").glob(f"web-{parent}-*.lock"))
+    assert not list(Path(tempfile.gettempdir(), f"quire-processors-{os.getuid()}").glob(f"web-*-{parent}-*.lock"))

@@ -97,3 +97,90 @@ def test_ocr_in_a_pinned_worker_reads_pages_on_every_processor() -> None:
     assert seen["pages"] == [{"thread": given, "page_threads": min(len(given), 4)}] * 3
     # And the worker's own thread is back on its one processor afterwards
     assert seen["after"] == [given[-1]]
+
+
+CLAIM_SCRIPT = """
+import sys
+from quire.processors import claim
+print(claim(sys.argv[1]), flush=True)
+sys.stdin.read()  # holds its processor until told to end
+"""
+
+
+def test_siblings_claim_one_processor_each_and_a_freed_one_is_claimed_again() -> None:
+    from quire.processors import forget
+
+    siblings, allowed = f"test-{os.getpid()}", sorted(os.sched_getaffinity(0))
+
+    def sibling() -> tuple[subprocess.Popen[str], str]:
+        process = subprocess.Popen(
+            [sys.executable, "-c", CLAIM_SCRIPT, siblings], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert process.stdout is not None
+        return process, process.stdout.readline().strip()
+
+    running = [sibling() for _ in allowed]
+    try:
+        # Each holds a processor of its own, and one more finds none free
+        assert sorted(int(claimed) for _, claimed in running) == allowed
+        extra, claimed = sibling()
+        running.append((extra, claimed))
+        assert claimed == "None"
+        # Once the first has ended, its processor is free for the next
+        first, first_claimed = running.pop(0)
+        first.communicate("")
+        again, claimed = sibling()
+        running.append((again, claimed))
+        assert claimed == first_claimed
+    finally:
+        for process, _ in running:
+            process.communicate("")
+        forget(siblings)
+
+
+LATE_SCRIPT = """
+import os, sys, time
+from quire.processors import SIBLINGS, pin_among_siblings
+os.environ[SIBLINGS] = f"{sys.argv[1]}:{sys.argv[2]}"
+pin_among_siblings(True)
+print(",".join(map(str, sorted(os.sched_getaffinity(0)))), flush=True)
+sys.stdin.readline()  # a sibling has ended
+deadline = time.monotonic() + 10
+while len(os.sched_getaffinity(0)) > 1 and time.monotonic() < deadline:
+    time.sleep(0.1)
+print(",".join(map(str, sorted(os.sched_getaffinity(0)))), flush=True)
+"""
+
+
+def test_a_process_started_while_its_siblings_hold_every_processor_takes_the_first_one_freed() -> None:
+    from quire.processors import forget
+
+    siblings, allowed = f"late-{os.getpid()}", sorted(os.sched_getaffinity(0))
+    holders = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLAIM_SCRIPT, siblings], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        for _ in allowed
+    ]
+    held = [int(h.stdout.readline()) for h in holders if h.stdout is not None]
+    late = subprocess.Popen(
+        [sys.executable, "-c", LATE_SCRIPT, siblings, str(len(allowed))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert late.stdin is not None
+        assert late.stdout is not None
+        # Given every processor held (as in uvicorn's graceful restart), the new process starts where the system puts it
+        assert late.stdout.readline().strip() == ",".join(map(str, allowed))
+        # When a sibling ends, the new process takes its processor
+        holders[0].communicate("")
+        late.stdin.write("\n")
+        late.stdin.flush()
+        assert late.stdout.readline().strip() == str(held[0])
+    finally:
+        late.kill()
+        for holder in holders:
+            holder.kill()
+        forget(siblings)
