@@ -180,7 +180,7 @@ def create_app(quire: Quire | None = None) -> Litestar:
     """The web app on `quire` (by default, one bootstrapped from the settings the environment gives)."""
     settings = quire.settings if quire is not None else Settings()
     configure_logging(settings)
-    if quire is None:  # a process `quire web` started: before it starts any thread
+    if quire is None:  # a process `quire web` started: first, so that every thread it starts shares its processor
         pin_among_siblings(settings.web_pin_cpus)
     quire = quire or bootstrap(settings)
     redis_url = settings.redis_url or DEFAULT_REDIS_URL
