@@ -63,15 +63,21 @@ def _locks() -> str | None:
     return folder
 
 
-def plan(processes: int, wanted: bool | None) -> list[int | None]:
-    """The processor for each of a supervisor's `processes` worker processes, or None to leave them where the system
-    puts them: where pinning is not `wanted`, where there is one processor, and by default (`wanted` None) where the
+def _pinnable(processes: int, wanted: bool | None) -> list[int]:
+    """The processors `processes` sibling processes may be pinned to, or none to leave them where the system puts
+    them: where pinning is not `wanted`, where there is one processor, and by default (`wanted` None) where the
     processes are fewer than the processors. Then the system lends them the spare ones, and other workers on the
     machine (replicas of one container, say) are not pinned to the same processors as these."""
     if wanted is False or not hasattr(os, "sched_getaffinity"):
-        return [None] * processes
+        return []
     allowed = sorted(os.sched_getaffinity(0))
-    if len(allowed) < 2 or (wanted is None and processes < len(allowed)):
+    return [] if len(allowed) < 2 or (wanted is None and processes < len(allowed)) else allowed
+
+
+def plan(processes: int, wanted: bool | None) -> list[int | None]:
+    """The processor for each of a supervisor's `processes` worker processes, None for each where `_pinnable` finds
+    none."""
+    if not (allowed := _pinnable(processes, wanted)):
         return [None] * processes
     # Supervisors on one machine know nothing of each other (replicas even share their pids): each starts its
     # round at a processor drawn at random.
@@ -158,7 +164,7 @@ def pin_among_siblings(wanted: bool | None) -> None:
     graceful restart starts each new process before it stops the old one), a thread of its own tries again for a
     while, as the old processes stop."""
     siblings, _, processes = os.environ.get(SIBLINGS, "").rpartition(":")
-    if not siblings or not processes.isdigit() or plan(int(processes), wanted)[0] is None:
+    if not siblings or not processes.isdigit() or not _pinnable(int(processes), wanted):
         return
     if (processor := claim(siblings)) is not None:
         pin(processor)

@@ -107,15 +107,20 @@ sys.stdin.read()  # holds its processor until told to end
 """
 
 
+def claimant(siblings: str) -> subprocess.Popen[str]:
+    """A process that claims a processor among `siblings`, says which, and holds it until its input ends."""
+    return subprocess.Popen(
+        [sys.executable, "-c", CLAIM_SCRIPT, siblings], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+
+
 def test_siblings_claim_one_processor_each_and_a_freed_one_is_claimed_again() -> None:
     from quire.processors import forget
 
     siblings, allowed = f"test-{os.getpid()}", sorted(os.sched_getaffinity(0))
 
     def sibling() -> tuple[subprocess.Popen[str], str]:
-        process = subprocess.Popen(
-            [sys.executable, "-c", CLAIM_SCRIPT, siblings], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
+        process = claimant(siblings)
         assert process.stdout is not None
         return process, process.stdout.readline().strip()
 
@@ -156,12 +161,7 @@ def test_a_process_started_while_its_siblings_hold_every_processor_takes_the_fir
     from quire.processors import forget
 
     siblings, allowed = f"late-{os.getpid()}", sorted(os.sched_getaffinity(0))
-    holders = [
-        subprocess.Popen(
-            [sys.executable, "-c", CLAIM_SCRIPT, siblings], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        for _ in allowed
-    ]
+    holders = [claimant(siblings) for _ in allowed]
     held = [int(h.stdout.readline()) for h in holders if h.stdout is not None]
     late = subprocess.Popen(
         [sys.executable, "-c", LATE_SCRIPT, siblings, str(len(allowed))],
