@@ -3820,6 +3820,15 @@ def test_a_travel_tickets_number_is_its_receipts_number_unless_an_invoice_number
     assert helpdesk["invoice_number"] == "2025-001"
 
 
+def test_a_till_receipts_bare_ticket_word_names_the_number_right_after_it() -> None:
+    # Given a French supermarket's till receipt: its number printed after a bare "TICKET", beside its date
+    head = "MARCHE FRAIS\n12 rue de la Republique\n69002 LYON\nTOTAL TTC 32,92 EUR\nTICKET CLIENT\nA CONSERVER\n"
+    result = text_invoice(f"{head}TICKET 002841             09/11/2024 11:07\nMERCI DE VOTRE VISITE")
+    # Then that is the receipt's number; "TICKET CLIENT" (the customer's copy) names none
+    assert result["invoice_number"] == "002841"
+    assert text_invoice(f"{head}MERCI DE VOTRE VISITE")["invoice_number"] is None
+
+
 def test_a_derived_subtotal_the_page_prints_without_a_label_is_sure() -> None:
     # Given the items' sum printed under their column without a label, then the tax and the total
     head = "Acme Supplies Ltd\nInvoice 12\nDesk lamp  100.00\nPaper  50.00\n"

@@ -325,10 +325,10 @@ def _read_label(
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
     unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2
-    if match.field == "invoice_number" and re.sub(r"[^a-z\u03b1-\u03c9]", "", match.label) in NUMBER_WORDS:
-        # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word names what follows it, so only
-        # a number right after it is its value (after its series code: "N.º | FT 2025A/412"), and not a count in
-        # thousands ("Colegiado n° 1.452": a member's number).
+    if match.field == "invoice_number" and re.sub(r"[^a-z\u03b1-\u03c9]", "", match.label) in (*NUMBER_WORDS, "ticket"):
+        # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word (or a till receipt's bare
+        # "TICKET") names what follows it, so only a number right after it is its value (after its series code:
+        # "N.º | FT 2025A/412"), and not a count in thousands ("Colegiado n° 1.452": a member's number).
         sources = [
             source for source in sources[:1]
             if re.match(r"(?:[^\W\d_]{1,4}\s+)?\S*\d", source[1]) and not _THOUSANDS.match(source[1])

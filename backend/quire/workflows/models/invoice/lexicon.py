@@ -41,8 +41,9 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"fee\s+note\s*(?:no\.?|number|#)|"
                     # A till receipt's own number: "TRANS # 48213", a restaurant's "Check #3021".
                     r"trans(?:action)?\s*(?:no\.?|number|#)|check\s*#|"
-                    # A travel ticket's number, which its receipt is the document of ("Ticket number 075-2145678901").
-                    r"e-?ticket\s*(?:no\.?|number)|ticket\s*(?:no\.?|number)|number"),
+                    # A travel ticket's number, which its receipt is the document of ("Ticket number 075-2145678901"),
+                    # and a till receipt's ("TICKET 002841").
+                    r"e-?ticket\s*(?:no\.?|number)|ticket\s*(?:no\.?|number)|ticket|number"),
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
