@@ -3829,6 +3829,26 @@ def test_a_till_receipts_bare_ticket_word_names_the_number_right_after_it() -> N
     assert text_invoice(f"{head}MERCI DE VOTRE VISITE")["invoice_number"] is None
 
 
+def test_an_amount_under_another_currencys_head_is_the_same_sum_restated() -> None:
+    # Given a Dubai invoice billed in dollars whose totals are restated in dirhams, each currency heading a column
+    head = [(40, 40, "Gulfstar Logistics FZ-LLC", 16), (40, 80, "Tax Invoice No. GSL/2024/00871")]
+    rows = [("Total excluding VAT", "2,723.00", "10,000.22"), ("VAT @ 5%", "13.15", "48.29"),
+            ("Total amount payable", "2,736.15", "10,048.51")]  # fmt: skip
+    placed = [p for i, (label, usd, aed) in enumerate(rows) for p in
+              ((100, 220 + 20 * i, label), (300, 220 + 20 * i, usd), (400, 220 + 20 * i, aed))]  # fmt: skip
+    result = page(*head, (300, 200, "USD"), (400, 200, "AED equivalent"), *placed)
+    # Then each total is the dollar amount, sure: the dirham one is no rival
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("2723.00"),
+        Decimal("13.15"),
+        Decimal("2736.15"),
+    )
+    assert not {"subtotal", "tax", "total"} & set(result["needs_review"])
+    # And two amounts under heads of no currency stay a choice for a person
+    unheaded = page(*head, (300, 200, "Net"), (400, 200, "Gross"), *placed)
+    assert "total" in unheaded["needs_review"]
+
+
 def test_a_derived_subtotal_the_page_prints_without_a_label_is_sure() -> None:
     # Given the items' sum printed under their column without a label, then the tax and the total
     head = "Acme Supplies Ltd\nInvoice 12\nDesk lamp  100.00\nPaper  50.00\n"

@@ -231,15 +231,17 @@ _LETTER_HEAD = 0.4
 _PLACE_DATE_SCORE = 0.55
 
 
-def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Decimal]:
+def _amounts_after(lines: list[Line], index: int, phrase: Phrase, rest: str, mark: str) -> set[Decimal]:
     """The different amounts printed one after another after a label, in its phrase and the phrases after it on
     its line ("Total amount | 100.00 | 19.00 | 119.00", "Total | $ | 100.00 | $ | 19.00"), up to the first
     words ("davon MwSt", "Amount paid"); a currency, a rate or a count between them is stepped over. An amount
-    in another printed currency is the same sum restated ("100.00 EUR | 117.65 USD"), not a rival."""
+    in another currency, printed beside it or heading its column, is the same sum restated ("100.00 EUR | 117.65
+    USD"; "2,723.00 | 10,000.22" under "USD | AED equivalent"), not a rival."""
     found: set[Decimal] = set()
     currency: str | None = None
     pending: str | None = None  # a currency printed in a phrase of its own, for the amount after it
-    for text in [rest, *(p.text for p in line.phrases if p.x0 >= phrase.x1 - 1)]:
+    after = [(rest, None), *((p.text, p) for p in lines[index].phrases if p.x0 >= phrase.x1 - 1)]
+    for text, source in after:
         words = re.sub(CURRENCY.pattern, "", RATE.sub("", TRANSLATION.sub("", text)), flags=re.I)
         if re.search(r"[^\W\d_]", words):
             break
@@ -247,12 +249,34 @@ def _amounts_after(line: Line, phrase: Phrase, rest: str, mark: str) -> set[Deci
         if not amounts and (codes := currencies_in(text)):
             pending = codes[0]
         for amount in amounts:
-            printed = amount.currency or pending
+            printed = amount.currency or pending or (_column_currency(lines, index, source) if source else None)
             currency = currency or printed
             if printed in (None, currency):
                 found.add(amount.value)
         pending = pending if not amounts else None
     return found
+
+
+# How far above a row its column's head is looked for.
+_COLUMN_HEAD_LINES = 8
+
+
+def _column_currency(lines: list[Line], index: int, value: Phrase) -> str | None:
+    """The one currency the head of a value's column names ("USD", "AED equivalent", "Amount (EUR)"): the
+    nearest text above the value that overlaps it, past the column's other values; None when it names no
+    currency, or several."""
+    for above in reversed(lines[max(0, index - _COLUMN_HEAD_LINES) : index]):
+        if above.page != lines[index].page:
+            return None
+        over = [p for p in above.phrases if overlaps(p, value)]
+        if len(over) != 1:
+            return None
+        if not re.search(r"\d", over[0].text):
+            # A code that is also a word ("AED") is a currency at the head of a column of amounts.
+            first = over[0].text.split()[0]
+            codes = set(currencies_in(over[0].text)) or ({first} if first in CURRENCY_CODES else set())
+            return codes.pop() if len(codes) == 1 else None
+    return None
 
 
 # A number grouped in thousands, alone: "1.452", "12,500".
@@ -324,7 +348,7 @@ def _read_label(
         sources += right[-1:]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
-    unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines[index], phrase, match.rest, mark)) >= 2
+    unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines, index, phrase, match.rest, mark)) >= 2
     if match.field == "invoice_number" and re.sub(r"[^a-z\u03b1-\u03c9]", "", match.label) in (*NUMBER_WORDS, "ticket"):
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word (or a till receipt's bare
         # "TICKET") names what follows it, so only a number right after it is its value (after its series code:
