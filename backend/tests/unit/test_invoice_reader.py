@@ -3827,6 +3827,12 @@ def test_a_till_receipts_bare_ticket_word_names_the_number_right_after_it() -> N
     # Then that is the receipt's number; "TICKET CLIENT" (the customer's copy) names none
     assert result["invoice_number"] == "002841"
     assert text_invoice(f"{head}MERCI DE VOTRE VISITE")["invoice_number"] is None
+    # And the word votes for no language: the French receipt's date is still read day first
+    assert (result["issue_date"], result["language"]) == ("2024-11-09", "fr")
+    # A count after it names no number, and a name that starts with it is still a name
+    assert text_invoice("PARKING CENTRE\nTicket 1/2\nTOTAL EUR 5.00")["invoice_number"] is None
+    shop = text_invoice("Ticket Shop Berlin GmbH\nHauptstr. 1\nRechnung Nr. 2024-17\nGesamtbetrag 120,00 EUR")
+    assert (shop["vendor"], shop["invoice_number"]) == ("Ticket Shop Berlin GmbH", "2024-17")
 
 
 def test_an_amount_under_another_currencys_head_is_the_same_sum_restated() -> None:
@@ -3844,9 +3850,12 @@ def test_an_amount_under_another_currencys_head_is_the_same_sum_restated() -> No
         Decimal("2736.15"),
     )
     assert not {"subtotal", "tax", "total"} & set(result["needs_review"])
-    # And two amounts under heads of no currency stay a choice for a person
-    unheaded = page(*head, (300, 200, "Net"), (400, 200, "Gross"), *placed)
-    assert "total" in unheaded["needs_review"]
+    # And two amounts under heads of no currency stay a choice for a person; so do a first column in another
+    # currency than the page's, and a head that names a currency but no money ("CAD hours")
+    dollars = (40, 120, "Invoice currency: USD. Payment is due in USD.")
+    for heads in (("Net", "Gross"), ("AED", "USD"), ("CAD hours", "Amount USD")):
+        other = page(*head, dollars, (300, 200, heads[0]), (400, 200, heads[1]), *placed)
+        assert other["total"] is None or "total" in other["needs_review"], heads
 
 
 def test_a_derived_subtotal_the_page_prints_without_a_label_is_sure() -> None:

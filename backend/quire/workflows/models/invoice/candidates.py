@@ -25,6 +25,7 @@ from quire.workflows.models.invoice.labels import (
     WEAK_WEIGHT,
     LabelMatch,
     match_labels,
+    ticket_number,
 )
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
 from quire.workflows.models.invoice.lexicon import NUMBER_WORDS
@@ -164,14 +165,17 @@ def _parse(field: str, text: str, mark: str, day_first: bool, numbered: bool = F
     return None
 
 
-def read_candidates(lines: list[Line], labelled: Labelled, mark: str, day_first: bool) -> dict[str, list[Candidate]]:
+def read_candidates(
+    lines: list[Line], labelled: Labelled, mark: str, day_first: bool, currency: str | None = None
+) -> dict[str, list[Candidate]]:
     """A candidate per labelled phrase: from its longest label, or the next one when that reads no value
-    ("Due payable: 571.04 €" names no date, so it is read as a total)."""
+    ("Due payable: 571.04 €" names no date, so it is read as a total). `currency` is the one the page is
+    written in, when it shows one."""
     found: dict[str, list[Candidate]] = {}
     for index, phrase, matches in labelled:
         for match in matches:
             if match.field not in ("vendor", "buyer") and _read_label(
-                lines, index, phrase, match, mark, day_first, found
+                lines, index, phrase, match, mark, day_first, currency, found
             ):
                 break
     # A ticket's number ("Ticket No. 48213" on a help desk's bill) only where no other label names a number.
@@ -231,12 +235,15 @@ _LETTER_HEAD = 0.4
 _PLACE_DATE_SCORE = 0.55
 
 
-def _amounts_after(lines: list[Line], index: int, phrase: Phrase, rest: str, mark: str) -> set[Decimal]:
+def _amounts_after(
+    lines: list[Line], index: int, phrase: Phrase, rest: str, mark: str, own: str | None
+) -> set[Decimal]:
     """The different amounts printed one after another after a label, in its phrase and the phrases after it on
     its line ("Total amount | 100.00 | 19.00 | 119.00", "Total | $ | 100.00 | $ | 19.00"), up to the first
     words ("davon MwSt", "Amount paid"); a currency, a rate or a count between them is stepped over. An amount
-    in another currency, printed beside it or heading its column, is the same sum restated ("100.00 EUR | 117.65
-    USD"; "2,723.00 | 10,000.22" under "USD | AED equivalent"), not a rival."""
+    in another currency printed beside it is the same sum restated ("100.00 EUR | 117.65 USD"), not a rival; so
+    is one in a column headed by another currency, after the amount of a column headed by the page's `own`
+    ("2,723.00 | 10,000.22" under "USD | AED equivalent" on a bill in dollars)."""
     found: set[Decimal] = set()
     currency: str | None = None
     pending: str | None = None  # a currency printed in a phrase of its own, for the amount after it
@@ -249,7 +256,10 @@ def _amounts_after(lines: list[Line], index: int, phrase: Phrase, rest: str, mar
         if not amounts and (codes := currencies_in(text)):
             pending = codes[0]
         for amount in amounts:
-            printed = amount.currency or pending or (_column_currency(lines, index, source) if source else None)
+            head = _column_currency(lines, index, source) if source is not None and own is not None else None
+            if currency is None and amount.currency is None and pending is None and head != own:
+                head = None  # the first column is in another currency than the page's: which is owed is unclear
+            printed = amount.currency or pending or head
             currency = currency or printed
             if printed in (None, currency):
                 found.add(amount.value)
@@ -259,6 +269,11 @@ def _amounts_after(lines: list[Line], index: int, phrase: Phrase, rest: str, mar
 
 # How far above a row its column's head is looked for.
 _COLUMN_HEAD_LINES = 8
+# The words a column's head may print beside its currency (folded): an equivalent's, or an amount's.
+_CURRENCY_HEAD = re.compile(
+    r"(?:equivalent[e]?|equiv|gegenwert|tegenwaarde|rownowartosc|contre valeur|amounts?|betrag|montant|importe|"
+    r"importo|bedrag|kwota|valor|totals?)?"
+)
 
 
 def _column_currency(lines: list[Line], index: int, value: Phrase) -> str | None:
@@ -275,7 +290,9 @@ def _column_currency(lines: list[Line], index: int, value: Phrase) -> str | None
             # A code that is also a word ("AED") is a currency at the head of a column of amounts.
             first = over[0].text.split()[0]
             codes = set(currencies_in(over[0].text)) or ({first} if first in CURRENCY_CODES else set())
-            return codes.pop() if len(codes) == 1 else None
+            others = " ".join(fold(CURRENCY.sub(" ", over[0].text)).split())
+            # The currency alone, or with a word that says the column is money ("CAD hours" are no dollars).
+            return codes.pop() if len(codes) == 1 and _CURRENCY_HEAD.fullmatch(others) else None
     return None
 
 
@@ -292,6 +309,7 @@ def _read_label(
     match: LabelMatch,
     mark: str,
     day_first: bool,
+    currency: str | None,
     found: dict[str, list[Candidate]],
 ) -> bool:
     """Add the value of one label to `found`; False when no value of its kind stands beside or below it."""
@@ -348,14 +366,16 @@ def _read_label(
         sources += right[-1:]
     # "Total amount | 100.00 | 19.00 | 119.00" with no heads that say which is which: the label's own amount is one
     # of them, and nothing tells which (the first is the net as often as the total). Offered for review only.
-    unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines, index, phrase, match.rest, mark)) >= 2
-    if match.field == "invoice_number" and re.sub(r"[^a-z\u03b1-\u03c9]", "", match.label) in (*NUMBER_WORDS, "ticket"):
+    unsure = match.field in AMOUNT_FIELDS and len(_amounts_after(lines, index, phrase, match.rest, mark, currency)) >= 2
+    bare = re.sub(r"[^a-z\u03b1-\u03c9]", "", match.label)
+    if match.field == "invoice_number" and bare in (*NUMBER_WORDS, "ticket"):
         # "Numéro SIRET 123 456 789", "Numéro | client | C1234": a bare number word (or a till receipt's bare
         # "TICKET") names what follows it, so only a number right after it is its value (after its series code:
         # "N.º | FT 2025A/412"), and not a count in thousands ("Colegiado n° 1.452": a member's number).
         sources = [
             source for source in sources[:1]
             if re.match(r"(?:[^\W\d_]{1,4}\s+)?\S*\d", source[1]) and not _THOUSANDS.match(source[1])
+            and (bare != "ticket" or ticket_number(source[1]))
         ]  # fmt: skip
     if match.field in ("tax", "withholding") and RATE.search(phrase.text) and amounts_in(match.rest, mark):
         # "PST (7%) - materials $584.00 | $40.88", "Ritenuta d'acconto 20% su € 5.750,00 | -1.150,00": a rate, the

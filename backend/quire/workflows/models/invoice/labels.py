@@ -28,6 +28,15 @@ _BASE = re.compile(r"[\s\-:]*(?:base|basis|imponible|bemessungsgrundlage)\b")
 # A ticket's number names the document (an e-ticket's receipt) only where no other number label does.
 TICKET = re.compile(r"ticket|billet|biglietto|bilhete")
 _TICKET_WEIGHT = 0.55
+
+
+def ticket_number(text: str) -> bool:
+    """Whether a bare "Ticket" names the number `text` starts with: a till receipt's ("TICKET 002841"), of four
+    digits or more, not a count ("Ticket 2/2", "TICKET 3 ARTICLES") nor a name ("Ticket Restaurant France")."""
+    number = re.match(r"[\d/-]+", text)
+    return number is not None and sum(c.isdigit() for c in number[0]) >= 4
+
+
 # The heading of a tax table ("Btw-specificatie", "VAT summary", "MwSt-Aufstellung"): it heads the table's rows, but
 # names no tax of its own, whatever stands beside it in another column.
 _TABLE_HEADING = re.compile(
@@ -228,6 +237,9 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             weight = WEAK_WEIGHT if bare in WEAK.get(field, set()) else 1.0
             if field == "invoice_number" and TICKET.search(label):
                 weight = _TICKET_WEIGHT  # a travel ticket's, or a support ticket's: below a bare "Number"
+            rest = _rest(text[match.end() :])
+            if field == "invoice_number" and bare == "ticket" and rest and not ticket_number(rest):
+                continue  # "TICKET CLIENT", "Ticket Shop Berlin GmbH": a bare "Ticket" names only a number after it
             if field == "issue_date" and _ORDERED.search(label):
                 weight = 0.55  # the order's date: the invoice's only when the page prints no other, not even "Date"
             if field == "total":
@@ -247,9 +259,10 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
                 field,
                 language,
                 label,
-                _rest(text[match.end() :]),
+                rest,
                 weight,
-                (language,),
+                # A bare "Ticket" is printed in every language ("TICKET 002841" on a French till receipt).
+                () if bare == "ticket" else (language,),
             )
         if best is not None:
             found.append(best)

@@ -146,7 +146,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     day_first, order_known = _decide_day_first(
         lines, language, (dollar if currency == "USD" else None) or currency or country
     )
-    found = read_candidates(lines, labelled, mark, day_first)
+    found = read_candidates(lines, labelled, mark, day_first, currency)
 
     found["invoice_number"] = _own_number(found.get("invoice_number", []))
     chosen: dict[str, tuple[Candidate | None, float]] = {
