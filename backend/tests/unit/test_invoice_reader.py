@@ -3615,6 +3615,17 @@ def test_ocr_zeros_in_the_polish_company_form_are_read_as_its_letters() -> None:
     assert repair_company_form("BUDMAT SP. Z 0.0.") == "BUDMAT SP. Z O.O."
 
 
+def test_an_ocr_zero_among_a_names_letters_is_the_letter_o() -> None:
+    # Given receipts' names OCR read with a zero for an O: the zero in a word of letters is the letter
+    assert ocr_receipt(("HAI-0 RAYA BHD", 0.9), ("TOTAL RM 25.00", 0.9))["vendor"] == "HAI-O RAYA BHD"
+    from quire.workflows.models.invoice.values import repair_company_form
+
+    assert repair_company_form("TAXI PROFI Brno S.r.0.") == "TAXI PROFI Brno S.r.o."
+    # A word with other digits, a paper size and a number keep their zeros
+    for name in ("B2B0 Ltd", "A0 Print Ltd", "Studio 100 GmbH", "Route 0 Cafe"):
+        assert repair_company_form(name) == name
+
+
 def test_a_premium_is_a_total_only_where_it_says_gross() -> None:
     # "Gesamtbeitrag" names a sum of contributions of any kind (a line, a membership); "(brutto)" says it is the gross
     assert [m.field for m in match_labels("Jahresbeitrag (brutto) 460,46 EUR")] == ["total"]

@@ -159,9 +159,20 @@ _OCR_ZOO = re.compile(r"(?<=\b[Ss][Pp]\.\s[Zz]\s)(?:0\.\s?[0Oo]|[Oo]\.\s?0)\.")
 
 
 def repair_company_form(name: str) -> str:
-    """A company form as it is spelled, where OCR misread a letter of it that no other form has."""
+    """A company form as it is spelled, where OCR misread a letter of it that no other form has; and the letter O
+    OCR read as a zero in a word of letters ("HAI-0 RAYA BHD", "TAXI PROFI Brno S.r.0.")."""
     letters = "O.O." if name.isupper() else "o.o."
-    return _OCR_ZOO.sub(letters, _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name)))
+    name = _OCR_ZOO.sub(letters, _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name)))
+    return " ".join(_zero_as_o(word) for word in name.split(" "))
+
+
+def _zero_as_o(word: str) -> str:
+    """A word of two letters or more whose only digits are single zeros, with the zeros read as the letter O (in
+    the case of the word's letters): no name writes a zero among letters. "B2B0", "100" and "0.I." stay."""
+    letters = re.findall(r"[^\W\d_]", word)
+    if "0" not in word or "00" in word or re.search(r"[1-9]", word) or len(letters) < 2:
+        return word
+    return word.replace("0", "o" if any(c.islower() for c in letters) else "O")
 
 
 def is_identifier_context(text: str) -> bool:
