@@ -3608,22 +3608,22 @@ def test_a_due_date_in_a_sentence_or_a_plural_label_is_read(sentence: str) -> No
 
 
 def test_ocr_zeros_in_the_polish_company_form_are_read_as_its_letters() -> None:
-    from quire.workflows.models.invoice.values import repair_company_form
+    from quire.workflows.models.invoice.values import repair_name
 
-    assert repair_company_form("Budmat Sp. z 0.0.") == "Budmat Sp. z o.o."
-    assert repair_company_form("BUDMAT SP. Z O.O.") == "BUDMAT SP. Z O.O."
-    assert repair_company_form("BUDMAT SP. Z 0.0.") == "BUDMAT SP. Z O.O."
+    assert repair_name("Budmat Sp. z 0.0.") == "Budmat Sp. z o.o."
+    assert repair_name("BUDMAT SP. Z O.O.") == "BUDMAT SP. Z O.O."
+    assert repair_name("BUDMAT SP. Z 0.0.") == "BUDMAT SP. Z O.O."
 
 
 def test_an_ocr_zero_among_a_names_letters_is_the_letter_o() -> None:
     # Given receipts' names OCR read with a zero for an O: the zero in a word of letters is the letter
     assert ocr_receipt(("HAI-0 RAYA BHD", 0.9), ("TOTAL RM 25.00", 0.9))["vendor"] == "HAI-O RAYA BHD"
-    from quire.workflows.models.invoice.values import repair_company_form
+    from quire.workflows.models.invoice.values import repair_name
 
-    assert repair_company_form("TAXI PROFI Brno S.r.0.") == "TAXI PROFI Brno S.r.o."
+    assert repair_name("TAXI PROFI Brno S.r.0.") == "TAXI PROFI Brno S.r.o."
     # A word with other digits, a paper size and a number keep their zeros
     for name in ("B2B0 Ltd", "A0 Print Ltd", "Studio 100 GmbH", "Route 0 Cafe"):
-        assert repair_company_form(name) == name
+        assert repair_name(name) == name
 
 
 def test_a_premium_is_a_total_only_where_it_says_gross() -> None:
@@ -3864,6 +3864,9 @@ def test_an_amount_under_another_currencys_head_is_the_same_sum_restated() -> No
     # And two amounts under heads of no currency stay a choice for a person; so do a first column in another
     # currency than the page's, and a head that names a currency but no money ("CAD hours")
     dollars = (40, 120, "Invoice currency: USD. Payment is due in USD.")
+    amounts = page(*head, dollars, (300, 200, "Amount (USD)"), (400, 200, "Amount (AED)"), *placed)
+    assert amounts["total"] == Decimal("2736.15")
+    assert "total" not in amounts["needs_review"]
     for heads in (("Net", "Gross"), ("AED", "USD"), ("CAD hours", "Amount USD")):
         other = page(*head, dollars, (300, 200, heads[0]), (400, 200, heads[1]), *placed)
         assert other["total"] is None or "total" in other["needs_review"], heads

@@ -290,7 +290,7 @@ def _column_currency(lines: list[Line], index: int, value: Phrase) -> str | None
             # A code that is also a word ("AED") is a currency at the head of a column of amounts.
             first = over[0].text.split()[0]
             codes = set(currencies_in(over[0].text)) or ({first} if first in CURRENCY_CODES else set())
-            others = " ".join(fold(CURRENCY.sub(" ", over[0].text)).split())
+            others = " ".join(re.findall(r"[^\W\d_]+", fold(CURRENCY.sub(" ", over[0].text))))
             # The currency alone, or with a word that says the column is money ("CAD hours" are no dollars).
             return codes.pop() if len(codes) == 1 and _CURRENCY_HEAD.fullmatch(others) else None
     return None

@@ -158,9 +158,9 @@ _OCR_BHD = re.compile(r"(?<=\bSDN\s)[38](?=HD\b)|(?<=\bSDN\.\s)[38](?=HD\b)|(?<=
 _OCR_ZOO = re.compile(r"(?<=\b[Ss][Pp]\.\s[Zz]\s)(?:0\.\s?[0Oo]|[Oo]\.\s?0)\.")
 
 
-def repair_company_form(name: str) -> str:
-    """A company form as it is spelled, where OCR misread a letter of it that no other form has; and the letter O
-    OCR read as a zero in a word of letters ("HAI-0 RAYA BHD", "TAXI PROFI Brno S.r.0.")."""
+def repair_name(name: str) -> str:
+    """A name with the letters OCR misread as it is spelled: a company form's letter that no other form has ("SON
+    BHD", "Sp. z 0.0."), and the letter O read as a zero in a word of letters ("HAI-0 RAYA BHD", "S.r.0.")."""
     letters = "O.O." if name.isupper() else "o.o."
     name = _OCR_ZOO.sub(letters, _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name)))
     return " ".join(_zero_as_o(word) for word in name.split(" "))

@@ -38,7 +38,7 @@ from quire.workflows.models.invoice.names import (
     matches_domain,
     name_of,
 )
-from quire.workflows.models.invoice.values import fold, repair_company_form
+from quire.workflows.models.invoice.values import fold, repair_name
 
 # The least OCR confidence of a phrase taken as the vendor for want of any sign that it names one.
 MIN_OCR_NAME = 0.3
@@ -291,4 +291,4 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     if phrase.confidence < SURE_OCR_NAME:
         # A name OCR read some letters of unsurely ("TKANO HANDEL" for "IKANO HANDEL"): given, for a person to check.
         score = min(score, FOR_REVIEW)
-    return repair_company_form(name), min(score, 0.95), phrase
+    return repair_name(name), min(score, 0.95), phrase
