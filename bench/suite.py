@@ -111,8 +111,7 @@ class Bench:
     # -- stacks --------------------------------------------------------------------------------
 
     def stack(self, backend: str, name: str) -> Stack:
-        root = self.dir / name
-        root.mkdir()
+        root = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.dir))  # a round's stack beside the last one's
         database = ScratchDatabase(backend, root)
         self._dbs = [*getattr(self, "_dbs", []), database]
         url = f"redis://127.0.0.1:{self.redis.port}/{len(self._dbs) % 16}"
@@ -524,12 +523,12 @@ def main() -> None:
     try:
         if "throughput" not in skip:
             for _ in range(args.rounds):
+                bench.results = {}  # a round that fails part way is left out
                 bench.raw_dramatiq()
                 bench.quire_throughput("sqlite")
                 bench.quire_throughput("postgresql")
                 rounds.append(bench.results)
-                bench.results = {}
-            bench.results = medians(rounds)
+            bench.results = {}
         if "api" not in skip:
             bench.api()
         if "watchers" not in skip:
@@ -538,7 +537,13 @@ def main() -> None:
             bench.rss()
     finally:
         bench.close()
-        report(bench.results, rounds)  # what was measured, even when a later part failed
+        # What was measured, even when a later part failed; a round that failed part way only when no round was whole.
+        whole = medians(rounds) if rounds else {k: v for k, v in bench.results.items() if k in THROUGHPUT}
+        report({**whole, **{k: v for k, v in bench.results.items() if k not in THROUGHPUT}}, rounds)
+
+
+# The sections of the throughput part's results, which its rounds each make.
+THROUGHPUT = ("raw_dramatiq", "quire_sqlite", "quire_postgresql", "quire_postgresql_processes")
 
 
 def medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
