@@ -29,8 +29,8 @@ PATTERN_CHARS = 8
 # read as "Tlumaczen"); with them, on 77 real scans (bench/invoices.py: the blind corpus's 46 and 31 receipts), 2 more
 # vendors and 2 more totals came out right, one date and one tax fewer, and one of two confidently wrong totals
 # went; it cost 6% more time a page on invoices and 16-25% on short receipts (four runs), whose language the quick
-# look cannot tell. Adding Czech and the Nordic languages too cost a short receipt a third more time (1.8 -> 2.5 s
-# a page).
+# look cannot tell. The first six with all seven other languages installed (these two, Czech and the Nordic ones)
+# cost a short receipt a third more time than the six alone (1.8 -> 2.5 s a page).
 OCR_LANGUAGES = "eng+deu+fra+nld+spa+ita+pol+por"
 
 

@@ -3620,10 +3620,18 @@ def test_an_ocr_zero_among_a_names_letters_is_the_letter_o() -> None:
     assert ocr_receipt(("HAI-0 RAYA BHD", 0.9), ("TOTAL RM 25.00", 0.9))["vendor"] == "HAI-O RAYA BHD"
     from quire.workflows.models.invoice.values import repair_name
 
-    assert repair_name("TAXI PROFI Brno S.r.0.") == "TAXI PROFI Brno S.r.o."
+    assert repair_name("TAXI PROFI Brno S.r.0.", ocr=True) == "TAXI PROFI Brno S.r.o."
+    assert repair_name("0'Neill Plumbing", ocr=True) == "O'Neill Plumbing"  # a capital at the word's start
     # A word with other digits, a paper size and a number keep their zeros
     for name in ("B2B0 Ltd", "A0 Print Ltd", "Studio 100 GmbH", "Route 0 Cafe"):
-        assert repair_name(name) == name
+        assert repair_name(name, ocr=True) == name
+    # And a name on a text layer is spelled as printed: a brand may write a zero
+    assert (
+        page((40, 40, "Zer0 GmbH", 16), (40, 100, "Rechnung Nr. 2024-17"), (300, 400, "Gesamtbetrag 120,00 EUR"))[
+            "vendor"
+        ]
+        == "Zer0 GmbH"
+    )
 
 
 def test_a_premium_is_a_total_only_where_it_says_gross() -> None:

@@ -269,11 +269,12 @@ def _amounts_after(
 
 # How far above a row its column's head is looked for.
 _COLUMN_HEAD_LINES = 8
-# The words a column's head may print beside its currency (folded): an equivalent's, or an amount's.
-_CURRENCY_HEAD = re.compile(
-    r"(?:equivalent[e]?|equiv|gegenwert|tegenwaarde|rownowartosc|contre valeur|amounts?|betrag|montant|importe|"
-    r"importo|bedrag|kwota|valor|totals?)?"
+# The words a column's head may print beside its currency (folded): an equivalent's, or an amount's ("Montant TTC").
+_MONEY_WORD = (
+    r"(?:equivalent[e]?|equiv|gegenwert|tegenwaarde|rownowartosc|contre|valeur|amounts?|betrag|montant|importe|"
+    r"importo|bedrag|kwota|valor|totals?|ttc|ht|brutto|netto|gross|net|in)"
 )
+_CURRENCY_HEAD = re.compile(rf"(?:{_MONEY_WORD}(?: {_MONEY_WORD})*)?")
 
 
 def _column_currency(lines: list[Line], index: int, value: Phrase) -> str | None:

@@ -158,21 +158,28 @@ _OCR_BHD = re.compile(r"(?<=\bSDN\s)[38](?=HD\b)|(?<=\bSDN\.\s)[38](?=HD\b)|(?<=
 _OCR_ZOO = re.compile(r"(?<=\b[Ss][Pp]\.\s[Zz]\s)(?:0\.\s?[0Oo]|[Oo]\.\s?0)\.")
 
 
-def repair_name(name: str) -> str:
+def repair_name(name: str, ocr: bool = False) -> str:
     """A name with the letters OCR misread as it is spelled: a company form's letter that no other form has ("SON
-    BHD", "Sp. z 0.0."), and the letter O read as a zero in a word of letters ("HAI-0 RAYA BHD", "S.r.0.")."""
+    BHD", "Sp. z 0.0."), and, in a name OCR read (`ocr`), the letter O read as a zero in a word of letters ("HAI-0
+    RAYA BHD", "S.r.0."): a text layer's "Zer0 GmbH" is spelled so."""
     letters = "O.O." if name.isupper() else "o.o."
     name = _OCR_ZOO.sub(letters, _OCR_BHD.sub("B", _OCR_SDN.sub("SDN", name)))
-    return " ".join(_zero_as_o(word) for word in name.split(" "))
+    return re.sub(r"\S+", lambda word: _zero_as_o(word[0]), name) if ocr else name
 
 
 def _zero_as_o(word: str) -> str:
-    """A word of two letters or more whose only digits are single zeros, with the zeros read as the letter O (in
-    the case of the word's letters): no name writes a zero among letters. "B2B0", "100" and "0.I." stay."""
+    """A word of two letters or more whose only digits are single zeros, with the zeros read as the letter O: a
+    capital at the word's start ("0'Neill"), else in the case of the letter before it. "B2B0", "100" and "0.I." stay.
+    """
     letters = re.findall(r"[^\W\d_]", word)
     if "0" not in word or "00" in word or re.search(r"[1-9]", word) or len(letters) < 2:
         return word
-    return word.replace("0", "o" if any(c.islower() for c in letters) else "O")
+
+    def letter(at: re.Match[str]) -> str:
+        before = re.findall(r"[^\W\d_]", word[: at.start()])
+        return "o" if before and before[-1].islower() else "O"
+
+    return re.sub("0", letter, word)
 
 
 def is_identifier_context(text: str) -> bool:

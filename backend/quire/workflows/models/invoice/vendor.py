@@ -291,4 +291,4 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
     if phrase.confidence < SURE_OCR_NAME:
         # A name OCR read some letters of unsurely ("TKANO HANDEL" for "IKANO HANDEL"): given, for a person to check.
         score = min(score, FOR_REVIEW)
-    return repair_name(name), min(score, 0.95), phrase
+    return repair_name(name, ocr=phrase.confidence < 1.0), min(score, 0.95), phrase
