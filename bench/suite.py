@@ -547,19 +547,22 @@ THROUGHPUT = ("raw_dramatiq", "quire_sqlite", "quire_postgresql", "quire_postgre
 
 
 def medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each figure of the rounds' results: the median of its rounds where it is a number, with every round's value
-    beside it (`<figure>_rounds`) when there were several."""
+    """Each figure of the rounds' results: the median of the rounds that have it where it is a number in all of them,
+    with every round's value beside it (`<figure>_rounds`) when there were several; else the first round's."""
     merged: dict[str, Any] = {}
-    for section, figures in rounds[0].items():
-        merged[section] = {}
-        for key, value in figures.items():
-            values = [each[section][key] for each in rounds]
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                merged[section][key] = value
-                continue
-            merged[section][key] = round(statistics.median(values), 3)
-            if len(rounds) > 1:
-                merged[section][f"{key}_rounds"] = values
+    for each in rounds:
+        for section, figures in each.items():
+            for key in figures:
+                merged.setdefault(section, {}).setdefault(key, None)
+    for section, figures in merged.items():
+        for key in list(figures):
+            values = [each[section][key] for each in rounds if key in each.get(section, {})]
+            if all(isinstance(v, int | float) and not isinstance(v, bool) and v == v for v in values):  # no NaN
+                figures[key] = round(statistics.median(values), 4)
+                if len(values) > 1:
+                    figures[f"{key}_rounds"] = values
+            else:
+                figures[key] = values[0]
     return merged
 
 
@@ -570,7 +573,7 @@ def targets(results: dict[str, Any]) -> list[tuple[str, float, str, bool]]:
     def add(what: str, figure: float, op: str, bound: float = 0.0) -> None:
         """op: ">=", "<", "<=", or "reported" (a figure with no target)."""
         target = "-" if op == "reported" else f"{op} {bound:g}"
-        rows.append((what, round(figure, 3), target, target != "-" and meets(figure, target)))
+        rows.append((what, figure, target, target != "-" and meets(figure, target)))
 
     raw = results.get("raw_dramatiq")
     for backend in ("sqlite", "postgresql"):
@@ -634,12 +637,12 @@ def report(results: dict[str, Any], rounds: list[dict[str, Any]]) -> None:
         for what, figure, _, _ in targets(each):
             per_round.setdefault(what, []).append(figure)
     for what, figure, target, met in targets(results):
-        shown = f"{figure}"
+        shown = f"{figure:.4g}"
         if len(per_round.get(what, [])) > 1:
             figures = per_round[what]
-            figure = round(statistics.median(figures), 3)
+            figure = statistics.median(figures)
             met = target != "-" and meets(figure, target)
-            shown = f"{figure} ({min(figures)}-{max(figures)})"
+            shown = f"{figure:.4g} ({min(figures):.4g}-{max(figures):.4g})"
         reported = target == "-"
         lines.append(f"| {what} | {shown} | {target} | {'-' if reported else 'yes' if met else 'NO'} |")
     lines.append(f"\nload average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
