@@ -500,6 +500,10 @@ class Bench:
         self.redis.stop()
 
 
+# The sections of the throughput part's results, which its rounds each make.
+THROUGHPUT = ("raw_dramatiq", "quire_sqlite", "quire_postgresql", "quire_postgresql_processes")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2000)
@@ -540,10 +544,6 @@ def main() -> None:
         # What was measured, even when a later part failed; a round that failed part way only when no round was whole.
         whole = medians(rounds) if rounds else {k: v for k, v in bench.results.items() if k in THROUGHPUT}
         report({**whole, **{k: v for k, v in bench.results.items() if k not in THROUGHPUT}}, rounds)
-
-
-# The sections of the throughput part's results, which its rounds each make.
-THROUGHPUT = ("raw_dramatiq", "quire_sqlite", "quire_postgresql", "quire_postgresql_processes")
 
 
 def medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
