@@ -288,9 +288,9 @@ def _column_currency(lines: list[Line], index: int, value: Phrase) -> str | None
         if len(over) != 1:
             return None
         if not re.search(r"\d", over[0].text):
-            # A code that is also a word ("AED") is a currency at the head of a column of amounts.
-            first = over[0].text.split()[0]
-            codes = set(currencies_in(over[0].text)) or ({first} if first in CURRENCY_CODES else set())
+            # A code that is also a word ("AED") is a currency at the head of a column of amounts ("Amount in AED").
+            words = set(over[0].text.split())
+            codes = set(currencies_in(over[0].text)) or words & CURRENCY_CODES
             others = " ".join(re.findall(r"[^\W\d_]+", fold(CURRENCY.sub(" ", over[0].text))))
             # The currency alone, or with a word that says the column is money ("CAD hours" are no dollars).
             return codes.pop() if len(codes) == 1 and _CURRENCY_HEAD.fullmatch(others) else None
