@@ -166,15 +166,18 @@ def pin_among_siblings(wanted: bool | None) -> None:
     siblings, _, processes = os.environ.get(SIBLINGS, "").rpartition(":")
     if not siblings or not processes.isdigit() or not _pinnable(int(processes), wanted):
         return
-    if (processor := claim(siblings)) is not None:
+
+    def pinned() -> bool:
+        if (processor := claim(siblings)) is None:
+            return False
         pin(processor)
-        return
+        return True
 
     def again() -> None:
         for _ in range(CLAIM_TRIES):
             time.sleep(1.0)
-            if (processor := claim(siblings)) is not None:
-                pin(processor)
+            if pinned():
                 return
 
-    threading.Thread(target=again, name="claim-processor", daemon=True).start()
+    if not pinned():
+        threading.Thread(target=again, name="claim-processor", daemon=True).start()

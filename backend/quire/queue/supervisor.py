@@ -56,7 +56,7 @@ def supervise(settings: Settings, processes: int, threads: int) -> int:
         command + ([] if processor is None else ["--processor", str(processor)])
         for processor in plan(processes, settings.worker_pin_cpus)
     ]
-    children: list[subprocess.Popen[bytes]] = [subprocess.Popen(commands[i]) for i in range(processes)]
+    children: list[subprocess.Popen[bytes]] = [subprocess.Popen(each) for each in commands]
     started = [time.monotonic()] * processes
     quick_deaths = [0] * processes
     signals = StopRequest()

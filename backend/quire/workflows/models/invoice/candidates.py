@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.columns import by_column
+from quire.workflows.models.invoice.columns import by_column, column_currency
 from quire.workflows.models.invoice.dates import dates_in, place_and_date
 from quire.workflows.models.invoice.labelled import TRANSLATION, Labelled
 from quire.workflows.models.invoice.labels import (
@@ -256,7 +256,7 @@ def _amounts_after(
         if not amounts and (codes := currencies_in(text)):
             pending = codes[0]
         for amount in amounts:
-            head = _column_currency(lines, index, source) if source is not None and own is not None else None
+            head = column_currency(lines, index, source) if source is not None and own is not None else None
             if currency is None and amount.currency is None and pending is None and head != own:
                 head = None  # the first column is in another currency than the page's: which is owed is unclear
             printed = amount.currency or pending or head
@@ -265,36 +265,6 @@ def _amounts_after(
                 found.add(amount.value)
         pending = pending if not amounts else None
     return found
-
-
-# How far above a row its column's head is looked for.
-_COLUMN_HEAD_LINES = 8
-# The words a column's head may print beside its currency (folded): an equivalent's, or an amount's ("Montant TTC").
-_MONEY_WORD = (
-    r"(?:equivalent[e]?|equiv|gegenwert|tegenwaarde|rownowartosc|contre|valeur|amounts?|betrag|montant|importe|"
-    r"importo|bedrag|kwota|valor|totals?|ttc|ht|brutto|netto|gross|net|in)"
-)
-_CURRENCY_HEAD = re.compile(rf"(?:{_MONEY_WORD}(?: {_MONEY_WORD})*)?")
-
-
-def _column_currency(lines: list[Line], index: int, value: Phrase) -> str | None:
-    """The one currency the head of a value's column names ("USD", "AED equivalent", "Amount (EUR)"): the
-    nearest text above the value that overlaps it, past the column's other values; None when it names no
-    currency, or several."""
-    for above in reversed(lines[max(0, index - _COLUMN_HEAD_LINES) : index]):
-        if above.page != lines[index].page:
-            return None
-        over = [p for p in above.phrases if overlaps(p, value)]
-        if len(over) != 1:
-            return None
-        if not re.search(r"\d", over[0].text):
-            # A code that is also a word ("AED") is a currency at the head of a column of amounts ("Amount in AED").
-            words = set(over[0].text.split())
-            codes = set(currencies_in(over[0].text)) or words & CURRENCY_CODES
-            others = " ".join(re.findall(r"[^\W\d_]+", fold(CURRENCY.sub(" ", over[0].text))))
-            # The currency alone, or with a word that says the column is money ("CAD hours" are no dollars).
-            return codes.pop() if len(codes) == 1 and _CURRENCY_HEAD.fullmatch(others) else None
-    return None
 
 
 # A number grouped in thousands, alone: "1.452", "12,500".

@@ -1,5 +1,6 @@
 """A table's totals row read by its column heads: "Total | 24.99 | 5.00 | 29.99" under "Montant HT | TVA |
-Montant TTC" gives each amount the field its head names."""
+Montant TTC" gives each amount the field its head names; and the currency a column's head names ("USD | AED
+equivalent")."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from typing import Any
 
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, LabelMatch, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps, piece
-from quire.workflows.models.invoice.values import CURRENCY_NOTE, amounts_in, currencies_in, fold
+from quire.workflows.models.invoice.values import (
+    CURRENCY,
+    CURRENCY_CODES,
+    CURRENCY_NOTE,
+    amounts_in,
+    currencies_in,
+    fold,
+)
 
 # How far above a table's totals row its column heads are looked for, how many lines a head may stack, and how
 # many lines' height apart the heads of one row may start or end (they are one header row).
@@ -101,3 +109,33 @@ def by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list[
     height = _HEAD_ROW_SPREAD * max(p.height for p in tops + bottoms)
     level = max(p.y0 for p in tops) - min(p.y0 for p in tops) <= height
     return headed if level or max(p.y1 for p in bottoms) - min(p.y1 for p in bottoms) <= height else []
+
+
+# How far above a row its column's head is looked for.
+_COLUMN_HEAD_LINES = 8
+# The words a column's head may print beside its currency (folded): an equivalent's, or an amount's ("Montant TTC").
+_MONEY_WORD = (
+    r"(?:equivalent[e]?|equiv|gegenwert|tegenwaarde|rownowartosc|contre|valeur|amounts?|betrag|montant|importe|"
+    r"importo|bedrag|kwota|valor|totals?|ttc|ht|brutto|netto|gross|net|in)"
+)
+_CURRENCY_HEAD = re.compile(rf"(?:{_MONEY_WORD}(?: {_MONEY_WORD})*)?")
+
+
+def column_currency(lines: list[Line], index: int, value: Phrase) -> str | None:
+    """The one currency the head of a value's column names ("USD", "AED equivalent", "Amount (EUR)"): the
+    nearest text above the value that overlaps it, past the column's other values; None when it names no
+    currency, or several."""
+    for above in reversed(lines[max(0, index - _COLUMN_HEAD_LINES) : index]):
+        if above.page != lines[index].page:
+            return None
+        over = [p for p in above.phrases if overlaps(p, value)]
+        if len(over) != 1:
+            return None
+        if not re.search(r"\d", over[0].text):
+            # A code that is also a word ("AED") is a currency at the head of a column of amounts ("Amount in AED").
+            words = set(over[0].text.split())
+            codes = set(currencies_in(over[0].text)) or words & CURRENCY_CODES
+            others = " ".join(re.findall(r"[^\W\d_]+", fold(CURRENCY.sub(" ", over[0].text))))
+            # The currency alone, or with a word that says the column is money ("CAD hours" are no dollars).
+            return codes.pop() if len(codes) == 1 and _CURRENCY_HEAD.fullmatch(others) else None
+    return None
