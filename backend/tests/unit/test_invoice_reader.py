@@ -4482,3 +4482,27 @@ def test_a_letters_date_dates_the_invoice_over_the_date_of_the_works() -> None:
     # Then the letter's date is the invoice's, for review
     assert result["issue_date"] == "2025-04-03"
     assert "issue_date" in result["needs_review"]
+
+
+def _rate_table(*rows: tuple[str, str, str, str]) -> dict[str, Any]:
+    """A hotel's bill in French whose tax is printed only per rate, in a table headed "Taux | Base HT | TVA | TTC"."""
+    placed: list[tuple[float, float, str]] = [(40, 40, "Hôtel du Lac SARL"), (40, 80, "Facture n° 5521"),
+                                              (40, 300, "Taux"), (120, 300, "Base HT"), (220, 300, "TVA"),
+                                              (300, 300, "TTC")]  # fmt: skip
+    for number, row in enumerate(rows):
+        placed += [(x, 320 + 20 * number, text) for x, text in zip((40, 120, 220, 300), row, strict=True)]
+    return page(*placed, (40, 500, "Total TTC 670,00 €"))
+
+
+def test_a_tax_printed_only_in_a_rate_tables_tax_column_is_that_column_added_up() -> None:
+    # Given a table with a row per rate, whose tax column only its head names
+    result = _rate_table(("10 %", "500,00", "50,00", "550,00"), ("20 %", "100,00", "20,00", "120,00"))
+    # Then the tax is the column's sum, each row's tax being its rate of the row's net
+    assert (result["tax"], result["total"]) == (Decimal("70.00"), Decimal("670.00"))
+
+
+def test_a_column_whose_amounts_are_not_the_rows_rate_of_another_is_not_added_up_as_the_tax() -> None:
+    # Given the same table, where the column under "TVA" holds no row's rate of its net or gross
+    result = _rate_table(("10 %", "500,00", "3,00", "550,00"), ("20 %", "100,00", "4,00", "120,00"))
+    # Then no tax is made of it
+    assert result["tax"] is None

@@ -7,10 +7,11 @@ import itertools
 import re
 from decimal import Decimal
 
-from quire.workflows.models.invoice.candidates import ABSTAIN_BELOW, Candidate
+from quire.workflows.models.invoice.candidates import ABSTAIN_BELOW, RATE, Candidate
+from quire.workflows.models.invoice.columns import column_head
 from quire.workflows.models.invoice.labelled import SIDE_BY_SIDE, Labelled
-from quire.workflows.models.invoice.labels import AMOUNT_FIELDS
-from quire.workflows.models.invoice.layout import Line
+from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, PAYMENT, match_labels
+from quire.workflows.models.invoice.layout import Line, Phrase
 from quire.workflows.models.invoice.values import Amount, amounts_in, fold
 
 # Cash rounding moves a total by at most half a unit (a whole krona, 0.05 of a ringgit or a franc).
@@ -25,6 +26,21 @@ _SPLIT_TAXES = frozenset({*SIDE_BY_SIDE, "gst", "tps", "state", "county", "city"
 
 # Per-rate tax lines further apart than this belong to different blocks (a VAT table and a footer).
 _TAX_BLOCK_LINES = 8
+
+
+# Words of rows that take a rate of an amount without being a tax.
+NOT_A_TAX_ROW = re.compile(
+    r"rabatt|discount|coupon|promo|skonto|remise|descuento|sconto|korting|rabat|desconto|off\b|servi|bedienung|"
+    r"\btips?\b|gratuity|trinkgeld|pourboire|propina|mancia|fooi"
+)
+
+
+# How far a row's tax may stand from its rate of the amount taxed, beyond a cent: amounts rounded per line.
+RATE_SLACK = Decimal("0.0005")
+
+
+# A tax added up from a table's tax column, no row of which names the tax: surer than nothing, not sure.
+_TAX_COLUMN_SUM = 0.6
 
 
 # A tax label that names the sum of the tax lines rather than the tax at one rate.
@@ -291,6 +307,51 @@ def tax_sums(found: dict[str, list[Candidate]]) -> list[TaxSum]:
 
 
 _CENTRAL_AND_STATE = frozenset({"cgst", "sgst", "utgst"})
+
+
+def tax_column_sums(lines: list[Line], mark: str) -> list[TaxSum]:
+    """The tax of a table with a row per rate whose rows name no tax, only its column's head does ("Satz | Netto
+    CHF | MWST CHF" over "3.8 % | 852.60 | 32.40" and "8.1 % | 177.06 | 14.34"): the column added up, each row's
+    tax being its rate of another amount on the row (the net, or the gross that holds it). A candidate for the tax
+    as the per-rate lines are; none where a row under the same head is labelled (its tax is read from the label)."""
+    columns: dict[tuple[int, float, float], list[tuple[int, Phrase, Decimal]]] = {}
+    heads: dict[tuple[int, float, float], Phrase] = {}
+    labelled_heads: set[tuple[int, float, float]] = set()
+    for index, line in enumerate(lines):
+        rates = [Decimal(r.group(1).replace(",", ".")) for r in RATE.finditer(line.text)]
+        if not rates or NOT_A_TAX_ROW.search(fold(line.text)):
+            continue
+        named = {m.field for p in line.phrases for m in match_labels(p.text)} & {*AMOUNT_FIELDS, *PAYMENT}
+        row = [p for p in line.phrases if "%" not in p.text]
+        values = [(p, found[0].value) for p in row if len(found := amounts_in(p.text, mark)) == 1]
+        for value, tax in values:
+            head = column_head(lines, index, value, row)
+            if head is None or head[0].field != "tax":
+                continue
+            key = (line.page, round(head[1].x0, 1), round(head[1].y0, 1))
+            heads[key] = head[1]
+            if named:
+                labelled_heads.add(key)
+            elif any(_levied(rate, other, tax) for rate in rates for p, other in values if p is not value):
+                columns.setdefault(key, []).append((index, value, tax))
+    sums: list[TaxSum] = []
+    for key, rows in columns.items():
+        if len(rows) < 2 or key in labelled_heads:
+            continue
+        last = rows[-1]
+        currency = amounts_in(last[1].text, mark)[0].currency
+        summed = Amount(sum((tax for _, _, tax in rows), Decimal(0)), currency)
+        whole = Candidate("tax", summed, _TAX_COLUMN_SUM, heads[key], last[1], last[0])
+        sums.append((whole, frozenset(index for index, _, _ in rows)))
+    return sums
+
+
+def _levied(rate: Decimal, amount: Decimal, tax: Decimal) -> bool:
+    """Whether `tax` is `rate` percent of `amount`, or the tax a gross `amount` at that rate holds."""
+    if not 0 < tax < amount:
+        return False
+    slack = CENT + amount * RATE_SLACK
+    return abs(amount * rate / 100 - tax) <= slack or abs(amount * rate / (100 + rate) - tax) <= slack
 
 
 def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:

@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.amounts import CENT, adds_up, included
+from quire.workflows.models.invoice.amounts import CENT, NOT_A_TAX_ROW, RATE_SLACK, adds_up, included
 from quire.workflows.models.invoice.candidates import FOR_REVIEW, RATE, Candidate, evidence
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
@@ -19,17 +19,6 @@ PAYMENT_MIN_SCORE = 0.15
 
 # Cash paid may be the total rounded to 0.05 without a printed rounding line.
 _CASH_ROUNDING = Decimal("0.05")
-
-
-# Words of rows that take a rate of an amount without being a tax.
-_NOT_A_TAX_ROW = re.compile(
-    r"rabatt|discount|coupon|promo|skonto|remise|descuento|sconto|korting|rabat|desconto|off\b|servi|bedienung|"
-    r"\btips?\b|gratuity|trinkgeld|pourboire|propina|mancia|fooi"
-)
-
-
-# How far a row's tax may stand from its rate of the amount taxed, beyond a cent: amounts rounded per line.
-_RATE_SLACK = Decimal("0.0005")
 
 
 def payment_check(found: dict[str, list[Candidate]], total: Candidate | None) -> bool | None:
@@ -85,7 +74,7 @@ def tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> bo
         named = {m.field for p in line.phrases for m in match_labels(p.text)}
         if named & {"total", "subtotal", "discount", "charge", "withholding", "rounding", *PAYMENT}:
             continue
-        if _NOT_A_TAX_ROW.search(fold(line.text)) or not any(
+        if NOT_A_TAX_ROW.search(fold(line.text)) or not any(
             m.field == "tax" for above in lines[max(0, index - 3) : index + 1] for p in above.phrases
             for m in match_labels(p.text)
         ):  # fmt: skip
@@ -94,7 +83,7 @@ def tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> bo
         values = [amount.value for amount in amounts_in(line.text, mark)]
         for taxed, tax in itertools.pairwise(values):
             levied = None if rate is None else taxed * Decimal(rate.group(1).replace(",", ".")) / 100
-            if 0 <= tax < taxed and (levied is None or abs(levied - tax) <= CENT + taxed * _RATE_SLACK):
+            if 0 <= tax < taxed and (levied is None or abs(levied - tax) <= CENT + taxed * RATE_SLACK):
                 grosses.append(taxed + tax)
                 break
     due = total.value.value

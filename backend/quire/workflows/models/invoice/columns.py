@@ -37,7 +37,7 @@ _AMOUNT_GROUP = re.compile(
 )
 
 
-def _column_head(
+def column_head(
     lines: list[Line], index: int, value: Phrase, row: list[Phrase]
 ) -> tuple[LabelMatch, Phrase, Phrase] | None:
     """The amount label heading a value's column, with the first and last phrase of the head: the text nearest
@@ -98,7 +98,7 @@ def by_column(lines: list[Line], index: int, phrase: Phrase, mark: str) -> list[
     bottoms: list[Phrase] = []
     for value in row:
         amounts = amounts_in(value.text, mark)
-        found = _column_head(lines, index, value, row) if len(amounts) == 1 else None
+        found = column_head(lines, index, value, row) if len(amounts) == 1 else None
         if found is not None:
             headed.append((found[0], value, amounts[0]))
             tops.append(found[1])

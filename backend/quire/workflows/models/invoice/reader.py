@@ -23,6 +23,7 @@ from quire.workflows.models.invoice.amounts import (
     included,
     net_charges,
     per_rate_tax,
+    tax_column_sums,
     tax_sums,
     without_earlier_balance,
 )
@@ -152,7 +153,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     chosen: dict[str, tuple[Candidate | None, float]] = {
         field: best(found.get(field, [])) for field in ("invoice_number", *DATE_FIELDS)
     }
-    sums = tax_sums(found)
+    sums = tax_sums(found) + tax_column_sums(lines, mark)
     chosen.update(choose_amounts(found, len(lines), [whole for whole, _ in sums]))
     charges = net_charges(found, chosen["subtotal"][0], chosen["total"][0])
     for field in AMOUNT_FIELDS:  # the choice's rank may exceed a candidate's score; an unsure one stays unsure
