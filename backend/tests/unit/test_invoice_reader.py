@@ -4506,3 +4506,123 @@ def test_a_column_whose_amounts_are_not_the_rows_rate_of_another_is_not_added_up
     result = _rate_table(("10 %", "500,00", "3,00", "550,00"), ("20 %", "100,00", "4,00", "120,00"))
     # Then no tax is made of it
     assert result["tax"] is None
+
+
+def test_an_overdue_amount_is_an_earlier_balance_and_the_bills_own_charges_are_named_in_several_ways() -> None:
+    # Given an internet provider's bill: dated by its issue date below the last bill's, an overdue amount, this
+    # bill's charges before and with its tax, and the amount due of both
+    result = text_invoice(
+        "Example Broadband Pty Ltd\nInvoice number 5512093\nBill issue date 9 Apr 2025\n"
+        "Previous bill (issued 9 Mar 2025) $120.00\nPayment received - thank you -$80.00\nOverdue amount $40.00\n"
+        "Charges this bill (excl. GST) $90.00\nGST $9.00\nTotal of this bill (incl. GST) $99.00\n"
+        "Total amount due $139.00"
+    )
+    assert (result["issue_date"], result["subtotal"], result["tax"], result["total"]) == (
+        "2025-04-09",
+        Decimal("90.00"),
+        Decimal("9.00"),
+        Decimal("99.00"),
+    )
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Nimbleway is a trading name of Example Cloud Services Ltd, registered in England (no. 01234567).",
+        "Nimbleway is operated by Example Cloud Services Ltd · Registered office: 1 High Street, London",
+        "Nimbleway ist eine Marke der Example Cloud Services Ltd, Handelsregister HRB 12345.",
+    ],
+)
+def test_the_company_a_footer_says_stands_behind_the_letterheads_trade_name_is_the_vendor(sentence: str) -> None:
+    result = page(
+        (40, 40, "Nimbleway", 18), (40, 70, "billing@nimbleway.example"), (300, 60, "Bill to"),
+        (300, 73, "Customer Works GmbH"), (40, 120, "Invoice number NW-1180"), (300, 300, "Total £120.00"),
+        (40, 760, sentence),
+    )  # fmt: skip
+    assert result["vendor"] == "Example Cloud Services Ltd"
+
+
+def test_a_footer_about_another_name_than_the_letterheads_does_not_make_the_vendor() -> None:
+    # Given a footer that says who runs the payment service, not the invoice's own trade name
+    result = page(
+        (40, 40, "Nimbleway", 18), (40, 70, "billing@nimbleway.example"), (40, 120, "Invoice number NW-1180"),
+        (300, 300, "Total £120.00"), (40, 760, "PayFast is a trading name of Example Payments Ltd."),
+    )  # fmt: skip
+    assert result["vendor"] != "Example Payments Ltd"
+
+
+def test_local_and_food_sales_taxes_are_taxes_added_up_with_the_states() -> None:
+    # Given a US order taxed by the state, the city and on its food at a rate of its own
+    result = text_invoice(
+        "Example Coffee LLC\nInvoice # 2025-0041\nSubtotal $200.00\nOR state sales tax (5% on $100.00) $5.00\n"
+        "Portland local sales tax (1% on $100.00) $1.00\nOR food tax 2% on $100.00 $2.00\nTotal $208.00"
+    )
+    assert (result["tax"], result["total"]) == (Decimal("8.00"), Decimal("208.00"))
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_a_tax_rows_code_before_its_label_is_no_part_of_the_label() -> None:
+    # Given a German invoice whose tax rows are keyed by the codes its items carry ("1 = 19 % USt")
+    result = text_invoice(
+        "Rechnungs-Nr.: RE-88\nNettobetrag 300,00 €\n1 = 19 % USt auf 200,00 € 38,00 €\n"
+        "2 = 7 % USt auf 100,00 € 7,00 €\nRechnungsbetrag 345,00 €"
+    )
+    assert (result["subtotal"], result["tax"], result["total"]) == (
+        Decimal("300.00"),
+        Decimal("45.00"),
+        Decimal("345.00"),
+    )
+    assert "USt" in result["fields"]["tax"]["text"]  # read from the rows, not derived from the total
+
+
+def test_a_receipts_code_shaped_like_an_iban_of_a_country_without_ibans_names_no_currency() -> None:
+    # Given a Bangkok receipt whose number starts with two letters and two digits ("PH12...") and no currency
+    result = text_invoice("Example Pharmacy Co., Ltd.\nReceipt No.: PH12-2504-0044\nTOTAL 519.00\nPH1225040044")
+    assert result["currency"] is None
+
+
+def test_a_line_of_amounts_split_by_dots_is_no_return_address() -> None:
+    # Given a Mexican invoice's item, followed by its tax transfer line
+    result = page(
+        (40, 40, "PAPELERIA EJEMPLO", 18), (40, 70, "RFC: PEJ0907143K2"), (300, 100, "Serie y folio A 18422"),
+        (100, 200, "Tijeras de oficina"), (300, 400, "Total $ 9,590.88"),
+        (243, 215, "Traslado IVA 002 · Base 8,268.00 · Tasa 0.160000 · Importe 1322.880000"),
+    )  # fmt: skip
+    assert result["vendor"] != "Traslado IVA 002"
+
+
+def test_the_printed_total_that_cash_less_change_settles_is_the_total() -> None:
+    # Given a Brazilian receipt: the items' total, a discount, the amount to pay, then cash and change
+    result = ocr_receipt(
+        ("PADARIA EXEMPLO LTDA", 0.95), ("NFC-e nº 000077 Série 001", 0.93), ("Valor total R$ 31,40", 0.95),
+        ("Descontos R$ 1,40", 0.95), ("Valor a Pagar R$ 30,00", 0.95), ("Dinheiro 50,00", 0.95),
+        ("Troco R$ 20,00", 0.95),
+    )  # fmt: skip
+    assert (result["invoice_number"], result["total"]) == ("000077", Decimal("30.00"))
+    assert result["checks"]["payment_matches_total"] is True
+
+
+def test_a_french_receipts_ticket_number_is_its_number_and_its_salesperson_is_not_the_vendor() -> None:
+    result = ocr_receipt(
+        ("BOULANGERIE DU COIN", 0.95), ("SARL LE PAIN D'OR", 0.95), ("Ticket N° 004587 Caisse 1", 0.95),
+        ("Vendeur : Sophie", 0.95), ("TOTAL TTC 21,45 €", 0.95),
+    )  # fmt: skip
+    assert (result["invoice_number"], result["vendor"]) == ("004587", "SARL LE PAIN D'OR")
+
+
+def test_a_name_in_brackets_under_a_shops_name_is_read_without_them_and_a_speck_before_a_label_is_no_part_of_it() -> (
+    None
+):
+    result = ocr_receipt(
+        ("SRI EXAMPLE VEG RESTAURANT", 0.9), ("(Example Hospitality Pvt. Ltd.)", 0.9), (".Bill No: 4587", 0.9),
+        ("Total : 1129.00", 0.9),
+    )  # fmt: skip
+    assert (result["vendor"], result["invoice_number"]) == ("Example Hospitality Pvt. Ltd.", "4587")
+
+
+def test_an_iban_run_on_to_the_next_line_still_names_its_countrys_currency() -> None:
+    # Given a bill with no currency printed but the payee's IBAN, wrapped over two lines
+    result = text_invoice(
+        "Example Handel GmbH\nRechnung Nr. 77\nGesamtbetrag 120,00\nIBAN DE89 3704 0044\n0532 0130 00"
+    )
+    assert result["currency"] == "EUR"

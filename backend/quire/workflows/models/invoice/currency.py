@@ -10,6 +10,7 @@ from functools import cache
 
 from babel import Locale
 from babel.numbers import get_territory_currencies
+from stdnum import iban
 
 from quire.workflows.models.invoice.values import CURRENCY_CODES, CURRENCY_SYMBOLS, IBAN, LANGUAGES, fold
 
@@ -63,8 +64,13 @@ def named_dollar(text: str) -> str | None:
 
 
 def bank_currency(text: str) -> str | None:
-    """The currency of the country of the first IBAN printed: where the payment goes, from CLDR's territory data."""
+    """The currency of the country of the first IBAN printed: where the payment goes, from CLDR's territory data. An
+    IBAN is one by its country's length and layout, whatever its check digits (a sample invoice's are often made up):
+    "PH122504004417" on a receipt is a Philippine-looking code, and the Philippines has no IBANs."""
     for match in IBAN.finditer(text):
+        number = re.sub(r"\s", "", match.group(0))
+        if not iban.is_valid(number[:2] + iban.calc_check_digits(number) + number[4:]):
+            continue
         try:
             currencies = get_territory_currencies(match.group(0)[:2])
         except ValueError:  # not a territory babel knows

@@ -43,7 +43,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"trans(?:action)?\s*(?:no\.?|number|#)|check\s*#|"
                     # A travel ticket's number, which its receipt is the document of ("Ticket number 075-2145678901"),
                     # and a till receipt's ("TICKET 002841").
-                    r"e-?ticket\s*(?:no\.?|number)|ticket\s*(?:no\.?|number)|ticket|number"),
+                    r"e-?ticket\s*(?:no\.?|number)|ticket\s*-?\s*(?:no\.?|number|n[°º]\.?|nr\.?)|ticket|number"),
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
@@ -59,7 +59,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero|n(?:°|\.o)\.?"),
         ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
         ("pt", r"n[uú]mero\s+do\s+bilhete|(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
-                    r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nf-?e\s*n\.?[°ºo]\.?|n[uú]mero|n(?:°|\.o)\.?"),
+                    r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nfc?-?e\s*n\.?[°ºo]\.?|n[uú]mero|n(?:°|\.o)\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)|"
                     r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
@@ -67,7 +67,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("el", r"(?:αριθμοσ|αρ\.?)\s*(?:τιμολογιου|παραστατικου|πιστωτικου)|τιμολογιο\s*(?:αρ\.?|αριθμοσ)|αριθμοσ"),  # noqa: RUF001
     ],
     "issue_date": [
-        ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
+        ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|(?:invoice\s+|bill\s+)?issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
                     r"receipt\s+date|document\s+date|statement\s+date|tax\s+point|order\s+date|date\s+of\s+order|dated?"),
         ("de", r"rechnungs\s*-?\s*datum|ausstellungsdatum|belegdatum|datum\s+der\s+rechnung|bestelldatum|auftragsdatum|datum"),
         ("fr", r"date\s+(?:de\s+(?:la\s+)?)?facture|date\s+d['\u2019]\s*[eé]mission|date\s+de\s+facturation|[eé]mise?\s+le|"
@@ -128,7 +128,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
                     r"(?:\s*\(?\s*(?:excl|excluding|exclusive\s+of|before|ex|without)\s*\.?\s*(?:vat|tax|gst|sst)\)?)?|net\s+(?:amount|total|value)|total\s+net|total(?:\s+(?:sales|amount|value|rm|[a-z]{3}))?\s*\(?\s*(?:excl\.?|excluding|exclusive\s+of|before|ex\.?|without)\s*(?:vat|tax|gst|sst)?\)?|"
-                    r"(?:total\s+)?(?:amount|charges)\s+(?:excl\.?|excluding|before)\s+(?:vat|tax|gst)|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
+                    r"(?:total\s+)?(?:amount|charges)(?:\s+(?:for\s+)?this\s+(?:bill|invoice|period|month))?\s*\(?\s*(?:excl\.?|excluding|before)\s+(?:vat|tax|gst)\)?|(?:total\s+)?taxable\s+(?:amount|value)|total\s+(?:ht|h\.t\.)|"
                     # A bare "Net" only before its amount or its currency (a column's head, "Net £"): not "Net 30" (terms), "Net price" (a column), "Net weight".
                     r"net(?=\s*:?\s*(?:$|[-(\d]|(?:" + CURRENCY.pattern + r")\.?\s*(?:\d|$)))(?!\s*:?\s*\(?\s*\d+\s*(?:days?\b|\)|$))"),
         ("de", r"zwischensumme|netto\s*-?\s*(?:betrag|summe|gesamt|rechnungsbetrag)|summe\s+netto|gesamt\s*netto|warenwert|"
@@ -157,11 +157,11 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     # books); Canada's provincial and Quebec taxes;
                     # the United States' state, county and city sales taxes.
                     r"(?:output\s+)?(?:c|s|i|ut)gst|pst|qst|(?:state|county|city|local|provincial)\s+(?:sales\s+)?tax|"
-                    # A state's sales tax under its postal code ("PA Sales Tax 6.000%"), and the state's and local ones
+                    # A state's sales tax under its postal code ("PA Sales Tax 6.000%", "NC Food Tax 2%"), and the state's and local ones
                     # under their place's name ("Ohio State Tax", "Allegheny County Tax", "NYC Sales Tax").
-                    rf"(?:{_US_STATES})\s+(?:state\s+(?:sales\s+)?|sales\s+)tax|"
+                    rf"(?:{_US_STATES})\s+(?:state\s+(?:sales\s+)?|sales\s+|(?:prepared\s+)?food\s+|meals\s+)tax|"
                     r"(?:[a-z]+\s+){0,2}local\s+option\s+(?:sales\s+)?tax|"  # a town's tax beside the state's ("Stowe Local Option Tax")
-                    r"(?:[a-z]+\s+){1,2}(?:state|county|city|municipal|parish|district|transit)\s+(?:sales\s+)?tax|"
+                    r"(?:[a-z]+\s+){1,2}(?:state|county|city|municipal|parish|district|transit|local)\s+(?:sales\s+)?tax|"
                     # A transit or special district's sales tax under its letters ("RTD Sales Tax", "NYC Sales Tax").
                     r"(?!(?:no|not|non|the|and|any|all|plus|ex|excl|inc|incl|with|pre|post|est|zero|less|net|sans|w/o|gst)\s)[a-z]{2,4}\s+sales\s+tax|"
                     # A tax the total includes, named after "includes" ("Includes GST", "Includes 10% GST").
@@ -250,15 +250,15 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     # Amounts taken off between the subtotal and the total.
     "discount": [
-        ("en", r"(?:less\s*:?\s*)?discount|rebate"),
-        ("de", r"rabatt|skonto|nachlass"),
-        ("fr", r"remise|rabais|escompte"),
-        ("nl", r"korting"),
-        ("es", r"descuento"),
-        ("it", r"sconto"),
-        ("pl", r"rabat|upust"),
+        ("en", r"(?:less\s*:?\s*)?discounts?|rebates?"),
+        ("de", r"rabatte?|skonto|nachl[aä]ss(?:e)?"),
+        ("fr", r"remises?|rabais|escomptes?"),
+        ("nl", r"kortingen|korting"),
+        ("es", r"descuentos?"),
+        ("it", r"scont[oi]"),
+        ("pl", r"rabaty?|upust"),
         ("cs", r"sleva|zlava"),
-        ("pt", r"desconto"),
+        ("pt", r"descontos?"),
         ("el", r"(?:συνολο\s+)?εκπτωσ(?:η|εων|εισ)"),
     ],
     # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
@@ -266,7 +266,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
     # Not a page's "Carried forward" subtotal, which is this invoice's own.
     "earlier": [
         ("en", r"previous\s+balance|prior\s+balance|balance\s+(?:brought\s+)?forward|past\s+due(?:\s+(?:balance|amount))?|"
-                    r"(?:previous|prior)\s+(?:invoice\s+)?amount|unpaid\s+balance|"
+                    r"(?:previous|prior)\s+(?:invoice\s+)?amount|unpaid\s+balance|overdue\s+(?:amount|balance)|amount\s+overdue|"
                     r"(?:still\s+)?(?:outstanding|unpaid|open)\s+(?:from|on)\s+(?:the\s+|your\s+)?(?:previous|last|prior)\s+(?:invoice|bill)"),
         ("de", r"vorsaldo|saldo\s+(?:vormonat|aus\s+vorrechnung|vortrag)|offener\s+vorsaldo|"
                     r"(?:noch\s+)?offen(?:er\s+betrag)?\s+(?:aus|der)\s+(?:der\s+)?(?:vorigen|letzten|vorherigen)\s+rechnung"),

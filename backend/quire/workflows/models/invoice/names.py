@@ -106,7 +106,9 @@ def name_of(text: str) -> str:
         pass  # a form that leads the name, as in France: "SAS DISTRIBUTION RHONE CENTRE"
     elif forms:
         text = text[: forms[-1].end()]
-    return text.strip(" ,;:-").strip()
+    text = text.strip(" ,;:-").strip()
+    # A name in brackets under its shop's ("(Annapoorna Hospitality Pvt. Ltd.)"): the name, without its brackets.
+    return text[1:].lstrip() if text[:1] in "([" and not re.search(r"[)\]]", text) else text
 
 
 def looks_like_name(text: str) -> bool:

@@ -190,6 +190,15 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         chosen["total"] = (own_total, own_total.score)
     elif in_doubt:
         chosen["total"] = (own_total, min(chosen["total"][1], ABSTAIN_BELOW - 0.05))
+    if payment_check(found, chosen["total"][0]) is False:
+        # Cash less change is another amount than the total chosen, and another printed total is what was paid
+        # ("Valor total 59,40 / Descontos 2,40 / Valor a pagar 57,00 / Dinheiro 60,00 / Troco 3,00"): that one.
+        settled = {
+            c.value.value: c for c in found.get("total", []) if c.score >= ABSTAIN_BELOW and payment_check(found, c)
+        }
+        if len(settled) == 1:
+            paid_total = next(iter(settled.values()))
+            chosen["total"] = (paid_total, paid_total.score)
     chosen["tax"] = per_rate_tax(chosen, sums, charges)
     if chosen["issue_date"][0] is None:
         chosen["issue_date"] = _first_date(lines, day_first)

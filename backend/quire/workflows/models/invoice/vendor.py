@@ -59,6 +59,24 @@ _TITLE_FROM = re.compile(
 # issues the invoice, where the trade name is the invoice's own (its letterhead's, or its web domain's): not a
 # customer addressed the same way.
 _TRADING_AS = re.compile(r"^\s*(?P<name>[^\W\d_].{1,60}?)\s+(?:t/as?|trading\s+as)\s+(?P<trade>[^\W\d_].*)$", re.I)
+# "HostFerry is a trading name of Ferrymead Digital Ltd", "Saltbox Coffee is operated by Saltbox Roasting Co. LLC":
+# the company in law behind the name the invoice trades under (its letterhead's, or its web domain's).
+_BRAND_OF = re.compile(
+    r"^\s*(?P<trade>[^\W\d_].{1,60}?)\s+(?:"
+    r"(?:is|are)\s+(?:a\s+|the\s+)?(?:registered\s+)?(?:trading\s+(?:name|style)|brand(?:\s+name)?|trade\s*-?\s*mark|"
+    r"division)\s+of|(?:is|are)\s+(?:operated|owned|run|provided)\s+by|"
+    r"ist\s+eine?\s+(?:eingetragene\s+)?(?:marke|handelsname|gesch[aä]ftsbereich)\s+(?:der|des|von)|"
+    r"wird\s+(?:betrieben|angeboten)\s+(?:von|durch)(?:\s+der)?|"
+    r"est\s+une?\s+(?:marque|nom\s+commercial|enseigne)\s+(?:de\s+la\s+soci[eé]t[eé]|de|d['\u2019])|"
+    r"est\s+exploit[eé]e?\s+par|is\s+een\s+(?:handelsnaam|merk)\s+van|es\s+una\s+marca\s+(?:registrada\s+)?de|"
+    r"[eè]\s+un\s+marchio\s+(?:registrato\s+)?di|[eé]\s+uma\s+marca\s+(?:registada\s+|registrada\s+)?d[aeo]"
+    r")\s*(?P<name>[^\W\d_].*)$",
+    re.I,
+)
+# A party label's value of one word and no company form: a first name as often as a company's.
+_LONE_WORD_SCORE = 0.65
+# Above the trade name itself, wherever that is printed: the sentence says who stands behind it.
+_BRAND_OWNER_SCORE = 0.9
 # The label of a party's legal name: "Razão Social: Alves & Rocha Ltda.", "Raison sociale :", "Company name:".
 _NAME_LABEL = re.compile(
     r"^\s*(?:raz[aã]o\s+social|raison\s+sociale|ragione\s+sociale|raz[oó]n\s+social|denominaci[oó]n(?:\s+social)?|"
@@ -209,7 +227,10 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 for text, source in [(rest, phrase)] + [(_NAME_LABEL.sub("", p.text), p) for p in below]:
                     # The name alone: a remittance line runs on into its address ("Summit Staffing LLC, PO Box 100").
                     if looks_like_name(name := name_of(text)):
-                        scored.append((0.85, name, source))
+                        # One word with no company form after "Vendeur :", "Vendedor:" on a till receipt is the
+                        # salesperson's first name: below a company's name printed elsewhere.
+                        alone = len(name.split()) == 1 and not FORM.search(name)
+                        scored.append((_LONE_WORD_SCORE if alone else 0.85, name, source))
                         break
                 continue
             titled = _TITLE_FROM.match(phrase.text)
@@ -217,6 +238,11 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 titled = None
             if titled and line.page == 1 and looks_like_name(name_of(titled.group("name"))):
                 scored.append((0.85, name_of(titled.group("name")), phrase))
+                continue
+            brand = _BRAND_OF.match(phrase.text)
+            owner = name_of(brand.group("name")) if brand and FORM.search(brand.group("name")) else ""
+            if brand and matches_domain(brand.group("trade"), domains | short) and looks_like_name(owner):
+                scored.append((_BRAND_OWNER_SCORE, owner, phrase))
                 continue
             trading = _TRADING_AS.match(phrase.text)
             own_trade = trading is not None and matches_domain(trading.group("trade"), domains | short)
