@@ -4626,3 +4626,140 @@ def test_an_iban_run_on_to_the_next_line_still_names_its_countrys_currency() -> 
         "Example Handel GmbH\nRechnung Nr. 77\nGesamtbetrag 120,00\nIBAN DE89 3704 0044\n0532 0130 00"
     )
     assert result["currency"] == "EUR"
+
+
+@pytest.mark.parametrize(
+    ("terms", "given"),
+    [("Payment terms: 14 days from date of invoice", "2025-03-14"), ("Payment terms: 30 days", None)],
+)
+def test_a_due_date_the_terms_days_after_an_unsure_date_of_issue_vouches_for_it(terms: str, given: str | None) -> None:
+    # Given a scan whose date of issue OCR read unsurely, its due date and its payment terms
+    result = ocr_receipt(
+        ("Example Builders Ltd", 0.95), ("Invoice No: INV-0318", 0.95), ("Invoice Date: 14th March 2025", 0.45),
+        ("Payment due: 28th March 2025", 0.95), ("Total £120.00", 0.95), (terms, 0.95),
+    )  # fmt: skip
+    # Then the date of issue is given where the terms put the due date that many days after it
+    assert result["issue_date"] == given
+
+
+@pytest.mark.parametrize(
+    ("lines", "total"),
+    [
+        # A bill's own total beside an amount due that adds an earlier balance, paid in cash
+        (["Previous balance 40.00", "Total this invoice 90.00", "Total amount due 130.00", "Cash 150.00",
+          "Change 20.00"], "90.00"),
+        # An Italian bill's total before the withholding, the net paid in cash
+        (["Totale documento € 100,00", "Ritenuta d'acconto 20% -20,00", "Netto a pagare € 80,00", "Contanti 100,00",
+          "Resto 20,00"], "100.00"),
+        # A total less a deposit paid before, the rest paid in cash
+        (["Total 100.00", "Deposit paid -30.00", "Amount due 70.00", "Cash 80.00", "Change 10.00"], "100.00"),
+    ],
+)  # fmt: skip
+def test_cash_paid_does_not_overrule_a_bills_own_total_beside_what_is_due(lines: list[str], total: str) -> None:
+    result = ocr_receipt(("Example Store Ltd", 0.95), *((line, 0.95) for line in lines))
+    assert result["total"] in (Decimal(total), None)
+    assert result["total"] is None or result["total"] == Decimal(total)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Nimbleway Credit is operated by Example Consumer Finance Ltd, authorised and regulated.",
+        "Nimbleway gift cards are operated by Example Cards Ltd.",
+        "Nimbleway is a trading name of Jane Example, sole trader.",
+    ],
+)
+def test_a_footer_about_another_product_or_naming_no_company_does_not_make_the_vendor(sentence: str) -> None:
+    result = page(
+        (40, 40, "Nimbleway", 18), (40, 70, "billing@nimbleway.example"), (40, 120, "Invoice number NW-1180"),
+        (300, 300, "Total £120.00"), (40, 740, "Nimbleway Retail Ltd, registered in England no. 01234567"),
+        (40, 760, sentence),
+    )  # fmt: skip
+    assert "Example" not in (result["vendor"] or "")
+
+
+def test_the_company_behind_a_trade_name_is_read_without_its_article() -> None:
+    result = page(
+        (40, 40, "Nimbleway", 18), (40, 70, "rechnung@nimbleway.example"), (40, 120, "Rechnungsnummer NW-1180"),
+        (300, 300, "Gesamtbetrag 120,00 €"), (40, 760, "Nimbleway wird betrieben durch die Example Cloud GmbH."),
+    )  # fmt: skip
+    assert result["vendor"] == "Example Cloud GmbH"
+
+
+@pytest.mark.parametrize("label", ["Total including local tax", "Total with state tax"])
+def test_a_total_that_names_a_places_tax_it_includes_is_the_total_not_the_tax(label: str) -> None:
+    result = text_invoice(f"Example Diner LLC\nCheck #3021\nFood $100.00\n{label} $108.00")
+    assert result["tax"] != Decimal("108.00")
+    assert result["total"] == Decimal("108.00")
+
+
+def test_an_items_line_split_by_dots_with_a_number_in_a_word_is_no_return_address() -> None:
+    result = page(
+        (40, 100, "Anker PowerCore · Black · 10000mAh"), (300, 60, "Invoice no. 77"), (300, 300, "Total 120.00"),
+        (40, 760, "Example Electronics Ltd · Registered in England No. 01234567 · VAT GB 123 4567 89"),
+    )  # fmt: skip
+    assert result["vendor"] != "Anker PowerCore"
+
+
+def test_a_one_word_company_after_a_supplier_label_is_not_demoted() -> None:
+    result = text_invoice("Supplier: Contoso\nInvoice no. 77\nTotal 120.00")
+    assert result["vendor"] == "Contoso"
+    assert "vendor" not in result["needs_review"]
+
+
+def test_a_rate_tables_tax_column_rows_apart_are_two_tables_and_not_added_up() -> None:
+    # Given items with a tax column, and under them the tax by rate again in the same column
+    placed: list[tuple[float, float, str]] = [(40, 40, "Hôtel du Lac SARL"), (40, 80, "Facture n° 5521"),
+                                              (40, 300, "Taux"), (120, 300, "Base HT"), (220, 300, "TVA")]  # fmt: skip
+    rows = [
+        ("10 %", "100,00", "10,00"),
+        ("20 %", "50,00", "10,00"),
+        ("10 %", "100,00", "10,00"),
+        ("20 %", "50,00", "10,00"),
+    ]
+    for y, row in zip((320, 340, 420, 440), rows, strict=True):
+        placed += [(x, y, text) for x, text in zip((40, 120, 220), row, strict=True)]
+    result = page(*placed, (40, 500, "Total TTC 170,00 €"))
+    assert result["tax"] != Decimal("40.00")
+
+
+def test_a_tax_column_of_each_rates_share_of_the_gross_is_added_up() -> None:
+    result = _rate_table(("10 %", "500,00", "50,00", "550,00"), ("20 %", "100,00", "20,00", "120,00"))
+    assert result["tax"] == Decimal("70.00")
+    placed = [(40, 40, "Hôtel du Lac SARL"), (40, 80, "Facture n° 5521"), (40, 300, "Taux"), (120, 300, "TTC"),
+              (220, 300, "TVA"), (40, 320, "10 %"), (120, 320, "550,00"), (220, 320, "50,00"), (40, 340, "20 %"),
+              (120, 340, "120,00"), (220, 340, "20,00"), (40, 500, "Total TTC 670,00 €")]  # fmt: skip
+    assert page(*placed)["tax"] == Decimal("70.00")
+
+
+@pytest.mark.parametrize(
+    "iban",
+    ["IBAN BE68 5390 0754 7034", "IBAN AT61 1904 3002 3457 3201 BIC BKAUATWW", "IBAN: ES91 2100 0418 4502 0005 1332"],
+)
+def test_the_payees_iban_names_its_countrys_currency_whatever_its_national_check(iban: str) -> None:
+    result = text_invoice(f"Example Handel\nRechnung Nr. 77\nGesamtbetrag 120,00\n{iban}")
+    assert result["currency"] == "EUR"
+
+
+def test_a_reminders_overdue_amount_that_is_the_amount_due_is_this_bill() -> None:
+    result = text_invoice("Example Services Ltd\nInvoice no. 77\nInvoice total £120.00\nOverdue amount £120.00\n"
+                          "Amount due £120.00")  # fmt: skip
+    assert result["total"] == Decimal("120.00")
+
+
+def test_a_dot_before_a_name_in_capitals_is_no_speck() -> None:
+    result = text_invoice(
+        "Example Consulting Ltd\nInvoice no. 77\n.NET 8 migration 1,200.00\nAzure setup 800.00\nVAT 20% 400.00\n"
+        "Total 2,400.00"
+    )
+    assert (result["tax"], result["total"]) == (Decimal("400.00"), Decimal("2400.00"))
+
+
+@pytest.mark.parametrize("word", ["Discounts", "Rabatte", "Descuentos", "Descontos", "Sconti", "Remises"])
+def test_discounts_in_the_plural_are_discounts(word: str) -> None:
+    result = text_invoice(f"Example SARL\nInvoice no. 77\nSubtotal 100.00\n{word} 10.00\nVAT 18.00\nTotal 108.00")
+    assert result["checks"]["totals_add_up"] is True
+
+
+def test_a_bills_issue_date_is_named_so() -> None:
+    assert [m.field for m in match_labels("Bill issue date")][:1] == ["issue_date"]

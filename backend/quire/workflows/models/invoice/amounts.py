@@ -39,6 +39,17 @@ NOT_A_TAX_ROW = re.compile(
 RATE_SLACK = Decimal("0.0005")
 
 
+# How many rows' heights apart two rows of one rate table may stand (a rate's row may wrap, or a row with no rate
+# be between).
+_TAX_ROWS_GAP = 3
+
+
+def _apart(upper: Line, lower: Line) -> bool:
+    """Whether two rows stand too far apart to be rows of one table: on two pages, or more rows apart than one wraps."""
+    height = max(upper.y1 - upper.y0, 1.0)
+    return upper.page != lower.page or lower.y0 - upper.y0 > _TAX_ROWS_GAP * height
+
+
 # A tax added up from a table's tax column, no row of which names the tax: surer than nothing, not sure.
 _TAX_COLUMN_SUM = 0.6
 
@@ -91,7 +102,11 @@ def without_earlier_balance(
     """A bill that prints an earlier balance left open ("Previous balance", "Past due") asks for more than its own
     total: its amount due adds that balance. Its own total is the total of this bill's charges where one is printed
     ("Total Current Charges"); with none, the total is in doubt. (The total, and whether it is in doubt.)"""
-    if total is None or not earlier_balances(found):
+    if total is None:
+        return total, False
+    # A reminder's "Overdue amount" that is the amount due is this very bill, overdue: no other bill's balance.
+    overdue = [c for c in earlier_balances(found) if "overdue" in fold(c.label.text)]
+    if not [c for c in earlier_balances(found) if c not in overdue or c.value.value != total.value.value]:
         return total, False
     own = [c for c in found.get("total", []) if _OWN_CHARGES.search(fold(c.label.text)) and c.score >= ABSTAIN_BELOW]
     if not own:
@@ -336,7 +351,10 @@ def tax_column_sums(lines: list[Line], mark: str) -> list[TaxSum]:
                 columns.setdefault(key, []).append((index, value, tax))
     sums: list[TaxSum] = []
     for key, rows in columns.items():
-        if len(rows) < 2 or key in labelled_heads:
+        # Rows apart under one head are two tables (the items' tax, then the tax by rate again): which is the tax's
+        # is not for this sum to say.
+        apart = any(_apart(lines[earlier], lines[later]) for (earlier, _, _), (later, _, _) in itertools.pairwise(rows))
+        if len(rows) < 2 or key in labelled_heads or apart:
             continue
         last = rows[-1]
         currency = amounts_in(last[1].text, mark)[0].currency

@@ -68,8 +68,11 @@ def bank_currency(text: str) -> str | None:
     IBAN is one by its country's length and layout, whatever its check digits (a sample invoice's are often made up):
     "PH122504004417" on a receipt is a Philippine-looking code, and the Philippines has no IBANs."""
     for match in IBAN.finditer(text):
-        number = re.sub(r"\s", "", match.group(0))
-        if not iban.is_valid(number[:2] + iban.calc_check_digits(number) + number[4:]):
+        # The pattern's last group may hold the word after the number ("... 3201 BIC"): the number without it too.
+        numbers = (
+            re.sub(r"\s", "", printed) for printed in (match.group(0), re.sub(r"\s+\S{1,4}$", "", match.group(0)))
+        )
+        if not any(iban.is_valid(n[:2] + iban.calc_check_digits(n) + n[4:], check_country=False) for n in numbers):
             continue
         try:
             currencies = get_territory_currencies(match.group(0)[:2])

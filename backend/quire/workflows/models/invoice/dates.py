@@ -174,3 +174,16 @@ def place_and_date(text: str, day_first: bool) -> PrintedDate | None:
         return None  # "Monday, 3 March 2025", "Mo., den 3. März": a day's date, maybe of a delivery or a visit
     dates = dates_in(found["date"], day_first)
     return dates[0] if len(dates) == 1 and dates[0].text.strip() == found["date"].strip(" .") else None
+
+
+# A number of days the payment terms give ("Net 30", "14 days from date of invoice", "zahlbar innerhalb 14 Tagen",
+# "à 30 jours", "binnen 30 dagen", "a 30 días", "a 30 giorni", "termin 14 dni", "30 dias").
+_TERMS_DAYS = re.compile(
+    r"\bnet\s*(\d{1,3})\b|\b(\d{1,3})\s*(?:-\s*)?(?:days?|tage[n]?|tag|jours?|dagen|dage|dagar|dias?|giorni|dni)\b"
+)
+
+
+def terms_days(texts: Iterable[str]) -> set[int]:
+    """The numbers of days of payment terms the page prints: a due date that many days after the date of issue
+    is a second reading of both."""
+    return {int(a or b) for text in texts for a, b in _TERMS_DAYS.findall(fold(text)) if 0 < int(a or b) <= 180}

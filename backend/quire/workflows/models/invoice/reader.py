@@ -55,7 +55,7 @@ from quire.workflows.models.invoice.currency import (
     dollar_currency,
     named_dollar,
 )
-from quire.workflows.models.invoice.dates import dates_in, day_first_votes, weekday_votes
+from quire.workflows.models.invoice.dates import dates_in, day_first_votes, terms_days, weekday_votes
 from quire.workflows.models.invoice.kind import CREDIT_LABEL, credit_note
 from quire.workflows.models.invoice.labelled import labelled_phrases
 from quire.workflows.models.invoice.labels import (
@@ -190,15 +190,8 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         chosen["total"] = (own_total, own_total.score)
     elif in_doubt:
         chosen["total"] = (own_total, min(chosen["total"][1], ABSTAIN_BELOW - 0.05))
-    if payment_check(found, chosen["total"][0]) is False:
-        # Cash less change is another amount than the total chosen, and another printed total is what was paid
-        # ("Valor total 59,40 / Descontos 2,40 / Valor a pagar 57,00 / Dinheiro 60,00 / Troco 3,00"): that one.
-        settled = {
-            c.value.value: c for c in found.get("total", []) if c.score >= ABSTAIN_BELOW and payment_check(found, c)
-        }
-        if len(settled) == 1:
-            paid_total = next(iter(settled.values()))
-            chosen["total"] = (paid_total, paid_total.score)
+    if (after_discount := _paid_after_discount(found, chosen["total"][0])) is not None:
+        chosen["total"] = (after_discount, after_discount.score)
     chosen["tax"] = per_rate_tax(chosen, sums, charges)
     if chosen["issue_date"][0] is None:
         chosen["issue_date"] = _first_date(lines, day_first)
@@ -214,6 +207,13 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
             candidate, confidence = chosen[field]
             if candidate is not None and _either_way(candidate):
                 chosen[field] = (candidate, min(confidence, FOR_REVIEW))
+
+    (issue, issue_confidence), (due, due_confidence) = chosen["issue_date"], chosen["due_date"]
+    if issue is not None and due is not None and (due.value - issue.value).days in terms_days(t.text for t in lines):
+        # The due date the payment terms' days after the date of issue ("14 days from date of invoice"): each date,
+        # however unsurely OCR read it, is read a second time by the other and the terms.
+        chosen["issue_date"] = (issue, max(issue_confidence, _TERMS_AGREE))
+        chosen["due_date"] = (due, max(due_confidence, _TERMS_AGREE))
 
     values: dict[str, Any] = {}
     fields: dict[str, dict[str, Any]] = {}
@@ -319,6 +319,27 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         values["vendor"] = name
         fields["vendor"] = phrase_evidence(confidence, phrase, has_layout)
     return {"values": values, "fields": fields, "checks": checks, "language": language, "document_type": kind}
+
+
+def _paid_after_discount(found: dict[str, list[Candidate]], total: Candidate | None) -> Candidate | None:
+    """The printed total under the chosen one that a discount printed between them takes it down to, where cash less
+    change is that total and not the chosen one ("Valor total 59,40 / Descontos 2,40 / Valor a pagar 57,00 /
+    Dinheiro 60,00 / Troco 3,00"); None otherwise (a deposit, a withholding or an earlier balance between two totals
+    is another rule's)."""
+    if total is None or payment_check(found, total) is not False:
+        return None
+    for later in found.get("total", []):
+        if later.line <= total.line or later.score < ABSTAIN_BELOW or not payment_check(found, later):
+            continue
+        taken = total.value.value - later.value.value
+        between = (c for c in found.get("discount", []) if total.line < c.line < later.line)
+        if taken > 0 and any(abs(c.value.value) == taken for c in between):
+            return later
+    return None
+
+
+# Two dates the payment terms' days apart: sure.
+_TERMS_AGREE = 0.8
 
 
 def _only_date(lines: list[Line], day_first: bool) -> date | None:

@@ -63,18 +63,22 @@ _TRADING_AS = re.compile(r"^\s*(?P<name>[^\W\d_].{1,60}?)\s+(?:t/as?|trading\s+a
 # the company in law behind the name the invoice trades under (its letterhead's, or its web domain's).
 _BRAND_OF = re.compile(
     r"^\s*(?P<trade>[^\W\d_].{1,60}?)\s+(?:"
-    r"(?:is|are)\s+(?:a\s+|the\s+)?(?:registered\s+)?(?:trading\s+(?:name|style)|brand(?:\s+name)?|trade\s*-?\s*mark|"
-    r"division)\s+of|(?:is|are)\s+(?:operated|owned|run|provided)\s+by|"
-    r"ist\s+eine?\s+(?:eingetragene\s+)?(?:marke|handelsname|gesch[aä]ftsbereich)\s+(?:der|des|von)|"
-    r"wird\s+(?:betrieben|angeboten)\s+(?:von|durch)(?:\s+der)?|"
+    r"(?:is|are)\s+(?:a\s+|the\s+)?(?:registered\s+)?(?:trading\s+(?:name|style)|brand(?:\s+name)?)\s+of|"
+    r"(?:is|are)\s+(?:operated|run)\s+by|"
+    r"ist\s+eine?\s+(?:eingetragene\s+)?(?:marke|handelsname)\s+(?:der|des|von)|"
+    r"wird\s+betrieben\s+(?:von|durch)|"
     r"est\s+une?\s+(?:marque|nom\s+commercial|enseigne)\s+(?:de\s+la\s+soci[eé]t[eé]|de|d['\u2019])|"
     r"est\s+exploit[eé]e?\s+par|is\s+een\s+(?:handelsnaam|merk)\s+van|es\s+una\s+marca\s+(?:registrada\s+)?de|"
     r"[eè]\s+un\s+marchio\s+(?:registrato\s+)?di|[eé]\s+uma\s+marca\s+(?:registada\s+|registrada\s+)?d[aeo]"
     r")\s*(?P<name>[^\W\d_].*)$",
     re.I,
 )
-# A party label's value of one word and no company form: a first name as often as a company's.
+# The seller's labels that also name the salesperson at a till ("Vendeur : Sophie", "Verkäufer: Jan").
+_SALESPERSON = re.compile(r"vendeu(?:r|se)|vendedora?|verkaufer(?:in)?|venditore|verkoper")
+# A value of one word and no company form after such a label: a first name as often as a company's.
 _LONE_WORD_SCORE = 0.65
+# An article before a company's name in a sentence ("betrieben durch die Example GmbH", "par la société Example SAS").
+_ARTICLE = re.compile(r"^(?:the|die|der|des|la\s+soci[eé]t[eé]|la|le|l['\u2019]|het)\s+", re.I)
 # Above the trade name itself, wherever that is printed: the sentence says who stands behind it.
 _BRAND_OWNER_SCORE = 0.9
 # The label of a party's legal name: "Razão Social: Alves & Rocha Ltda.", "Raison sociale :", "Company name:".
@@ -229,7 +233,8 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                     if looks_like_name(name := name_of(text)):
                         # One word with no company form after "Vendeur :", "Vendedor:" on a till receipt is the
                         # salesperson's first name: below a company's name printed elsewhere.
-                        alone = len(name.split()) == 1 and not FORM.search(name)
+                        alone = _SALESPERSON.fullmatch(matches[0].label.rstrip(" :")) and len(name.split()) == 1
+                        alone = alone and not FORM.search(name)
                         scored.append((_LONE_WORD_SCORE if alone else 0.85, name, source))
                         break
                 continue
@@ -240,8 +245,11 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 scored.append((0.85, name_of(titled.group("name")), phrase))
                 continue
             brand = _BRAND_OF.match(phrase.text)
-            owner = name_of(brand.group("name")) if brand and FORM.search(brand.group("name")) else ""
-            if brand and matches_domain(brand.group("trade"), domains | short) and looks_like_name(owner):
+            owner = _ARTICLE.sub("", name_of(brand.group("name"))) if brand and FORM.search(brand.group("name")) else ""
+            # The trade name whole, as the letterhead or the web domain spells it: "Nimbleway Credit is operated by"
+            # names a lender's product, not the seller.
+            trade = re.sub(r"[^a-z0-9]", "", re.sub(r"^the\s+", "", fold(brand.group("trade")))) if brand else ""
+            if trade and trade in domains | short and looks_like_name(owner):
                 scored.append((_BRAND_OWNER_SCORE, owner, phrase))
                 continue
             trading = _TRADING_AS.match(phrase.text)
