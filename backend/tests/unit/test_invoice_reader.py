@@ -4763,3 +4763,82 @@ def test_discounts_in_the_plural_are_discounts(word: str) -> None:
 
 def test_a_bills_issue_date_is_named_so() -> None:
     assert [m.field for m in match_labels("Bill issue date")][:1] == ["issue_date"]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # Dates that read either way round, whichever order the terms would fit
+        "Invoice date: 02/02/2025\nDue date: 03/04/2025\nNet 30.00\nVAT 6.00\nTotal 36.00\nPayment terms: 60 days",
+        # Days not of the payment terms
+        "Invoice date: 02/02/2025\nDue date: 03/04/2025\nTotal 36.00\nInterest on accounts more than 30 days overdue",
+    ],
+)
+def test_terms_do_not_vouch_for_dates_read_either_way_round(tail: str) -> None:
+    result = text_invoice(f"Example Ltd\nInvoice no. 77\n{tail}")
+    assert "due_date" in result["needs_review"]
+
+
+def test_days_counted_from_delivery_do_not_vouch_for_a_date_no_label_names() -> None:
+    result = text_invoice(
+        "Example Ltd\nInvoice no. 77\nDelivered: 01/03/2025\nDue date: 31/03/2025\nTotal £120.00\n"
+        "Payment due 30 days from delivery"
+    )
+    assert result["issue_date"] is None or "issue_date" in result["needs_review"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "owner"),
+    [
+        ("Nimbleway est une marque de La Poste SA", "La Poste SA"),
+        ("Nimbleway is a trading name of The Hut.com Ltd", "The Hut.com Ltd"),
+        ("Nimbleway est exploitée par la société Example SAS", "Example SAS"),
+    ],
+)
+def test_a_company_behind_a_trade_name_keeps_the_article_of_its_own_name(sentence: str, owner: str) -> None:
+    result = page(
+        (40, 40, "Nimbleway", 18), (40, 70, "factures@nimbleway.example"), (40, 120, "Facture n° NW-1180"),
+        (300, 300, "Total TTC 120,00 €"), (40, 760, sentence),
+    )  # fmt: skip
+    assert result["vendor"] == owner
+
+
+def test_a_return_address_with_a_dutch_postcode_written_together_names_the_issuer() -> None:
+    result = page(
+        (40, 90, "Bakkerij Jansen · Dorpsstraat 12 · 1015CJ Amsterdam"),
+        (40, 105, "Horeca De Hoek B.V."), (40, 118, "Kerkstraat 4"), (40, 131, "1017 GA Amsterdam"),
+        (360, 90, "Factuurnummer: 2025-118"), (360, 300, "Totaal te betalen € 48,00"),
+    )  # fmt: skip
+    assert result["vendor"] == "Bakkerij Jansen"
+
+
+def test_an_ocr_speck_before_a_label_in_capitals_is_no_part_of_it() -> None:
+    result = ocr_receipt(
+        ("EXAMPLE MART", 0.95), ("MILK 2.50", 0.95), ("BREAD 3.00", 0.95), ("SUBTOTAL 5.50", 0.95),
+        ("TAX 0.50", 0.95), (".TOTAL 6.00", 0.95), ("CASH 10.00", 0.95), ("CHANGE 4.00", 0.95),
+    )  # fmt: skip
+    assert result["total"] == Decimal("6.00")
+
+
+@pytest.mark.parametrize("label", ["Total state tax", "Plus local tax", "Total Cook County Tax"])
+def test_a_total_of_a_places_tax_is_the_tax(label: str) -> None:
+    result = text_invoice(f"Example Diner LLC\nCheck #3021\nFood $100.00\n{label} $8.00\nTotal $108.00")
+    assert (result["tax"], result["total"]) == (Decimal("8.00"), Decimal("108.00"))
+
+
+def test_a_rate_tables_rows_far_apart_are_still_its_rows() -> None:
+    placed: list[tuple[float, float, str]] = [(40, 40, "Hôtel du Lac SARL"), (40, 80, "Facture n° 5521"),
+                                              (40, 300, "Taux"), (120, 300, "Base HT"), (220, 300, "TVA")]  # fmt: skip
+    for y, row in zip((320, 355), (("10 %", "500,00", "50,00"), ("20 %", "100,00", "20,00")), strict=True):
+        placed += [(x, y, text) for x, text in zip((40, 120, 220), row, strict=True)]
+    assert page(*placed, (40, 500, "Total TTC 670,00 €"))["tax"] == Decimal("70.00")
+
+
+def test_payment_terms_under_their_head_vouch_for_the_dates() -> None:
+    # Given a Portuguese scan whose terms are printed in a grid, the days under their head
+    result = ocr_receipt(
+        ("Exemplo Aluguer Lda", 0.95), ("Fatura FT 2025/118", 0.95), ("Data 22-08-2025", 0.45),
+        ("Vencimento 21-09-2025", 0.95), ("Cond. pagamento Moeda", 0.95), ("30 dias EUR", 0.95),
+        ("Total 120,00 €", 0.95),
+    )  # fmt: skip
+    assert result["issue_date"] == "2025-08-22"

@@ -39,17 +39,6 @@ NOT_A_TAX_ROW = re.compile(
 RATE_SLACK = Decimal("0.0005")
 
 
-# How many rows' heights apart two rows of one rate table may stand (a rate's row may wrap, or a row with no rate
-# be between).
-_TAX_ROWS_GAP = 3
-
-
-def _apart(upper: Line, lower: Line) -> bool:
-    """Whether two rows stand too far apart to be rows of one table: on two pages, or more rows apart than one wraps."""
-    height = max(upper.y1 - upper.y0, 1.0)
-    return upper.page != lower.page or lower.y0 - upper.y0 > _TAX_ROWS_GAP * height
-
-
 # A tax added up from a table's tax column, no row of which names the tax: surer than nothing, not sure.
 _TAX_COLUMN_SUM = 0.6
 
@@ -328,7 +317,9 @@ def tax_column_sums(lines: list[Line], mark: str) -> list[TaxSum]:
     """The tax of a table with a row per rate whose rows name no tax, only its column's head does ("Satz | Netto
     CHF | MWST CHF" over "3.8 % | 852.60 | 32.40" and "8.1 % | 177.06 | 14.34"): the column added up, each row's
     tax being its rate of another amount on the row (the net, or the gross that holds it). A candidate for the tax
-    as the per-rate lines are; none where a row under the same head is labelled (its tax is read from the label)."""
+    as the per-rate lines are (the items' tax column added up too); none where a row under the same head is labelled
+    (its tax is read from the label), and none where the rows above some row add up to the rows from it on: the
+    items' tax, then the tax by rate again under them, would be counted twice."""
     columns: dict[tuple[int, float, float], list[tuple[int, Phrase, Decimal]]] = {}
     heads: dict[tuple[int, float, float], Phrase] = {}
     labelled_heads: set[tuple[int, float, float]] = set()
@@ -351,14 +342,13 @@ def tax_column_sums(lines: list[Line], mark: str) -> list[TaxSum]:
                 columns.setdefault(key, []).append((index, value, tax))
     sums: list[TaxSum] = []
     for key, rows in columns.items():
-        # Rows apart under one head are two tables (the items' tax, then the tax by rate again): which is the tax's
-        # is not for this sum to say.
-        apart = any(_apart(lines[earlier], lines[later]) for (earlier, _, _), (later, _, _) in itertools.pairwise(rows))
-        if len(rows) < 2 or key in labelled_heads or apart:
+        taxes = [tax for _, _, tax in rows]
+        twice = any(sum(taxes[:cut], Decimal(0)) == sum(taxes[cut:], Decimal(0)) for cut in range(1, len(taxes)))
+        if len(rows) < 2 or key in labelled_heads or twice:
             continue
         last = rows[-1]
         currency = amounts_in(last[1].text, mark)[0].currency
-        summed = Amount(sum((tax for _, _, tax in rows), Decimal(0)), currency)
+        summed = Amount(sum(taxes, Decimal(0)), currency)
         whole = Candidate("tax", summed, _TAX_COLUMN_SUM, heads[key], last[1], last[0])
         sums.append((whole, frozenset(index for index, _, _ in rows)))
     return sums

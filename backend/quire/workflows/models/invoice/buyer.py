@@ -10,8 +10,9 @@ from quire.workflows.models.invoice.labels import match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase
 
 # A letter's return-address line: name, street and town in one small line, split by dots or bars; its postcode no
-# part of an amount ("Traslado IVA 002 · Base 8,268.00 · Importe 1322.880000" is a tax line).
-RETURN_ADDRESS = re.compile(r"^([^·|•]{3,60}?)\s*[·|•]\s*[^·|•]+[·|•]\s*.*(?<![\w.,])\d{4,5}\b(?![.,]\d)")
+# part of an amount ("Traslado IVA 002 · Base 8,268.00 · Importe 1322.880000" is a tax line) nor of a word
+# ("10000mAh"), but perhaps with a Dutch postcode's letters ("1015CJ").
+RETURN_ADDRESS = re.compile(r"^([^·|•]{3,60}?)\s*[·|•]\s*[^·|•]+[·|•]\s*.*(?<![\w.,])\d{4,5}(?:[A-Z]{2})?\b(?![.,]\d)")
 # A line addressed to a person at the buyer: "t.a.v.", "z. Hd.", "Attn:", "à l'attention de", "all'attenzione di".
 _ATTENTION = re.compile(
     r"^(?:t\.\s?a\.\s?v\.|ter\s+attentie\s+van|z\.\s?hd\.?|zu\s+h[aä]nden|attn\.?:?|att(?:\.:?|:)|attention:|"

@@ -179,11 +179,31 @@ def place_and_date(text: str, day_first: bool) -> PrintedDate | None:
 # A number of days the payment terms give ("Net 30", "14 days from date of invoice", "zahlbar innerhalb 14 Tagen",
 # "à 30 jours", "binnen 30 dagen", "a 30 días", "a 30 giorni", "termin 14 dni", "30 dias").
 _TERMS_DAYS = re.compile(
-    r"\bnet\s*(\d{1,3})\b|\b(\d{1,3})\s*(?:-\s*)?(?:days?|tage[n]?|tag|jours?|dagen|dage|dagar|dias?|giorni|dni)\b"
+    r"\bnet\s*(\d{1,3})\b(?![.,]\d)|\b(\d{1,3})\s*(?:-\s*)?(?:days?|tage[n]?|tag|jours?|dagen|dage|dagar|dias?|giorni|dni)\b"
+)
+# The words of a line about when to pay: only there is a number of days the terms'.
+_PAYMENT_WORDS = re.compile(
+    r"\b(?:terms?|payment|payable|pay|due|net|zahlbar|zahlung\w*|zahlungsziel|paiement|payable|[eé]ch[eé]ance|r[eè]glement|"
+    r"betaling\w*|betaaltermijn|pago|vencimiento|pagamento|scadenza|p[lł]atno[sś][cć]\w*|termin|prazo)\b"
+)
+# Days counted from another event than the invoice's date ("30 days from delivery", "14 Tage nach Lieferung").
+_FROM_ANOTHER = re.compile(
+    r"\b(?:from|after|nach|ab|apr[eè]s|na|desde|dalla|dal|od)\s+(?:the\s+|der\s+|la\s+|de\s+la\s+)?"
+    r"(?:delivery|receipt\s+of\s+(?:goods|the\s+goods)|shipment|lieferung|erhalt\s+der\s+ware|livraison|levering|"
+    r"entrega|consegna|dostawy|month|monats|mois|maand)"
 )
 
 
 def terms_days(texts: Iterable[str]) -> set[int]:
-    """The numbers of days of payment terms the page prints: a due date that many days after the date of issue
-    is a second reading of both."""
-    return {int(a or b) for text in texts for a, b in _TERMS_DAYS.findall(fold(text)) if 0 < int(a or b) <= 180}
+    """The numbers of days of payment terms the page prints, on lines about when to pay (or under a head that
+    says so: "Cond. pagamento" over "30 dias") and counted from the invoice: a due date that many days after the
+    date of issue is a second reading of both."""
+    found: set[int] = set()
+    above = ""
+    for text in texts:
+        folded = fold(text)
+        about_paying = _PAYMENT_WORDS.search(folded) or _PAYMENT_WORDS.search(above)
+        if about_paying and not _FROM_ANOTHER.search(folded):
+            found |= {int(a or b) for a, b in _TERMS_DAYS.findall(folded) if 0 < int(a or b) <= 180}
+        above = folded
+    return found

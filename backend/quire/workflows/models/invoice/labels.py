@@ -183,9 +183,6 @@ def _rest(text: str) -> str:
 
 # "Total IVA incluido 121,00" is mostly the total with its tax, "Total VAT included £3.33" sometimes the tax it holds.
 TAX_INCLUDED = re.compile(r"(?:vat|iva|gst|tax|mwst|tva|btw)\s+(?:incl|inclu)")
-# A speck OCR read as a dot, a quote or a bar stuck to a label's first letter (".Bill No: 4587", "|Total"); a dot
-# before a word in capitals is a name's (".NET").
-_SPECK = re.compile(r"^(?:\.(?=[A-Z][a-z])|['\u2018\u2019`|,_]+(?=[^\W\d_]))")
 # A word that says the row is added or taken off, before its label: "Add: CGST @ 9%", "Less: Rebate"; or the code a
 # tax rate's row is keyed by on the items ("1 = 19 % USt auf 3.380,04 €", "B = MwSt 7%").
 _ADD_OR_LESS = re.compile(r"^\s*(?:(?:add|plus|less|minus)\s*:|(?:\d|[A-Z])\s*=)\s*", re.I)
@@ -210,7 +207,6 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     Cached: the reader asks about the same phrase from the candidate pass, the neighbour search and
     the vendor search, and letterheads and footers repeat on every page.
     """
-    text = _SPECK.sub("", text)
     behind = _VALUE_FIRST.match(text)
     if behind is not None and not dates_in(behind["value"], True):  # "2024-01-05Invoice No:" ends a date
         text = f"{behind['label']} {behind['value']}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from itertools import pairwise
 from typing import TypeVar
 
@@ -129,8 +129,13 @@ def _confidence(group: list[Word]) -> float:
     return min(telling or [w.confidence for w in group])
 
 
+# A speck OCR read as a dot, a quote or a bar stuck to a word's first letter (".Bill No: 4587", "|TOTAL"). Only on
+# OCR's words: a text layer's ".NET" is printed so.
+_SPECK = re.compile(r"^[.'\u2018\u2019`|,_]+(?=[^\W\d_])")
+
+
 def lines_from_words(words: Iterable[Word]) -> list[Line]:
-    words = list(words)
+    words = [replace(w, text=_SPECK.sub("", w.text)) if w.confidence < 1.0 else w for w in words]
     codes = {word.text for word in words if _TERM_CODE.fullmatch(word.text)}
     by_page: dict[int, list[Word]] = {}
     for word in words:

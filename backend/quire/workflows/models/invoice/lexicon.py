@@ -161,8 +161,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     # under their place's name ("Ohio State Tax", "Allegheny County Tax", "NYC Sales Tax").
                     rf"(?:{_US_STATES})\s+(?:state\s+(?:sales\s+)?|sales\s+|(?:prepared\s+)?food\s+|meals\s+)tax|"
                     r"(?:[a-z]+\s+){0,2}local\s+option\s+(?:sales\s+)?tax|"  # a town's tax beside the state's ("Stowe Local Option Tax")
-                    # ... but not "Total including local tax", "Exempt from state tax": words of a total or a note, not a place's.
-                    r"(?:(?!(?:total|incl\w*|with|excl\w*|without|no|exempt|from|prices?|amount|plus|less)\s)[a-z]+\s+){1,2}"
+                    # ... but not "Total including local tax", "Exempt from state tax": a total's or a note's words.
+                    r"(?:(?!(?:incl\w*|with|excl\w*|without|no|exempt|from)\s)[a-z]+\s+){1,2}"
                     r"(?:state|county|city|municipal|parish|district|transit|local)\s+(?:sales\s+)?tax|"
                     # A transit or special district's sales tax under its letters ("RTD Sales Tax", "NYC Sales Tax").
                     r"(?!(?:no|not|non|the|and|any|all|plus|ex|excl|inc|incl|with|pre|post|est|zero|less|net|sans|w/o|gst)\s)[a-z]{2,4}\s+sales\s+tax|"

@@ -193,6 +193,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
     if (after_discount := _paid_after_discount(found, chosen["total"][0])) is not None:
         chosen["total"] = (after_discount, after_discount.score)
     chosen["tax"] = per_rate_tax(chosen, sums, charges)
+    labelled_issue = chosen["issue_date"][0] is not None
     if chosen["issue_date"][0] is None:
         chosen["issue_date"] = _first_date(lines, day_first)
     if chosen["issue_date"][0] is None:
@@ -209,7 +210,10 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
                 chosen[field] = (candidate, min(confidence, FOR_REVIEW))
 
     (issue, issue_confidence), (due, due_confidence) = chosen["issue_date"], chosen["due_date"]
-    if issue is not None and due is not None and (due.value - issue.value).days in terms_days(t.text for t in lines):
+    # Only labelled dates, and only in an order the page settles: a date read either way round stays for review.
+    settled = order_known or not any(c is not None and _either_way(c) for c in (issue, due))
+    terms = terms_days(t.text for t in lines) if labelled_issue and settled else set()
+    if issue is not None and due is not None and (due.value - issue.value).days in terms:
         # The due date the payment terms' days after the date of issue ("14 days from date of invoice"): each date,
         # however unsurely OCR read it, is read a second time by the other and the terms.
         chosen["issue_date"] = (issue, max(issue_confidence, _TERMS_AGREE))

@@ -66,9 +66,9 @@ _BRAND_OF = re.compile(
     r"(?:is|are)\s+(?:a\s+|the\s+)?(?:registered\s+)?(?:trading\s+(?:name|style)|brand(?:\s+name)?)\s+of|"
     r"(?:is|are)\s+(?:operated|run)\s+by|"
     r"ist\s+eine?\s+(?:eingetragene\s+)?(?:marke|handelsname)\s+(?:der|des|von)|"
-    r"wird\s+betrieben\s+(?:von|durch)|"
+    r"wird\s+betrieben\s+(?:von(?:\s+der)?|durch(?:\s+die)?)|"
     r"est\s+une?\s+(?:marque|nom\s+commercial|enseigne)\s+(?:de\s+la\s+soci[eé]t[eé]|de|d['\u2019])|"
-    r"est\s+exploit[eé]e?\s+par|is\s+een\s+(?:handelsnaam|merk)\s+van|es\s+una\s+marca\s+(?:registrada\s+)?de|"
+    r"est\s+exploit[eé]e?\s+par(?:\s+la\s+soci[eé]t[eé])?|is\s+een\s+(?:handelsnaam|merk)\s+van|es\s+una\s+marca\s+(?:registrada\s+)?de|"
     r"[eè]\s+un\s+marchio\s+(?:registrato\s+)?di|[eé]\s+uma\s+marca\s+(?:registada\s+|registrada\s+)?d[aeo]"
     r")\s*(?P<name>[^\W\d_].*)$",
     re.I,
@@ -77,8 +77,6 @@ _BRAND_OF = re.compile(
 _SALESPERSON = re.compile(r"vendeu(?:r|se)|vendedora?|verkaufer(?:in)?|venditore|verkoper")
 # A value of one word and no company form after such a label: a first name as often as a company's.
 _LONE_WORD_SCORE = 0.65
-# An article before a company's name in a sentence ("betrieben durch die Example GmbH", "par la société Example SAS").
-_ARTICLE = re.compile(r"^(?:the|die|der|des|la\s+soci[eé]t[eé]|la|le|l['\u2019]|het)\s+", re.I)
 # Above the trade name itself, wherever that is printed: the sentence says who stands behind it.
 _BRAND_OWNER_SCORE = 0.9
 # The label of a party's legal name: "Razão Social: Alves & Rocha Ltda.", "Raison sociale :", "Company name:".
@@ -245,7 +243,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
                 scored.append((0.85, name_of(titled.group("name")), phrase))
                 continue
             brand = _BRAND_OF.match(phrase.text)
-            owner = _ARTICLE.sub("", name_of(brand.group("name"))) if brand and FORM.search(brand.group("name")) else ""
+            owner = name_of(brand.group("name")) if brand and FORM.search(brand.group("name")) else ""
             # The trade name whole, as the letterhead or the web domain spells it: "Nimbleway Credit is operated by"
             # names a lender's product, not the seller.
             trade = re.sub(r"[^a-z0-9]", "", re.sub(r"^the\s+", "", fold(brand.group("trade")))) if brand else ""
