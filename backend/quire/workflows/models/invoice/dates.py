@@ -183,7 +183,7 @@ _TERMS_DAYS = re.compile(
 )
 # The words of a line about when to pay: only there is a number of days the terms'.
 _PAYMENT_WORDS = re.compile(
-    r"\b(?:terms?|payment|payable|pay|due|net|zahlbar|zahlung\w*|zahlungsziel|paiement|payable|[eé]ch[eé]ance|r[eè]glement|"
+    r"\b(?:terms?|payment|payable|pay|due|net|zahlbar|zahlung\w*|zahlungsziel|paiement|[eé]ch[eé]ance|r[eè]glement|"
     r"betaling\w*|betaaltermijn|pago|vencimiento|pagamento|scadenza|p[lł]atno[sś][cć]\w*|termin|prazo)\b"
 )
 # Days counted from another event than the invoice's date ("30 days from delivery", "14 Tage nach Lieferung").
