@@ -9,8 +9,9 @@ the languages and kinds the real sets lack (backend/tests/corpus/own), invoices 
 not seen the reader (backend/tests/corpus/blind), the real invoices of invoice2data's
 test suite when bench/fetch_invoice2data.py has laid them out under var/invoice2data, and the generated
 invoices.
-`--by-author` adds a row for each author's set of the blind corpus (its file names' prefix). `--show-misses` lists the
-tuning parts' misses, never a held-out file nor one of the blind sets that stay unread.
+`--by-author` adds a row for each author's set of the blind corpus (its file names' prefix), and of each folder given.
+`--only` scores the folders given and none of the usual sets: a new set's first score, before anyone reads it.
+`--show-misses` lists the tuning parts' misses, never a held-out file nor one of the blind sets that stay unread.
 A fixed third of every set, chosen by a hash of the file name, is held out: rules are tuned
 on the rest, and the held-out rows are reported apart. Scanned files are skipped when no OCR engine
 is installed.
@@ -209,25 +210,13 @@ def main() -> None:
         "--show-misses", action="store_true", help="list the tuning part's misses (never the held-out, nor unread sets)"
     )
     parser.add_argument("--by-author", action="store_true", help="a row per author's set of the blind corpus too")
+    parser.add_argument("--only", action="store_true", help="score the folders given and none of the usual sets")
     args = parser.parse_args()
     tallies: dict[str, Tally] = defaultdict(Tally)
-    generated(tallies)
-    run_set("zugferd xml", CORPUS / "xml", einvoice_truth(), tallies)
-    twins = {f"XML-Rechnung__CII__{pdf.stem}.cii.xml": pdf.name for pdf in (CORPUS / "factur-x").glob("*.pdf")}
-    facturx = {pdf: einvoice_truth()[xml] for xml, pdf in twins.items() if xml in einvoice_truth()}
-    run_set("zugferd factur-x", CORPUS / "factur-x", facturx, tallies)
-    run_set("zugferd pdf", CORPUS / "pdf", json.loads((CORPUS / "pdf" / "truth.json").read_text()), tallies)
-    run_set("own", OWN, json.loads((OWN / "truth.json").read_text()), tallies)
-    run_set("blind", BLIND, json.loads((BLIND / "truth.json").read_text()), tallies, args.by_author)
-    if INVOICE2DATA.is_dir():  # bench/fetch_invoice2data.py lays it out; the labels are committed here
-        run_set(
-            "invoice2data",
-            INVOICE2DATA,
-            json.loads((ROOT / "bench" / "corpus" / "invoice2data.json").read_text()),
-            tallies,
-        )
+    if not args.only:
+        usual_sets(tallies, args.by_author)
     for folder in args.sets:
-        run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies)
+        run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies, args.by_author)
 
     header = f"{'set':28} {'docs':>4} " + " ".join(f"{k[:8]:>8}" for k in FIELDS)
     header += f" {'overall':>8} {'bad tot':>8} {'unmarked':>8} {'ms/page':>8}"
@@ -240,6 +229,25 @@ def main() -> None:
         if args.show_misses and label.endswith(("(tuning)", "generated (all)")):
             for miss in (m for m in tally.misses if not m.startswith(UNREAD)):
                 print("    " + miss)
+
+
+def usual_sets(tallies: dict[str, Tally], by_author: bool) -> None:
+    """The sets scored on every run: generated, the committed corpora, and invoice2data's where it was fetched."""
+    generated(tallies)
+    run_set("zugferd xml", CORPUS / "xml", einvoice_truth(), tallies)
+    twins = {f"XML-Rechnung__CII__{pdf.stem}.cii.xml": pdf.name for pdf in (CORPUS / "factur-x").glob("*.pdf")}
+    facturx = {pdf: einvoice_truth()[xml] for xml, pdf in twins.items() if xml in einvoice_truth()}
+    run_set("zugferd factur-x", CORPUS / "factur-x", facturx, tallies)
+    run_set("zugferd pdf", CORPUS / "pdf", json.loads((CORPUS / "pdf" / "truth.json").read_text()), tallies)
+    run_set("own", OWN, json.loads((OWN / "truth.json").read_text()), tallies)
+    run_set("blind", BLIND, json.loads((BLIND / "truth.json").read_text()), tallies, by_author)
+    if INVOICE2DATA.is_dir():  # bench/fetch_invoice2data.py lays it out; the labels are committed here
+        run_set(
+            "invoice2data",
+            INVOICE2DATA,
+            json.loads((ROOT / "bench" / "corpus" / "invoice2data.json").read_text()),
+            tallies,
+        )
 
 
 if __name__ == "__main__":
