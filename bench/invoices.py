@@ -9,7 +9,7 @@ the languages and kinds the real sets lack (backend/tests/corpus/own), invoices 
 not seen the reader (backend/tests/corpus/blind), the real invoices of invoice2data's
 test suite when bench/fetch_invoice2data.py has laid them out under var/invoice2data, and the generated
 invoices.
-`--by-author` adds a row for each author's set of the blind corpus (its file names' prefix), and of each folder given.
+`--by-author` adds a row for each author's set of the blind corpus (its file names' prefix).
 `--only` scores the folders given and none of the usual sets: a new set's first score, before anyone reads it.
 `--show-misses` lists the tuning parts' misses, never a held-out file nor one of the blind sets that stay unread.
 A fixed third of every set, chosen by a hash of the file name, is held out: rules are tuned
@@ -216,7 +216,7 @@ def main() -> None:
     if not args.only:
         usual_sets(tallies, args.by_author)
     for folder in args.sets:
-        run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies, args.by_author)
+        run_set(folder.name, folder, json.loads((folder / "truth.json").read_text()), tallies)
 
     header = f"{'set':28} {'docs':>4} " + " ".join(f"{k[:8]:>8}" for k in FIELDS)
     header += f" {'overall':>8} {'bad tot':>8} {'unmarked':>8} {'ms/page':>8}"
