@@ -4842,3 +4842,11 @@ def test_payment_terms_under_their_head_vouch_for_the_dates() -> None:
         ("Total 120,00 €", 0.95),
     )  # fmt: skip
     assert result["issue_date"] == "2025-08-22"
+
+
+@pytest.mark.parametrize(
+    "line", ["Fatura / Duplicata: pagamento à vista - Pedido nº CV-2025-118734", "Invoice / Order No. PO-88213"]
+)
+def test_the_number_after_an_orders_number_sign_is_not_the_invoices(line: str) -> None:
+    result = text_invoice(f"Example Comercio Ltda\n{line}\nTotal R$ 863,30")
+    assert result["invoice_number"] is None

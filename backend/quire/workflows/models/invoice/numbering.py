@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from quire.workflows.models.invoice.dates import dates_in
 from quire.workflows.models.invoice.layout import Line, Phrase
-from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, currencies_in
+from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, currencies_in, is_identifier_context
 
 # A token of an invoice number: letters, digits and the marks between them, with a digit in it.
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
@@ -41,6 +41,9 @@ def invoice_number(text: str, numbered: bool = False) -> str | None:
     # "(Selbst ausgestellte Rechnung) (389) Nr. 47110818": the number is what follows a number sign, not a code
     named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
     if named is not None:
+        before = text[: named.start()].split()
+        if before and is_identifier_context(before[-1]):
+            return None  # "... Pedido nº CV-2025-118734", "Kunden-Nr. 4471": another thing's number, not this one's
         text = text[named.end() :]
     dates = dates_in(text, True)
     if dates and text.startswith(dates[0].text) and not numbered:
