@@ -4850,3 +4850,8 @@ def test_payment_terms_under_their_head_vouch_for_the_dates() -> None:
 def test_the_number_after_an_orders_number_sign_is_not_the_invoices(line: str) -> None:
     result = text_invoice(f"Example Comercio Ltda\n{line}\nTotal R$ 863,30")
     assert result["invoice_number"] is None
+
+
+@pytest.mark.parametrize(("line", "number"), [("Invoice Ref. No. 77123", "77123"), ("Factura Ref. Nº 2291", "2291")])
+def test_the_number_after_a_references_number_sign_is_the_invoices(line: str, number: str) -> None:
+    assert text_invoice(f"Example Ltd\n{line}\nTotal 10.00")["invoice_number"] == number

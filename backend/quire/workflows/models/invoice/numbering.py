@@ -10,8 +10,15 @@ from collections.abc import Iterator
 
 from quire.workflows.models.invoice.dates import dates_in
 from quire.workflows.models.invoice.layout import Line, Phrase
-from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, currencies_in, is_identifier_context
+from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, currencies_in
 
+# The word before a number sign that makes it another thing's number: an order's, a customer's, a contract's, an
+# account's ("Pedido nº", "Order No.", "Kunden-Nr."), not a reference ("Invoice Ref. No." is the invoice's).
+_OTHER_DOCUMENT = re.compile(
+    r"(?:order|bestell\w*|auftrag\w*|commande|pedido|ordine|encomenda|zam[oó]wieni\w*|po|customer|kunden\w*|client\w*|"
+    r"cliente|contract|vertrag\w*|contrat|contrato|contratto|account|konto)\W*",
+    re.I,
+)
 # A token of an invoice number: letters, digits and the marks between them, with a digit in it.
 _NUMBER_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]*\d[A-Za-z0-9\-/._]*|\d+")
 
@@ -42,7 +49,7 @@ def invoice_number(text: str, numbered: bool = False) -> str | None:
     named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
     if named is not None:
         before = text[: named.start()].split()
-        if before and is_identifier_context(before[-1]):
+        if before and _OTHER_DOCUMENT.fullmatch(before[-1]):
             return None  # "... Pedido nº CV-2025-118734", "Kunden-Nr. 4471": another thing's number, not this one's
         text = text[named.end() :]
     dates = dates_in(text, True)
