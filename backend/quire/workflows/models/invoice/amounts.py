@@ -320,7 +320,7 @@ def tax_column_sums(lines: list[Line], mark: str) -> list[TaxSum]:
     as the per-rate lines are (the items' tax column added up too); none where a row under the same head is labelled
     (its tax is read from the label), and none where the rows above some row add up to the rows from it on: the
     items' tax, then the tax by rate again under them, would be counted twice."""
-    columns: dict[tuple[int, float, float], list[tuple[int, Phrase, Decimal]]] = {}
+    columns: dict[tuple[int, float, float], list[tuple[int, Phrase, Amount]]] = {}
     heads: dict[tuple[int, float, float], Phrase] = {}
     labelled_heads: set[tuple[int, float, float]] = set()
     for index, line in enumerate(lines):
@@ -329,8 +329,9 @@ def tax_column_sums(lines: list[Line], mark: str) -> list[TaxSum]:
             continue
         named = {m.field for p in line.phrases for m in match_labels(p.text)} & {*AMOUNT_FIELDS, *PAYMENT}
         row = [p for p in line.phrases if "%" not in p.text]
-        values = [(p, found[0].value) for p in row if len(found := amounts_in(p.text, mark)) == 1]
-        for value, tax in values:
+        values = [(p, found[0]) for p in row if len(found := amounts_in(p.text, mark)) == 1]
+        for value, amount in values:
+            tax = amount.value
             head = column_head(lines, index, value, row)
             if head is None or head[0].field != "tax":
                 continue
@@ -338,28 +339,30 @@ def tax_column_sums(lines: list[Line], mark: str) -> list[TaxSum]:
             heads[key] = head[1]
             if named:
                 labelled_heads.add(key)
-            elif any(_levied(rate, other, tax) for rate in rates for p, other in values if p is not value):
-                columns.setdefault(key, []).append((index, value, tax))
+            elif any(_levied(rate, other.value, tax) for rate in rates for p, other in values if p is not value):
+                columns.setdefault(key, []).append((index, value, amount))
     sums: list[TaxSum] = []
     for key, rows in columns.items():
-        taxes = [tax for _, _, tax in rows]
+        taxes = [amount.value for _, _, amount in rows]
         twice = any(sum(taxes[:cut], Decimal(0)) == sum(taxes[cut:], Decimal(0)) for cut in range(1, len(taxes)))
         if len(rows) < 2 or key in labelled_heads or twice:
             continue
-        last = rows[-1]
-        currency = amounts_in(last[1].text, mark)[0].currency
-        summed = Amount(sum(taxes, Decimal(0)), currency)
-        whole = Candidate("tax", summed, _TAX_COLUMN_SUM, heads[key], last[1], last[0])
+        last, source, amount = rows[-1]
+        summed = Amount(sum(taxes, Decimal(0)), amount.currency)
+        whole = Candidate("tax", summed, _TAX_COLUMN_SUM, heads[key], source, last)
         sums.append((whole, frozenset(index for index, _, _ in rows)))
     return sums
 
 
+def levied_on(rate: Decimal, amount: Decimal, tax: Decimal) -> bool:
+    """Whether `tax` is `rate` percent of `amount`, within a cent and the rounding of amounts per line."""
+    return abs(amount * rate / 100 - tax) <= CENT + amount * RATE_SLACK
+
+
 def _levied(rate: Decimal, amount: Decimal, tax: Decimal) -> bool:
     """Whether `tax` is `rate` percent of `amount`, or the tax a gross `amount` at that rate holds."""
-    if not 0 < tax < amount:
-        return False
-    slack = CENT + amount * RATE_SLACK
-    return abs(amount * rate / 100 - tax) <= slack or abs(amount * rate / (100 + rate) - tax) <= slack
+    held = amount * rate / (100 + rate)
+    return 0 < tax < amount and (levied_on(rate, amount, tax) or abs(held - tax) <= CENT + amount * RATE_SLACK)
 
 
 def _drop_their_sum(taxes: dict[tuple[str, Decimal], Candidate]) -> None:

@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from quire.workflows.models.invoice.amounts import CENT, NOT_A_TAX_ROW, RATE_SLACK, adds_up, included
+from quire.workflows.models.invoice.amounts import CENT, NOT_A_TAX_ROW, adds_up, included, levied_on
 from quire.workflows.models.invoice.candidates import FOR_REVIEW, RATE, Candidate, evidence
 from quire.workflows.models.invoice.labels import AMOUNT_FIELDS, PAYMENT, match_labels
 from quire.workflows.models.invoice.layout import Line, Phrase, overlaps
@@ -82,8 +82,8 @@ def tax_table_check(lines: list[Line], total: Candidate | None, mark: str) -> bo
         rate = RATE.search(line.text)
         values = [amount.value for amount in amounts_in(line.text, mark)]
         for taxed, tax in itertools.pairwise(values):
-            levied = None if rate is None else taxed * Decimal(rate.group(1).replace(",", ".")) / 100
-            if 0 <= tax < taxed and (levied is None or abs(levied - tax) <= CENT + taxed * RATE_SLACK):
+            percent = None if rate is None else Decimal(rate.group(1).replace(",", "."))
+            if 0 <= tax < taxed and (percent is None or levied_on(percent, taxed, tax)):
                 grosses.append(taxed + tax)
                 break
     due = total.value.value

@@ -161,8 +161,13 @@ def _address(text: str) -> bool:
     )
 
 
+def compact_name(name: str) -> str:
+    """A name as its web domain would spell it: folded, letters and digits only, without a leading "The"."""
+    return re.sub(r"[^a-z0-9]", "", re.sub(r"^the\s+", "", fold(name)))
+
+
 def matches_domain(name: str, domains: set[str]) -> bool:
-    compact = re.sub(r"[^a-z0-9]", "", re.sub(r"^the\s+", "", fold(name)))
+    compact = compact_name(name)
     return any(compact.startswith(domain) or (len(compact) >= 5 and domain.startswith(compact)) for domain in domains)
 
 

@@ -33,6 +33,7 @@ from quire.workflows.models.invoice.names import (
     ENDS_IN_STATE,
     FORM,
     OCR_NOISE,
+    compact_name,
     initials_hold,
     looks_like_name,
     matches_domain,
@@ -246,7 +247,7 @@ def find_vendor(lines: list[Line]) -> tuple[str, float, Phrase] | None:
             owner = name_of(brand.group("name")) if brand and FORM.search(brand.group("name")) else ""
             # The trade name whole, as the letterhead or the web domain spells it: "Nimbleway Credit is operated by"
             # names a lender's product, not the seller.
-            trade = re.sub(r"[^a-z0-9]", "", re.sub(r"^the\s+", "", fold(brand.group("trade")))) if brand else ""
+            trade = compact_name(brand.group("trade")) if brand else ""
             if trade and trade in domains | short and looks_like_name(owner):
                 scored.append((_BRAND_OWNER_SCORE, owner, phrase))
                 continue
