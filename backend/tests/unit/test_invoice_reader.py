@@ -3543,12 +3543,12 @@ def test_a_greek_invoice_is_read() -> None:
     # Given a Greek invoice: accented labels in capitals and in small letters, a tax number (ΑΦΜ), a register number
     # (ΓΕΜΗ), the discounts' sum over the net value, and the amount payable
     result = text_invoice(
-        "ΑΡΤΟΠΟΙΕΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ Ε.Π.Ε.\nΑΦΜ: 099887766\nΓΕΜΗ: 004455667000\n"  # noqa: RUF001
-        "Αριθμός τιμολογίου: 3318\nΗμερομηνία έκδοσης: 5 Μαΐου 2024\nΗμερομηνία λήξης: 04/06/2024\n"  # noqa: RUF001
-        "Σύνολο εκπτώσεων 12,40\nΚαθαρή αξία 1.240,00\nΦΠΑ 13% 161,20\nΠΛΗΡΩΤΕΟ ΠΟΣΟ 1.401,20 €"  # noqa: RUF001
+        "ΑΡΤΟΠΟΙΕΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ Ε.Π.Ε.\nΑΦΜ: 099887766\nΓΕΜΗ: 004455667000\n"
+        "Αριθμός τιμολογίου: 3318\nΗμερομηνία έκδοσης: 5 Μαΐου 2024\nΗμερομηνία λήξης: 04/06/2024\n"
+        "Σύνολο εκπτώσεων 12,40\nΚαθαρή αξία 1.240,00\nΦΠΑ 13% 161,20\nΠΛΗΡΩΤΕΟ ΠΟΣΟ 1.401,20 €"
     )
     assert (result["vendor"], result["invoice_number"], result["issue_date"], result["due_date"]) == (
-        "ΑΡΤΟΠΟΙΕΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ Ε.Π.Ε.",  # noqa: RUF001
+        "ΑΡΤΟΠΟΙΕΙΑ ΠΑΠΑΔΟΠΟΥΛΟΥ Ε.Π.Ε.",
         "3318",
         "2024-05-05",
         "2024-06-04",
@@ -3675,7 +3675,7 @@ def test_a_sentence_that_says_no_due_date_gives_none(sentence: str) -> None:
 
 def test_a_greek_number_word_before_another_numbers_name_is_no_invoice_number() -> None:
     # "Αριθμός πελάτη" is the customer's number, as "Nummer klant" is
-    result = text_invoice("ΑΦΜ 099887766\nΑριθμός πελάτη: 12345\nΗμερομηνία: 01/12/2025\nΣύνολο 12,00")  # noqa: RUF001
+    result = text_invoice("ΑΦΜ 099887766\nΑριθμός πελάτη: 12345\nΗμερομηνία: 01/12/2025\nΣύνολο 12,00")
     assert result["invoice_number"] is None
 
 
@@ -3684,7 +3684,7 @@ def test_greek_register_words_name_identifiers_only_as_whole_words() -> None:
 
     assert is_identifier_context("ΑΦΜ: 801753243")
     assert is_identifier_context("Κωδικός: Π-00318")
-    assert not is_identifier_context("ΣΟΥΠΕΡ ΜΑΡΚΕΤ ΑΒ 05/05/2024")  # noqa: RUF001
+    assert not is_identifier_context("ΣΟΥΠΕΡ ΜΑΡΚΕΤ ΑΒ 05/05/2024")
 
 
 def test_a_dutch_or_german_family_names_particle_is_no_sentences_article() -> None:
@@ -3722,8 +3722,8 @@ def test_the_e_invoice_standards_term_codes_beside_labels_are_never_values() -> 
 @pytest.mark.parametrize(
     ("code", "sign"),
     [
-        ("381 – Gutschrift (Credit note)", -1),  # noqa: RUF001
-        ("380 – Rechnung", 1),  # noqa: RUF001
+        ("381 – Gutschrift (Credit note)", -1),
+        ("380 – Rechnung", 1),
         ("Rechnung   Kunden-Nr.: 381", 1),  # another label's value after the kind's word
     ],
 )
@@ -4247,7 +4247,7 @@ def test_a_credit_notes_title_on_a_page_in_one_font() -> None:
 
 @pytest.mark.parametrize(
     "title",
-    ["ΠΙΣΤΩΤΙΚΟ ΤΙΜΟΛΟΓΙΟ Αρ. 123", "Πιστωτικό Σημείωμα", "Gutschrift – Stornorechnung", "Factura de abono nº FA-12"],  # noqa: RUF001
+    ["ΠΙΣΤΩΤΙΚΟ ΤΙΜΟΛΟΓΙΟ Αρ. 123", "Πιστωτικό Σημείωμα", "Gutschrift – Stornorechnung", "Factura de abono nº FA-12"],
 )
 def test_more_credit_note_titles(title: str) -> None:
     result = text_invoice(f"{title}\nNet: 100,00 €\nVAT: 24,00 €\nTotal: 124,00 €")
@@ -4855,3 +4855,149 @@ def test_the_number_after_an_orders_number_sign_is_not_the_invoices(line: str) -
 @pytest.mark.parametrize(("line", "number"), [("Invoice Ref. No. 77123", "77123"), ("Factura Ref. Nº 2291", "2291")])
 def test_the_number_after_a_references_number_sign_is_the_invoices(line: str, number: str) -> None:
     assert text_invoice(f"Example Ltd\n{line}\nTotal 10.00")["invoice_number"] == number
+
+
+# Invoices in the languages of Central and Eastern Europe and Turkey, written here: (number, issued, due, net, tax,
+# total).
+_MORE_LANGUAGES = {
+    "hu": ("Példa Kereskedelmi Kft.\nSzámla sorszáma: PK-2025/0007\nSzámla kelte: 2025.03.04.\n"
+           "Fizetési határidő: 2025.03.19.\nNettó összeg: 100 000 Ft\nÁFA összeg: 27 000 Ft\n"
+           "Fizetendő végösszeg: 127 000 Ft",
+           ("PK-2025/0007", "2025-03-04", "2025-03-19", "100000", "27000", "127000")),
+    "ro": ("Exemplu Distributie S.R.L.\nFactura nr. 0912\nData emiterii: 04.03.2025\nData scadenței: 03.04.2025\n"
+           "Total fără TVA: 1.000,00 lei\nTVA: 190,00 lei\nTotal de plată: 1.190,00 lei",
+           ("0912", "2025-03-04", "2025-04-03", "1000.00", "190.00", "1190.00")),
+    "hr": ("Primjer Usluge d.o.o.\nBroj računa: 44/1/1\nDatum izdavanja: 04.03.2025.\nDatum dospijeća: 19.03.2025.\n"
+           "Iznos bez PDV-a: 200,00 EUR\nPDV 25%: 50,00 EUR\nUkupno za platiti: 250,00 EUR",
+           ("44/1/1", "2025-03-04", "2025-03-19", "200.00", "50.00", "250.00")),
+    "sl": ("Primer Storitve d.o.o.\nRačun št. 2025-031\nDatum izdaje: 04.03.2025\nRok plačila: 19.03.2025\n"
+           "Znesek brez DDV: 100,00 EUR\nDDV 22 %: 22,00 EUR\nZa plačilo: 122,00 EUR",
+           ("2025-031", "2025-03-04", "2025-03-19", "100.00", "22.00", "122.00")),
+    "tr": ("Örnek Ticaret A.Ş.\nFatura No: ORN2025000000123\nFatura Tarihi: 04.03.2025\nSon Ödeme Tarihi: 03.04.2025\n"
+           "KDV Matrahı: 1.000,00 ₺\nHesaplanan KDV: 200,00 ₺\nÖdenecek Tutar: 1.200,00 ₺",
+           ("ORN2025000000123", "2025-03-04", "2025-04-03", "1000.00", "200.00", "1200.00")),
+    "et": ("Näidis Teenused OÜ\nArve nr 2025-17\nKuupäev: 04.03.2025\nMaksetähtaeg: 18.03.2025\n"
+           "Summa km-ta: 100,00 EUR\nKäibemaks 22%: 22,00 EUR\nTasuda: 122,00 EUR",
+           ("2025-17", "2025-03-04", "2025-03-18", "100.00", "22.00", "122.00")),
+    "lv": ('SIA "Paraugs"\nRēķins Nr. PR-25/04\nDatums: 2025. gada 4. martā\nApmaksas termiņš: 18.03.2025\n'
+           "Kopā bez PVN: 100,00 EUR\nPVN 21%: 21,00 EUR\nKopā apmaksai: 121,00 EUR",
+           ("PR-25/04", "2025-03-04", "2025-03-18", "100.00", "21.00", "121.00")),
+    "lt": ("UAB „Pavyzdys“\nSąskaitos faktūros Nr. PV-0042\nIšrašymo data: 2025 m. kovo 4 d.\n"
+           "Apmokėti iki: 2025-03-18\nSuma be PVM: 100,00 EUR\nPVM 21 %: 21,00 EUR\nIš viso su PVM: 121,00 EUR",
+           ("PV-0042", "2025-03-04", "2025-03-18", "100.00", "21.00", "121.00")),
+    "bg": ("Пример ЕООД\nФактура № 0000000123\nДата на издаване: 04.03.2025\nСрок за плащане: 18.03.2025\n"
+           "Данъчна основа: 100,00 лв.\nДДС 20%: 20,00 лв.\nСума за плащане: 120,00 лв.",
+           ("0000000123", "2025-03-04", "2025-03-18", "100.00", "20.00", "120.00")),
+    "uk": ("ТОВ «Приклад»\nРахунок № 17\nДата складання: 4 березня 2025 р.\nСплатити до: 18.03.2025\n"
+           "Сума без ПДВ: 1 000,00 грн\nПДВ 20%: 200,00 грн\nВсього до сплати: 1 200,00 грн",
+           ("17", "2025-03-04", "2025-03-18", "1000.00", "200.00", "1200.00")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("language", sorted(_MORE_LANGUAGES))
+def test_invoices_in_central_and_eastern_european_languages_and_turkish(language: str) -> None:
+    text, (number, issued, due, net, tax, total) = _MORE_LANGUAGES[language]
+    result = text_invoice(text)
+    assert (result["invoice_number"], result["issue_date"], result["due_date"]) == (number, issued, due)
+    assert (result["subtotal"], result["tax"], result["total"]) == (Decimal(net), Decimal(tax), Decimal(total))
+
+
+@pytest.mark.parametrize(
+    ("text", "currency"),
+    [("Összesen 127 000 Ft", "HUF"), ("Total 1.190,00 lei", "RON"), ("Общо 120,00 лв.", "BGN"),
+     ("Всього 1 200,00 грн", "UAH"), ("Ukupno 200.400,00 RSD", "RSD")],
+)  # fmt: skip
+def test_the_currencies_of_central_and_eastern_europe(text: str, currency: str) -> None:
+    assert currencies_in(text) == [currency]
+
+
+@pytest.mark.parametrize(
+    ("line", "vendor"),
+    [("UAB „Pavyzdys“, įmonės kodas 302845176", "UAB „Pavyzdys“"), ('SIA "Paraugs" Rīga', 'SIA "Paraugs"'),
+     ("ТОВ «Приклад», код ЄДРПОУ 12345678", "ТОВ «Приклад»")],
+)  # fmt: skip
+def test_a_company_form_before_a_quoted_name_keeps_the_name(line: str, vendor: str) -> None:
+    assert text_invoice(f"{line}\nInvoice No. 17\nTotal 10.00 EUR")["vendor"] == vendor
+
+
+def test_a_tax_number_names_the_country_and_so_the_currency() -> None:
+    # Given a Czech invoice whose only currency sign OCR misread ("Kć")
+    result = text_invoice(
+        "Tiskárna Příklad s.r.o.\nDIČ: CZ27184521\nFaktura číslo 2024-0412\nCelkem k úhradě: 6 189,00"
+    )
+    assert result["currency"] == "CZK"
+
+
+@pytest.mark.parametrize("label", ["*** TOTAL", "*#** TOTAL", "==TOTAL"])
+def test_a_receipts_stars_before_its_total_are_no_part_of_the_label(label: str) -> None:
+    result = ocr_receipt(("Example Market", 0.95), ("SUBTOTAL 40.11", 0.95), (f"{label} 41.70", 0.95),
+                         ("VISA 41.70", 0.95))  # fmt: skip
+    assert result["total"] == Decimal("41.70")
+
+
+def test_a_receipts_number_in_a_row_of_codes() -> None:
+    result = ocr_receipt(("Example Market", 0.95), ("ST# 0412 OP# 27 TE# 03 TRANS# 08871", 0.95),
+                         ("TOTAL 41.70", 0.95))  # fmt: skip
+    assert result["invoice_number"] == "08871"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Receipt: 2-118406", "Kwitantienr. 2-118406", "Quittung Nr. 2-118406", "Reçu n° 2-118406", "Recibo n.º 2-118406",
+     "Scontrino n. 2-118406", "Paragon fiskalny nr 2-118406", "Kuitti nro 2-118406"],
+)  # fmt: skip
+def test_a_receipts_own_number(line: str) -> None:
+    assert text_invoice(f"Example Shop\n{line}\nTotal 10.00")["invoice_number"] == "2-118406"
+
+
+def test_the_total_after_cash_rounding() -> None:
+    result = text_invoice("Example Cafe Pty Ltd\nTotal (incl GST) $47.99\nCash rounding $0.01\nTOTAL CASH $48.00\n"
+                          "Cash tendered $50.00\nChange $2.00")  # fmt: skip
+    assert result["total"] == Decimal("48.00")
+
+
+@pytest.mark.parametrize(
+    ("label", "amount"), [("GST included in total", "$4.36"), ("TVA incluse dans le prix", "4,36 €")]
+)
+def test_a_tax_the_total_includes_is_the_tax_beside_its_label(label: str, amount: str) -> None:
+    # Given a receipt that prints the tax's label and its amount apart, the label saying where the tax is
+    result = page(
+        (40, 40, "Example Cafe"), (40, 100, "Total"), (300, 100, "48.00"), (40, 120, label), (300, 120, amount)
+    )
+    assert result["tax"] == Decimal("4.36")
+
+
+def test_a_company_form_wrapped_under_the_middle_of_its_name() -> None:
+    # Given a receipt that centres its lines, the name's form wrapped onto the next line under its middle
+    result = page((100, 40, "Little Example Hospitality"), (152, 52, "Pty Ltd"), (100, 64, "ABN 53 004 085 616"),
+                  (40, 120, "TAX INVOICE"), (40, 140, "Total (incl GST) $47.99"))  # fmt: skip
+    assert result["vendor"] == "Little Example Hospitality Pty Ltd"
+
+
+def test_a_bar_ocr_read_from_a_tables_rule_parts_its_columns() -> None:
+    # Given a scanned Polish invoice whose VAT table's heads OCR read with the rules between them
+    words = []
+    for y, cells in (
+        (300, [(296, "Wartość netto |"), (373, "Stawka |"), (419, "Kwota VAT |"), (482, "Wartość brutto")]),
+        (320, [(250, "Razem"), (335, "613,00"), (395, "8%"), (447, "49,04"), (525, "662,04")]),
+    ):
+        for x, cell in cells:
+            cursor = x
+            for token in cell.split():
+                words.append(Word(token, 1, cursor, y, cursor + 5 * len(token), y + 10, 0.9))
+                cursor += 5 * len(token) + 3
+    lines = lines_from_words(words)
+    assert [p.text for p in lines[0].phrases] == ["Wartość netto", "Stawka", "Kwota VAT", "Wartość brutto"]
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [("2025. március 5.", "2025-03-05"), ("2025 m. kovo 5 d.", "2025-03-05"), ("2025. gada 21. martā", "2025-03-21"),
+     ("12 березня 2025", "2025-03-12"), ("12 Ocak 2025", "2025-01-12"), ("28 februarie 2025", "2025-02-28")],
+)  # fmt: skip
+def test_dates_in_central_and_eastern_european_languages_and_turkish(text: str, day: str) -> None:
+    assert [d.value.isoformat() for d in dates_in(text, True)] == [day]
+
+
+def test_a_year_before_a_month_name_needs_its_dot() -> None:
+    assert dates_in("Q1 2025 May 2 items", True) == []

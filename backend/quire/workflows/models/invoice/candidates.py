@@ -104,6 +104,14 @@ _QUALIFIED = re.compile(
     r"(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|btw|mwst|ust|tva|iva|gst|hst|tax|taxes|moms|mva|alv|dph|ptu)\b\.?\)?",
     re.I,
 )
+# Where a tax label says its tax is ("GST included in total $4.36", "TVA incluse dans le prix"): no words of a sentence.
+_INCLUDED_IN = re.compile(
+    r"\b(?:included|incl\.?)\s+in\s+(?:the\s+)?(?:total|price|prices|amount)\b|"
+    r"\binclus[e]?s?\s+dans\s+le\s+(?:total|prix)\b|\bincluid[oa]s?\s+en\s+el\s+(?:total|precio|importe)\b|"
+    r"\binclus[oa]\s+nel\s+(?:totale|prezzo)\b|\bim\s+(?:gesamt)?(?:betrag|preis)\s+enthalten\b|"
+    r"\binbegrepen\s+in\s+(?:het\s+)?(?:totaal|bedrag)\b",
+    re.I,
+)
 # A law's article a label cites ("Spese escluse art. 15 DPR 633/72", "§ 19 UStG"): no words of a sentence.
 _CITATION = re.compile(r"(?:\b(?i:art)[a-z]*\.?|§+)\s*\d+[\w/.-]*(?:\s+[A-Z][A-Za-z]{1,5}\.?(?:\s*\d[\d/.-]*)?)?")
 # An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
@@ -292,7 +300,13 @@ def _read_label(
     # A label inside a sentence ("Rechnung gemäß Bestellung Nr. ...", "Total of all open invoices") has no value
     # beside it, and is no row's label.
     sentence = (
-        len(re.findall(r"[^\W\d_]{3,}", _QUALIFIED.sub("", _CITATION.sub("", TRANSLATION.sub("", match.rest))))) >= 2
+        len(
+            re.findall(
+                r"[^\W\d_]{3,}",
+                _QUALIFIED.sub("", _CITATION.sub("", _INCLUDED_IN.sub("", TRANSLATION.sub("", match.rest)))),
+            )
+        )
+        >= 2
     )
     # "Total facture", "VAT 20%": a row's label, its amounts in the columns after it.
     row_label = not re.search(r"\d", RATE.sub("", match.rest)) and not sentence

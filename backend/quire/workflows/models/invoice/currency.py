@@ -110,6 +110,17 @@ _COUNTRY_FORMS = {
         r"\b[Oo]rg(?:anisasjons)?\.?\s*-?\s*(?:nr|nummer)\.?\s*:?\s*(?:NO\s?)?\d{3}\s?\d{3}\s?\d{3}\b"
     ),
     "FI": re.compile(r"\bOyj?\b|\bY-tunnus\b"),
+    # Central and Eastern Europe's and Turkey's forms and tax numbers, in the countries with a currency of their own:
+    # a Czech VAT number, Hungarian company forms and tax number, a Romanian tax code and trade register number, a
+    # Bulgarian company's register code and forms, a Ukrainian company's code and forms, a Serbian tax number, a
+    # Turkish tax number and forms.
+    "CZ": re.compile(r"\bDI[CČ]\s*:?\s*CZ\s?\d{8,10}\b"),
+    "HU": re.compile(r"\b(?:Kft|Zrt|Nyrt)\.(?!\w)|\b[Aa]dósz[aá]m\b"),
+    "RO": re.compile(r"\b(?:CIF|CUI)\s*:?\s*RO\s?\d{2,10}\b|\bJ\d{2}/\d{1,6}/\d{4}\b"),
+    "BG": re.compile(r"\bЕИК\b|\bЕООД\b|\bООД\b"),
+    "UA": re.compile(r"ЄДРПОУ|\bФОП\b|\bТОВ\b"),
+    "RS": re.compile(r"\bPIB\s*:?\s*\d{9}\b"),
+    "TR": re.compile(r"\bVKN\b|\bA\.\s?Ş\.|\bLtd\.?\s*Şti\b"),
 }
 # The crowns' sign beside an amount, which Sweden, Denmark, Norway and Iceland share ("1 250,00 kr", "kr. 500");
 # not the German "Kr." of a district's name.

@@ -20,15 +20,22 @@ from quire.workflows.models.invoice.values import LANGUAGES, fold
 @cache
 def _month_numbers() -> dict[str, int]:
     names: dict[str, int] = {}
-    # Greek's too, and Czech's in full (its short names "led", "pro", "lis" are words of other languages).
+    # Greek's too, and in full only (their short names are words of other languages: "led", "pro", "lis") those of
+    # the languages whose invoice labels the reader knows besides: Czech, Slovak, Hungarian, Romanian, Croatian,
+    # Serbian, Slovenian, Turkish, Estonian, Latvian, Lithuanian, Bulgarian and Ukrainian.
     both: tuple[Literal["wide", "abbreviated"], ...] = ("wide", "abbreviated")
-    widths = {**dict.fromkeys((*LANGUAGES, "el"), both), "cs": both[:1]}
+    wide_only = ("cs", "sk", "hu", "ro", "hr", "sr_Latn", "sl", "tr", "et", "lv", "lt", "bg", "uk")
+    widths = {**dict.fromkeys((*LANGUAGES, "el"), both), **dict.fromkeys(wide_only, both[:1])}
     for language, kinds in widths.items():
         for width in kinds:
             for context in ("format", "stand-alone"):
                 for number, name in get_month_names(width, context, language).items():
                     names.setdefault(fold(name).rstrip("."), number)
     names.update({"sept": 9, "mrz": 3, "maerz": 3, "juil": 7, "janner": 1, "jaenner": 1})  # Austria's "Jänner"
+    # Latvian writes a date's month in the locative ("2025. gada 21. martā"), which the CLDR does not list.
+    latvian = ("janvari", "februari", "marta", "aprili", "maija", "junija", "julija", "augusta", "septembri", "oktobri",
+               "novembri", "decembri")  # fmt: skip
+    names.update({name: number for number, name in enumerate(latvian, 1) if name not in names})
     return names
 
 
@@ -45,6 +52,9 @@ def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
             "d_month_y",
             re.compile(rf"(?<!\d){day}\.?[\s-]*(?:de\s+)?({month})\.?,?[\s-]*(?:de\s+|del\s+)?{year}", re.I),
         ),
+        # The year first: Hungarian "2025. március 5.", Lithuanian "2025 m. kovo 5 d.", Latvian "2025. gada 21. martā".
+        ("y_month_d", re.compile(rf"(?<!\d)(\d{{4}})(?:\.|\s*m\.)\s*({month})\s+(\d{{1,2}})\b(?!\s*[.,:]?\d)", re.I)),
+        ("y_d_month", re.compile(rf"(?<!\d)(\d{{4}})\.?\s*g(?:ada|\.)\s+(\d{{1,2}})\.\s*({month})\b", re.I)),
         # The day and the year apart ("March 5, 2023", "Mar 5 2023"): "March 2023" is a month, not March 20.
         ("month_d_y", re.compile(rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,\s*|\s+){year}", re.I)),
     ]
@@ -86,6 +96,10 @@ def dates_in(text: str, day_first: bool) -> list[PrintedDate]:
                 value = _make(_year(c), int(b), int(a))
             elif kind == "d_month_y":
                 value = _make(_year(c), _month_numbers()[b.rstrip(".")], int(a))
+            elif kind == "y_month_d":
+                value = _make(int(a), _month_numbers()[b.rstrip(".")], int(c))
+            elif kind == "y_d_month":
+                value = _make(int(a), _month_numbers()[c.rstrip(".")], int(b))
             elif kind == "month_d_y":
                 value = _make(_year(c), _month_numbers()[a.rstrip(".")], int(b))
             else:

@@ -111,17 +111,24 @@ def _included_tax(phrase: Phrase) -> list[Phrase]:
 def _later_pairs(phrase: Phrase) -> list[Phrase]:
     """The second and later "label: value" pairs of a phrase that prints several in a row ("Sposób płatności: przelew
     Termin płatności: 29.05.2024", "Kunde: 4711 Rechnungsdatum: 03.03.2024"), each a phrase of its own: a label of
-    a date or a number that a value, not the phrase, comes before. The first pair is the phrase's own reading."""
+    a date or a number that a value, not the phrase, comes before. The first pair is the phrase's own reading. A
+    label that ends in a number sign after a value starts a pair too: a till receipt's row of codes ("ST# 0412 OP# 27
+    TE# 03 TRANS# 08871")."""
     cuts: list[int] = []
-    for colon in [m.start() for m in re.finditer(r":", phrase.text)][1:]:
-        words = list(re.finditer(r"[^\s:]+", phrase.text[:colon]))
+    colons = [(m.start(), m.start()) for m in re.finditer(r":", phrase.text)][1:]
+    signs = [(m.start(), m.end()) for m in re.finditer(r"#", phrase.text) if m.start()]
+    for end, label_end in sorted(colons + signs):
+        sign = label_end > end
+        words = list(re.finditer(r"[^\s:]+", phrase.text[:end]))
         # The longest run of the last words before the colon that is a whole label, a value before it.
         for count in range(min(_PAIR_LABEL_WORDS, len(words) - 1), 0, -1):
             start = words[-count].start()
-            label = _whole_label(phrase.text[start:colon])
+            label = _whole_label(phrase.text[start:label_end])
             # A weak label ("Date") after a word is part of a longer one no lexicon knows ("Delivery Date"); after a
-            # value with a figure ("PO: 4500123 Date:") it starts a pair.
-            weak = label is not None and label.weight < 1.0 and not re.search(r"\d", words[-count - 1].group(0))
+            # value with a figure ("PO: 4500123 Date:") it starts a pair, as a number sign's label does only there.
+            weak = not re.search(r"\d", words[-count - 1].group(0)) and (
+                sign or (label is not None and label.weight < 1.0)
+            )
             if label is not None and label.field in _PAIR_FIELDS and not weak and (not cuts or start > cuts[-1]):
                 cuts.append(start)
                 break

@@ -200,6 +200,10 @@ _TERMS_HEADING = re.compile(
 WEAK_WEIGHT = 0.6
 
 
+# The stars and rules a till receipt prints before its label ("*** TOTAL ***", "==TOTAL", OCR's "*#** TOTAL").
+_DECORATION = re.compile(r"^[*=~]+[\s*#=~]*(?=[^\W\d_])")
+
+
 @lru_cache(maxsize=8192)
 def match_labels(text: str) -> tuple[LabelMatch, ...]:
     """Every field whose label starts this phrase, the longest label first.
@@ -207,6 +211,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
     Cached: the reader asks about the same phrase from the candidate pass, the neighbour search and
     the vendor search, and letterheads and footers repeat on every page.
     """
+    text = _DECORATION.sub("", text)
     behind = _VALUE_FIRST.match(text)
     if behind is not None and not dates_in(behind["value"], True):  # "2024-01-05Invoice No:" ends a date
         text = f"{behind['label']} {behind['value']}"
@@ -234,7 +239,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             label = folded[: match.end()].strip()
             if field in ("vendor", "buyer") and folded[match.end() :].strip() and not re.search(r":|\sto$", label):
                 continue  # "Lieferant GmbH" is a name; a party label stands alone, ends with a colon or "to"
-            bare = re.sub(r"[^a-z\u03b1-\u03c9.# ]", "", label).strip(" .")  # Latin or Greek letters
+            bare = re.sub(r"[^a-z\u0131\u03b1-\u03c9\u0430-\u045f.# ]", "", label).strip(" .")  # Latin, Greek, Cyrillic
             weight = WEAK_WEIGHT if bare in WEAK.get(field, set()) else 1.0
             if field == "invoice_number" and TICKET.search(label):
                 weight = _TICKET_WEIGHT  # a travel ticket's, or a support ticket's: below a bare "Number"

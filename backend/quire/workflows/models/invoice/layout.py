@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
-from itertools import pairwise
 from typing import TypeVar
 
 from quire.documents.words import Word
@@ -94,19 +93,31 @@ def _rows(words: Sequence[Word]) -> list[list[Word]]:
     return [sorted(row, key=lambda w: w.x0) for row in rows]
 
 
+# A table's rule as OCR reads it: bars and nothing else.
+_RULE = re.compile(r"[|\u00a6]+")
+
+
 def _phrases(row: list[Word], line: int) -> list[Phrase]:
     """Split a row where the gap between two words is wider than its letters are high (one and a half times on a text
-    layer, twice on OCR's words): far wider than a space."""
-    groups: list[list[Word]] = [[row[0]]]
-    for previous, word in pairwise(row):
-        height = max(min(previous.y1 - previous.y0, word.y1 - word.y0), 1.0)
-        # A text layer spaces words exactly, so a gap of one and a half letters' height parts two columns ("Art. 73"
-        # and "Numero documento" heading a grid); OCR's boxes are looser, and parts only at twice the height.
-        wide = 1.5 if min(previous.confidence, word.confidence) >= 1.0 else 2.0
-        if word.x0 - previous.x1 > wide * height:
-            groups.append([word])
-        else:
-            groups[-1].append(word)
+    layer, twice on OCR's words): far wider than a space. A bar OCR read from a table's rule parts the columns on its
+    sides too ("Wartość netto | Stawka | Kwota VAT"), and is no word of either."""
+    groups: list[list[Word]] = [[]]
+    previous: Word | None = None
+    for word in row:
+        if word.confidence < 1.0 and _RULE.fullmatch(word.text):
+            if groups[-1]:
+                groups.append([])
+            continue
+        if previous is not None and groups[-1]:
+            height = max(min(previous.y1 - previous.y0, word.y1 - word.y0), 1.0)
+            # A text layer spaces words exactly, so a gap of one and a half letters' height parts two columns ("Art.
+            # 73" and "Numero documento" heading a grid); OCR's boxes are looser, and parts only at twice the height.
+            wide = 1.5 if min(previous.confidence, word.confidence) >= 1.0 else 2.0
+            if word.x0 - previous.x1 > wide * height:
+                groups.append([])
+        groups[-1].append(word)
+        previous = word
+    groups = [group for group in groups if group] or [row[:1]]
     return [
         Phrase(
             text=" ".join(w.text for w in group),

@@ -36,7 +36,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     # One document for both: "TAX INVOICE / RECEIPT No. 40218".
                     r"(?:tax\s+)?invoice\s*/\s*receipt\s*(?:no\.?|number|#)|"
                     r"invoice\s*(?:no\.?|number|num\.?|nr\.?|#|n[°º]|id)|inv\.?\s*(?:no\.?|#|number)|invoice|bill\s*(?:no\.?|number)|"
-                    r"receipt\s*(?:no\.?|number|#)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|"
+                    # A receipt's number, "Receipt: 2-118406" too.
+                    r"receipt\s*(?:no\.?|number|#)|receipt(?=\s*:)|document\s*(?:no\.?|number)|credit\s*note\s*(?:no\.?|number|#)?|"
                     r"credit\s*memo\s*(?:no\.?|number|#)?|credit\s*(?:no\.?|number|#)|c/n\s*(?:no\.?|#)|"
                     r"fee\s+note\s*(?:no\.?|number|#)|"
                     # A till receipt's own number: "TRANS # 48213", a restaurant's "Check #3021".
@@ -47,24 +48,34 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("de", r"(?:handels)?rechnungs\s*-?\s*(?:nr\.?|nummer|no\.?)|(?:handels)?rechnung\s*(?:nr\.?|nummer|no\.?|#)?|"
                     r"[a-z]+rechnung(?:skorrektur)?\s*(?:nr\.?|nummer|no\.?)|rechnungskorrektur\s*(?:nr\.?|nummer)?|beleg\s*-?\s*(?:nr\.?|nummer)|"
                     r"gutschrift\s*(?:nr\.?|nummer)?|(?:rg|re|rechn)\.?\s*-?\s*nr\.?|dokument\s*-?\s*(?:nr\.?|nummer)|"
-                    r"bon\s*-?\s*(?:nr\.?|nummer)|ticketnummer|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg(?:e?s)?)|nummer"),
-        ("fr", r"num[eé]ro\s+de\s+billet|(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
+                    r"bon\s*-?\s*(?:nr\.?|nummer)|quittungs?\s*-?\s*(?:nr\.?|nummer)|kassenbon\s*-?\s*(?:nr\.?|nummer)|ticketnummer|nummer\s+(?:der|des)\s+(?:rechnung|gutschrift|rechnungskorrektur|beleg(?:e?s)?)|nummer"),
+        ("fr", r"num[eé]ro\s+de\s+billet|re[cç]u\s*(?:n\.?[°ºo]\.?|num[eé]ro)|(?:n\.?[°ºo]\.?|num[eé]ro)\s*(?:de\s+)?facture|facture\s*(?:n\.?[°ºo]\.?|num[eé]ro)?|fact\.\s*n\.?[°ºo]\.?|avoir\s*(?:n\.?[°ºo]\.?)?|"
                     r"num[eé]ro|n(?:°|\.o)\.?"),
-        ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|ticketnummer|creditnota\s*(?:nummer|nr\.?)?|nummer"),
-        ("es", r"n[uú]mero\s+de\s+billete|(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|"
+        ("nl", r"factuur\s*-?\s*(?:nummer|nr\.?|no\.?)|factuurnummer|factuur|ticketnummer|kwitantie\s*-?\s*(?:nummer|nr\.?)|bon\s*-?\s*(?:nummer|nr\.?)|creditnota\s*(?:nummer|nr\.?)?|nummer"),
+        ("es", r"n[uú]mero\s+de\s+billete|recibo\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)|(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)\s*(?:de\s+)?factura|factura\s*(?:n\.?[°ºo]\.?|n[uú]m(?:ero|\.)?)?|"
                     # A Mexican CFDI's series and number: "Serie y folio: A-10482", "Serie / Folio" (a bare "Folio" is as
                     # often a sheet's).
                     r"serie(?:\s+y\s+|\s*[/-]\s*)folio|n[uú]mero|n(?:°|\.o)\.?"),
-        ("it", r"numero\s+(?:del\s+)?biglietto|(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
+        ("it", r"numero\s+(?:del\s+)?biglietto|(?:ricevuta|scontrino)\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|(?:n\.?[°ºo]?\.?|numero)\s*(?:della\s+)?fattura|fattura\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)?|documento\s*n\.?|"
                     r"(?:n\.?[°ºo]?\.?|numero)\s+(?:del\s+)?documento|bolletta\s*(?:n\.?[°ºo]?\.?|numero|nr\.?)|numero|n(?:°|\.o)\.?"),
-        ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|numer"),
-        ("pt", r"n[uú]mero\s+do\s+bilhete|(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
+        ("pl", r"faktura\s*(?:vat\s*)?(?:nr\.?|numer)?|numer\s+faktury|nr\.?\s+faktury|paragon\s*(?:fiskalny\s*)?(?:nr\.?|numer)|nr\.?\s+paragonu|numer"),
+        ("pt", r"n[uú]mero\s+do\s+bilhete|(?:recibo|tal[aã]o)\s*(?:n\.?[°ºo]\.?|n[uú]mero)|(?:n\.?[°ºo]\.?|n[uú]mero)\s*(?:da\s+)?(?:fatura|nota(?:\s+fiscal)?)|fatura\s*(?:n\.?[°ºo]\.?|n[uú]mero)?|"
                     r"nota\s+fiscal\s*(?:n\.?[°ºo]\.?)?|nfc?-?e\s*n\.?[°ºo]\.?|n[uú]mero|n(?:°|\.o)\.?"),
         ("sv", r"faktura\s*-?\s*(?:nummer|nr\.?)|fakturanr\.?|kvitt(?:o|ering|\.)?\s*-?\s*(?:nummer|nr\.?)|"
                     r"kredit(?:nota|faktura)\s*-?\s*(?:nummer|nr\.?)|kredit(?:nota|faktura)nr\.?"),  # Swedish, Danish, Norwegian
-        ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?"),
+        ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?|kuitti\s*(?:nro\.?|numero)|kuittinumero"),
         ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)"),
-        ("el", r"(?:αριθμοσ|αρ\.?)\s*(?:τιμολογιου|παραστατικου|πιστωτικου)|τιμολογιο\s*(?:αρ\.?|αριθμοσ)|αριθμοσ"),  # noqa: RUF001
+        ("el", r"(?:αριθμοσ|αρ\.?)\s*(?:τιμολογιου|παραστατικου|πιστωτικου)|τιμολογιο\s*(?:αρ\.?|αριθμοσ)|αριθμοσ"),
+        ("hu", r"szamla\s*(?:sorszama|szama|sorsz\.?|sz\.)|szamlaszam|sorszam"),
+        ("ro", r"(?:nr\.?|numar(?:ul)?)\s*(?:facturii|factura)|factura\s*(?:fiscala\s*)?(?:nr\.?|numar)"),
+        ("hr", r"(?:broj|br\.)\s*(?:racuna|fakture|dokumenta)|racun\s*(?:broj|br\.)|faktura\s*(?:broj|br\.)"),
+        ("sl", r"(?:stevilka|st\.)\s*(?:racuna|dokumenta|dobropisa)|(?:racun|dobropis)\s*(?:st\.|stevilka)"),
+        ("tr", r"fatura\s*(?:no|numaras[iı]|nr)\.?|belge\s*no\.?"),
+        ("et", r"(?:kreedit)?arve\s*(?:nr\.?|number)"),
+        ("lv", r"rekin(?:a|s)\s*(?:nr\.?|numurs)|pavadzime\s*nr\.?"),
+        ("lt", r"(?:pvm\s+)?saskait(?:os|a)(?:\s*-?\s*fakturos?)?\s*(?:nr\.?|numeris)"),
+        ("bg", r"(?:фактура|известие)\s*(?:n\.?|номер)|номер\s+на\s+(?:фактура|документ)"),
+        ("uk", r"рахун(?:ок|ку)(?:\s*-?\s*фактур[аи])?\s*(?:n\.?|номер)|номер\s+рахунку|видаткова\s+накладна\s*n\.?"),
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|(?:invoice\s+|bill\s+)?issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -80,7 +91,17 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"faktura\s*-?\s*(?:datum|dato)|dato"),
         ("fi", r"laskun\s+paiva(?:maara)?|laskutuspaiva|paivays|paivamaara"),
         ("cs", r"datum\s+(?:vystaveni|vyhotovenia|vystavenia)|vystaveno\s+dne"),
-        ("el", r"ημερομηνια\s+(?:εκδοσησ|εκδοσεωσ|τιμολογιου|παραστατικου)|ημ/νια(?:\s+εκδοσησ)?|ημερομηνια"),  # noqa: RUF001
+        ("el", r"ημερομηνια\s+(?:εκδοσησ|εκδοσεωσ|τιμολογιου|παραστατικου)|ημ/νια(?:\s+εκδοσησ)?|ημερομηνια"),
+        ("hu", r"(?:szamla\s+)?kelte|kiallitas\s+datuma|szamla\s+datuma|kelt"),
+        ("ro", r"data\s+(?:facturii|emiterii|emitere|documentului)"),
+        ("hr", r"datum\s+(?:i\s+vrijeme\s+)?izdavanja|datum\s+(?:racuna|fakture|dokumenta)|datum\s+izdavanja\s+racuna"),
+        ("sl", r"datum\s+(?:izdaje|racuna|dokumenta)"),
+        ("tr", r"fatura\s+tarihi|duzenleme\s+tarihi|tarih"),
+        ("et", r"arve\s+kuupaev|kuupaev"),
+        ("lv", r"(?:rekina|izrakstisanas|dokumenta)\s+datums|datums"),
+        ("lt", r"(?:saskaitos\s+)?israsymo\s+data|saskaitos\s+data"),
+        ("bg", r"дата\s+на\s+(?:издаване|документа|фактурата)"),
+        ("uk", r"дата\s+(?:складання|виписки|рахунку|документа)"),
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
@@ -123,7 +144,17 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("sv", r"forfallo(?:dag|datum)|forfalds?dato|forfallsdato|betales\s+senest|sidste\s+rettidige\s+betalingsdag"),
         ("fi", r"erapaiva|maksettava\s+viimeistaan"),
         ("cs", r"datum\s+splatnosti|splatnost|splatne\s+do"),
-        ("el", r"(?:ημερομηνια|ημ/νια)\s+ληξησ|ληξη\s+πληρωμησ|προθεσμια\s+πληρωμησ|(?:πληρωτεο|εξοφληση)\s+εωσ(?:\s+την)?"),  # noqa: RUF001
+        ("el", r"(?:ημερομηνια|ημ/νια)\s+ληξησ|ληξη\s+πληρωμησ|προθεσμια\s+πληρωμησ|(?:πληρωτεο|εξοφληση)\s+εωσ(?:\s+την)?"),
+        ("hu", r"fizetesi\s+hatar(?:ido|nap)|esedekesseg(?:\s+datuma|\s+napja)?"),
+        ("ro", r"data\s+scadent(?:ei|a)|scadent(?:a|ei)"),
+        ("hr", r"datum\s+dosp(?:ijeca|eca)|dospijece|rok\s+placanja|valuta\s+placanja"),
+        ("sl", r"datum\s+zapadlosti|rok\s+placila|zapadlost"),
+        ("tr", r"son\s+odeme\s+tarihi|vade\s+tarihi"),
+        ("et", r"maksetahtaeg|(?:tasumise|makse)\s+tahtaeg|tasuda\s+hiljemalt"),
+        ("lv", r"(?:apmaksas|samaksas)\s+termins|apmaksat\s+lidz"),
+        ("lt", r"apmokejimo\s+terminas|apmoketi\s+iki|mokejimo\s+terminas|moketi\s+iki"),
+        ("bg", r"(?:срок|дата)\s+(?:за|на)\s+плащане|падеж"),
+        ("uk", r"термін\s+(?:оплати|сплати)|(?:с|о)платити\s+до"),
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
@@ -149,6 +180,16 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"veroton\s+(?:yhteensa|hinta|summa)|yhteensa\s+ilman\s+alv|alviton\s+(?:hinta|summa)"),
         ("cs", r"(?:celkem\s+|celkom\s+|spolu\s+)?bez\s+dph|zaklad\s+(?:dane|dph)|zaklad"),
         ("el", r"(?:συνολο\s+|συνολικη\s+)?καθαρησ?\s+αξιασ?|καθαρο\s+ποσο|υποσυνολο|φορολογητεα\s+αξια"),
+        ("hu", r"netto\s+(?:osszeg|ertek|osszesen|vegosszeg)|osszesen\s+netto|adoalap"),
+        ("ro", r"(?:total\s+)?(?:valoare\s+)?fara\s+t\.?v\.?a\.?|baza\s+(?:de\s+)?impozitare"),
+        ("hr", r"(?:iznos|ukupno|vrijednost|vrednost)\s+bez\s+pdv-?a|osnovica(?:\s+(?:za\s+)?pdv-?a?)?|poreska\s+osnovica"),
+        ("sl", r"(?:znesek|skupaj|vrednost)\s+brez\s+ddv|osnova\s+(?:za\s+)?ddv"),
+        ("tr", r"ara\s+toplam|kdv\s+matrah[iı]|mal\s+hizmet\s+toplam\s+tutar[iı]"),
+        ("et", r"(?:summa|kokku)\s+(?:km-?ta|ilma\s+km-?ta|kaibemaksuta)|maksustatav\s+(?:summa|kaive)"),
+        ("lv", r"(?:summa|kopa)\s+bez\s+pvn|ar\s+pvn\s+apliekam(?:a|ais)\s+(?:summa|darijums)"),
+        ("lt", r"(?:suma|is\s+viso|viso)\s+be\s+pvm|apmokestinamoji\s+verte"),
+        ("bg", r"данъчна\s+основа|(?:стоиност|сума|общо)\s+без\s+ддс"),
+        ("uk", r"(?:сума|всього|разом)\s+без\s+пдв"),
     ],
     "tax": [
         ("en", r"total\s+(?:tax|vat|gst|taxes)|insurance\s+premium\s+tax|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
@@ -187,7 +228,17 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
                     r"(?!\s*-?\s*(?:grunnlag|grundlag|underlag|pliktig|fri))|merverdiavgift|mervardesskatt"),
         ("fi", r"alv(?:\s*-?\s*osuus|\s+yhteensa)?|arvonlisavero"),
         ("cs", r"(?:celkem\s+|celkom\s+|vyse\s+)?dph(?:\s+celkem)?"),
-        ("el", r"(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?"),  # noqa: RUF001
+        ("el", r"(?:συνολο\s+|συνολικοσ\s+|αξια\s+|ποσο\s+)?φ\.?\s?π\.?\s?α\.?"),
+        ("hu", r"(?:osszes\s+)?afa(?:\s*(?:osszeg|ertek|osszesen))?"),
+        ("ro", r"(?:valoare(?:a)?\s+|total\s+)?t\.?v\.?a\.?"),
+        ("hr", r"(?:ukupno\s+|iznos\s+)?pdv(?:-?a)?"),
+        ("sl", r"(?:skupaj\s+|znesek\s+)?ddv"),
+        ("tr", r"(?:hesaplanan\s+|toplam\s+)?kdv(?:\s+tutar[iı])?"),
+        ("et", r"kaibemaks(?:u\s+summa)?|km(?=\s*\d{1,2}(?:[.,]\d+)?\s*%)"),
+        ("lv", r"pvn(?:\s+summa)?|pievienotas\s+vertibas\s+nodoklis"),
+        ("lt", r"pvm(?:\s+suma)?"),
+        ("bg", r"(?:начислен\s+)?ддс|данък\s+добавена\s+стоиност"),
+        ("uk", r"(?:сума\s+)?пдв|податок\s+на\s+додану\s+вартість"),
     ],
     "total": [
         ("en", r"total\s+(?:due|payable)\s+(?:for\s+|on\s+)?this\s+(?:invoice|bill)|(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+due\s+for\s+payment|amount\s+(?:due|payable|to\s+pay)|"
@@ -233,6 +284,16 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("cs", r"(?:celkem|celkom|spolu)\s+k\s+uhrade|k\s+uhrade|(?:celkem|celkom|spolu)\s+(?:s|vcetne|vratane)\s+dph|"
                     r"celkova\s+castka|celkem|celkom"),
         ("el", r"(?:συνολικο\s+)?πληρωτεο(?:\s+ποσο)?|γενικο\s+συνολο|τελικο\s+(?:ποσο|συνολο)|συνολικο\s+ποσο|συνολο\s+(?:τιμολογιου|παραστατικου)|συνολικη\s+αξια|συνολο"),
+        ("hu", r"fizetendo(?:\s+(?:vegosszeg|osszeg|osszesen))?|vegosszeg|brutto\s+(?:osszeg|osszesen|vegosszeg|ertek)|mindosszesen|osszesen"),
+        ("ro", r"total\s+(?:de\s+plata|factura|general)|de\s+plata"),
+        ("hr", r"(?:ukupno\s+)?za\s+(?:platiti|placanje|uplatu)|ukupan\s+iznos(?:\s+racuna)?|sveukupno|ukupno(?:\s+s\s+pdv-?om)?"),
+        ("sl", r"(?:skupaj\s+)?za\s+placilo|skupaj\s+z\s+ddv|skupni\s+znesek|skupaj"),
+        ("tr", r"odenecek\s+tutar|genel\s+toplam|vergiler\s+dahil\s+toplam\s+tutar|toplam\s+tutar|toplam"),
+        ("et", r"(?:kokku\s+)?tasuda|tasumisele\s+kuulub|summa\s+kokku|arve\s+summa|kokku"),
+        ("lv", r"(?:kopa|summa)\s+apmaksai|apmaksai|kopeja\s+summa|kopa"),
+        ("lt", r"(?:is\s+viso\s+)?moketi|moketina\s+suma|suma\s+su\s+pvm|bendra\s+suma|is\s+viso(?:\s+su\s+pvm)?"),
+        ("bg", r"(?:обща\s+)?сума\s+за\s+плащане|обща\s+сума|общо\s+(?:за\s+плащане|с\s+ддс)|за\s+плащане|всичко|общо"),
+        ("uk", r"(?:всього|разом|сума)\s+(?:до\s+сплати|з\s+пдв)|до\s+сплати|всього|разом"),
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
@@ -262,6 +323,16 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("cs", r"sleva|zlava"),
         ("pt", r"descontos?"),
         ("el", r"(?:συνολο\s+)?εκπτωσ(?:η|εων|εισ)"),
+        ("hu", r"kedvezmeny|engedmeny"),
+        ("ro", r"discount|reducere"),
+        ("hr", r"popust|rabat"),
+        ("sl", r"popust|rabat"),
+        ("tr", r"iskonto|indirim"),
+        ("et", r"allahindlus"),
+        ("lv", r"atlaide"),
+        ("lt", r"nuolaida"),
+        ("bg", r"отстъпка"),
+        ("uk", r"знижка"),
     ],
     # Income tax the buyer withholds and pays to the tax office for the seller: taken off the total.
     # A balance an earlier bill left open, which the amount due of this one adds ("Previous balance", "Past due").
@@ -287,7 +358,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
     ],
     # Cash rounding (to 0.05, or to a whole krona): the amount paid is the total after it.
     "rounding": [
-        ("en", r"rounding(?:\s+(?:adj\.?|adjustment|amount|diff\.?|difference))?|round(?:ing)?\s*off"),
+        ("en", r"(?:cash\s+)?rounding(?:\s+(?:adj\.?|adjustment|amount|diff\.?|difference))?|round(?:ing)?\s*off"),
         ("de", r"rundung(?:sdifferenz|sbetrag)?"),
         ("fr", r"arrondi"),
         ("nl", r"afronding(?:sverschil)?"),
@@ -343,6 +414,16 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         # A Nordic giro slip's payee: "Betalt til", "Betalingsmottaker", "Betalningsmottagare".
         ("sv", r"betalt\s+til|betalingsmottaker|betalningsmottagare|betalingsmodtager"),
         ("el", r"εκδοτησ|πωλητησ|προμηθευτησ"),
+        ("hu", r"elado|szallito|szamlakibocsato"),
+        ("ro", r"furnizor|vanzator"),
+        ("hr", r"prodavatelj|prodavac|dobavljac|izdavatelj"),
+        ("sl", r"dobavitelj|izdajatelj|prodajalec"),
+        ("tr", r"sat[iı]c[iı]"),
+        ("et", r"muuja|tarnija"),
+        ("lv", r"pardevejs|piegadatajs"),
+        ("lt", r"pardavejas|tiekejas"),
+        ("bg", r"доставчик|продавач"),
+        ("uk", r"постачальник|продавець"),
     ],
     "buyer": [
         ("en", r"bill(?:ed)?\s+to|invoice\s+to|sold\s+to|ship(?:ped)?\s+to|deliver\s+to|customer(?:\s+name)?|client|buyer|"
@@ -358,6 +439,16 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("cs", r"odberatel"),
         ("sv", r"fakturamottaker|fakturamottagare|fakturamodtager"),
         ("el", r"πελατησ|αγοραστησ|στοιχεια\s+πελατη|παραληπτησ"),
+        ("hu", r"vevo"),
+        ("ro", r"cumparator|client"),
+        ("hr", r"kupac|narucitelj"),
+        ("sl", r"kupec|narocnik"),
+        ("tr", r"al[iı]c[iı]"),
+        ("et", r"ostja|maksja"),
+        ("lv", r"pircejs|sanemejs"),
+        ("lt", r"pirkejas"),
+        ("bg", r"получател|купувач"),
+        ("uk", r"покупець|одержувач|замовник"),
     ],
 }  # fmt: skip
 
@@ -382,8 +473,32 @@ WEAK = {
         "συνολο",
         "συνολικη αξια",
         "celkom",
+        "osszesen",
+        "ukupno",
+        "skupaj",
+        "toplam",
+        "kokku",
+        "kopa",
+        "is viso",
+        "общо",
+        "всього",
+        "разом",
     },
-    "issue_date": {"date", "dated", "datum", "data", "fecha", "emissao", "dato", "paivays", "ημερομηνια"},
+    "issue_date": {
+        "date",
+        "dated",
+        "datum",
+        "data",
+        "fecha",
+        "emissao",
+        "dato",
+        "paivays",
+        "ημερομηνια",
+        "kelt",
+        "tarih",
+        "kuupaev",
+        "datums",
+    },
     "tax": {
         "tax",
         "taxes",
@@ -402,6 +517,14 @@ WEAK = {
         "alv",
         "dph",
         "φπα",
+        "afa",
+        "pdv",
+        "ddv",
+        "kdv",
+        "pvn",
+        "pvm",
+        "ддс",
+        "пдв",
     },
     "due_date": {"due", "before", "avant le", "voor", "v\u00f3\u00f3r"},
     "invoice_number": {

@@ -22,9 +22,13 @@ _FORMS = (
     r"s\.?\s?a\.?\s?r\.?\s?l\.?|sas|s\.a\.s\.?|sa|s\.a\.|sasu|eurl|sarl|sl|s\.l\.u?\.?|slu|s\.?p\.?a\.?|s\.?r\.?l\.?s?|"
     r"s\.n\.c\.|b\.?v\.?|n\.?v\.?|vof|sp\.\s?z\s?o\.?\s?o\.?|s\.c\.?|ltda\.?|lda\.?|eireli|me|s/a|oy|ab|as|a/s|aps|gie|"
     r"kgaa|sdn\.?\s*[b38]hd\.?|bhd\.?|berhad|s/b|pte\.?\s*ltd\.?|pvt\.?\s*ltd\.?|private\s+limited|"
-    # Greece's Α.Ε., Ε.Π.Ε., Ι.Κ.Ε., Ο.Ε. and Ε.Ε., with their dots or without.  # noqa: RUF003
+    # Greece's Α.Ε., Ε.Π.Ε., Ι.Κ.Ε., Ο.Ε. and Ε.Ε., with their dots or without.
     r"\u03b1\.\s?\u03b5\.|\u03b5\.\s?\u03c0\.\s?\u03b5\.|\u03b9\.\s?\u03ba\.\s?\u03b5\.|[\u03bf\u03b5]\.\s?\u03b5\.|"
     r"\u03b1\u03b5|\u03b5\u03c0\u03b5|\u03b9\u03ba\u03b5|"
+    # Central and Eastern Europe's and Turkey's: s.r.o., a.s., Kft., Zrt., Nyrt., Bt., d.o.o., d.d., OÜ, SIA, UAB, A.Ş.,
+    # Ltd. Şti., and in Cyrillic ЕООД, ООД, АД, ТОВ, ФОП.
+    r"spol\.\s?s\s?r\.\s?o\.|s\.\s?r\.\s?o\.|a\.\s?s\.|kft\.?|zrt\.?|nyrt\.?|bt\.|d\.\s?o\.\s?o\.|d\.\s?d\.|o\u00fc|sia|uab|"
+    r"a\.\s?\u015f\.|ltd\.?\s?\u015fti\.?|\u0435\u043e\u043e\u0434|\u043e\u043e\u0434|\u0430\u0434|\u0442\u043e\u0432|\u0444\u043e\u043f|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
 # A two-letter form written in small letters, without a dot, is a word ("as", "me", "sa"): "... registered under GST
@@ -41,7 +45,10 @@ _NOT_A_NAME = re.compile(
     r"^nota\s+d[ei]\s+(?:cr[eé]dito|d[eé]bito|consegna)|^presupuesto|^albar[aá]n|^recibo|^ricevuta|^preventivo|"
     r"^offerte|^creditnota|^pakbon|^rachunek|^korekta|^paragon|^or[cç]amento|^(?:hyvitys)?lasku(?!\w)|^kvitt(?:o|ering)(?!\w)|"
     r"^kreditnota(?!\w)|^note\s+d['\u2019]?\s*honoraires|^honorar(?:note|rechnung)|^fee\s+note|^parcella|^minuta\s+de\s+honorarios|"
-    r"^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"  # noqa: RUF001  (Greek titles)
+    r"^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"
+    # Titles in Central and Eastern Europe's languages and Turkish, some letter-spaced ("S Z Á M L A").
+    r"^(?:kreedit)?arve(?!\w)|^s\s?z\s?[aá]\s?m\s?l\s?a(?!\w)|^ra[cč]un(?!\w)|^r-?1\s+ra[cč]un|^r[eē][kķ]ins|^s[aą]skaita|"
+    r"^dobropis|^factur[aă](?!\w)|^e-?ar[sş]iv|^[фф]актура|^рахунок|^накладна|^кредитно\s+известие|"
     # A department a payment goes to, not a company ("Accounts Receivable", "Billing Department").
     r"^accounts?\s+(?:receivable|payable)|^(?:billing|finance|accounting|accounts)\s+(?:dept|department)",
     re.I,
@@ -63,9 +70,12 @@ _STREET = re.compile(
     r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
-# The forms France writes before a company's name ("SAS DISTRIBUTION RHONE CENTRE"); "Co." and "AG" lead a county
-# ("Co. Kildare") and a German register court ("AG Leipzig") instead.
-_LEADING_FORM = re.compile(r"(?:sas|sasu|sarl|eurl|snc|selarl)\s", re.I)
+# The forms France, Lithuania, Latvia and Ukraine write before a company's name ("SAS DISTRIBUTION RHONE CENTRE",
+# "UAB „Ryšio linija“", "SIA Daugavas", "ТОВ «Ромашка»", a sole trader's "ФОП"); "Co." and "AG" lead a county ("Co.
+# Kildare") and a German register court ("AG Leipzig") instead.
+_LEADING_FORM = re.compile(r"(?:sas|sasu|sarl|eurl|snc|selarl|uab|sia|\u0442\u043e\u0432|\u0444\u043e\u043f)\s", re.I)
+# A name in quotes after its leading form: „Ryšio linija“, "Daugavas Loģistika", «Ромашка».
+_QUOTED = re.compile(r"\s+(?:„[^“”\"]+[“”\"]|\"[^\"]+\"|“[^”]+”|«[^»]+»)")
 # Words a name's monogram leaves out ("Chaudronnerie et Convoyage de l'Ouest": CCO).
 _SMALL_WORDS = frozenset(
     {"and", "the", "of", "for", "et", "de", "des", "du", "la", "le", "les", "und", "der", "die", "das", "von", "van",
@@ -102,8 +112,10 @@ def name_of(text: str) -> str:
     said = next((form for form in forms if _SAYS.match(text, form.end())), None)
     if said is not None:
         text = text[: said.end()]
-    elif len(forms) == 1 and _LEADING_FORM.match(text) and re.match(r"\s+[^\W\d_]{2}", text[forms[0].end() :]):
-        pass  # a form that leads the name, as in France: "SAS DISTRIBUTION RHONE CENTRE"
+    elif len(forms) == 1 and _LEADING_FORM.match(text) and re.match(r"\s+[„\"“«]?[^\W\d_]{2}", text[forms[0].end() :]):
+        # A form that leads the name, as in France: "SAS DISTRIBUTION RHONE CENTRE"; a name in quotes ends with them.
+        quoted = _QUOTED.match(text, forms[0].end())
+        text = text[: quoted.end()] if quoted else text
     elif forms:
         text = text[: forms[-1].end()]
     text = text.strip(" ,;:-").strip()

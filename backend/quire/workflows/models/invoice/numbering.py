@@ -34,7 +34,8 @@ _NOT_A_SERIES = frozenset(
 
 # A number printed in groups of digits, three groups or more ("10 4471 8826 03").
 _SPACED_NUMBER = re.compile(r"\d{1,6}(?: \d{1,6}){2,}")
-NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|num(?:ber|mer|ero)|#)\.?\s*:?$")
+# The number sign "№" folds to a lone "n" ("Рахунок № 17" -> "рахунок n").
+NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|\bn|num(?:ber|mer|ero)|#)\.?\s*:?$")
 
 
 # The kind of an Italian e-invoice (FatturaPA's TipoDocumento, "TD01" to "TD29"), printed beside the word for invoice

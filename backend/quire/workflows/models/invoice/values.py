@@ -25,7 +25,8 @@ CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "
                     "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "₹": "INR", "RM": "MYR", "S$": "SGD", "NZ$": "NZD",
                     "HK$": "HKD", "Rs": "INR",
                     "Rs.": "INR", "Kč": "CZK", "₱": "PHP", "₺": "TRY", "₪": "ILS", "฿": "THB", "₩": "KRW", "₫": "VND",
-                    "₦": "NGN"}  # fmt: skip
+                    "₦": "NGN", "Ft": "HUF", "lei": "RON", "Lei": "RON", "лв": "BGN", "лв.": "BGN", "грн": "UAH",
+                    "грн.": "UAH", "₴": "UAH"}  # fmt: skip
 # Codes that are also words or abbreviations on invoices ("PHP 8 upgrade", "AED pads", "ILS approach", "TRY OUR
 # APP"): a sighting of one of them names its currency only beside an amount or in brackets of its own ("AED
 # 1,250.00", "Total (AED)").
@@ -34,7 +35,7 @@ _LOOSE_CODES = frozenset(["AED", "SAR", "QAR", "KWD", "OMR", "PHP", "THB", "IDR"
                           "XAF", "TND", "MAD", "GHS", "TZS", "UGX", "PEN", "UYU"])  # fmt: skip
 CURRENCY_CODES = frozenset(["EUR", "USD", "GBP", "CHF", "CAD", "AUD", "JPY", "SEK", "NOK", "DKK", "PLN", "CZK",
                             "HUF", "BRL", "INR", "MYR", "SGD", "NZD", "ZAR", "MXN", "CNY", "HKD",
-                            "RON", "BGN"]) | _LOOSE_CODES  # fmt: skip
+                            "RON", "BGN", "RSD"]) | _LOOSE_CODES  # fmt: skip
 # The signs several currencies write (`$`, `¥`, `Rs`): read from such a sign alone, the currency is a guess that
 # the page's country, a code or a sign of its own (`US$`, `₹`) must settle.
 _SHARED_SYMBOLS = frozenset(["$", "¥", "Rs", "Rs."])
@@ -119,7 +120,7 @@ _IDENTIFIER_LABELS = re.compile(
     r"routing|sort\s?code|tel|tél|phone|fon|fax|mobile|handy|telefon|kunden|customer|client|order|bestell|"
     r"auftrag|commande|pedido|ordine|zam[oó]w|po\b|ref|reference|referenz|référence|hrb|hra|amtsgericht|"
     r"registergericht|handelsregister|reg\.?\s?no|company\s?(?:no|number)|page|seite|pagina|página|strona|"
-    # Greece's tax and register numbers, a document's tax-office mark (ΜΑΡΚ), a code (κωδικός).  # noqa: RUF003
+    # Greece's tax and register numbers, a document's tax-office mark (ΜΑΡΚ), a code (κωδικός).
     rf"(?:{GREEK_REGISTERS}|\u039c\u0391\u03a1\u039a)\b|\u03ba\u03c9\u03b4(?:\u03b9\u03ba|\.))",
     re.I,
 )
@@ -144,7 +145,7 @@ def _fold_char(ch: str) -> str:
     if plain:
         return plain[0].lower()
     if len(parts) > 1 and all(unicodedata.combining(mark) for mark in parts[1:]):
-        ch = parts[0]  # a letter and its accents: "ά" -> "α", "й" -> "и"  # noqa: RUF003
+        ch = parts[0]  # a letter and its accents: "ά" -> "α", "й" -> "и"
     return "\u03c3" if ch == "\u03c2" else ch.lower()
 
 

@@ -122,12 +122,17 @@ def _label_alone(text: str) -> bool:
 
 def _form_under(lines: list[Line], index: int, phrase: Phrase) -> Phrase | None:
     """The company form a long name wrapped onto the next line, printed there alone under its start: "S.A. DE C.V."
-    under "TALLER MECÁNICO Y TORNO ÁVILA,"."""
+    under "TALLER MECÁNICO Y TORNO ÁVILA,"; or under its middle, on a receipt that centres its lines ("Pty Ltd" under
+    "Little Fig Hospitality")."""
     line = lines[index]
     below = lines[index + 1] if index + 1 < len(lines) else None
     if below is None or below.page != line.page or below.y0 - line.y1 > phrase.height:
         return None
-    under = (p for p in below.phrases if abs(p.x0 - phrase.x0) < phrase.height)
+    middle = (phrase.x0 + phrase.x1) / 2
+    under = (
+        p for p in below.phrases
+        if abs(p.x0 - phrase.x0) < phrase.height or abs((p.x0 + p.x1) / 2 - middle) < phrase.height
+    )  # fmt: skip
     return next((p for p in under if FORM.fullmatch(p.text.strip(" ,;"))), None)
 
 
