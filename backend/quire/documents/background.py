@@ -9,7 +9,8 @@ division alone leaves a black rim there, which Tesseract takes for a picture and
 the column of amounts beside it. Dark areas with print on them (a header band, a box of white print, a
 dark-mode screenshot, paper in deep shadow) are left as they are. A page without dark areas (no paper
 near a share of it as light as half the page's paper) is read as it is: there the division only brings
-out the paper's grain.
+out the paper's grain. Only a wide grey margin with no print on it, a lighter table round a photographed
+receipt, is made white there, for the same reason as a dark one.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ UNEVEN_SHARE = 0.005
 # Dark: under this share of the page's bright paper, after a median over REACH that print, thinner than
 # half of it, does not survive.
 DARK = 0.25
+# Grey: a margin on a page with no dark area is one under this share of the bright paper (a table or a scanner's lid
+# lighter than half the paper, darker than paper in a soft shadow).
+GREY = 0.75
+# ... and only where it is a good share of the photo, a table round a receipt: a scan's grey rim or corner is left as
+# it is (whitening it changed nothing Tesseract read badly, and moved how it laid out what it read well).
+GREY_SHARE = 0.1
 # Print on a dark area: blocks whose lightest and darkest pixels differ by this share of the bright paper...
 PRINT_CONTRAST = 0.1
 # ...on at least this share of the area: a margin has specks of dust and glare, not print.
@@ -36,15 +43,29 @@ PRINT_SHARE = 0.01
 
 
 def even_background(image: Image.Image) -> Image.Image:
-    """The grey page ("L") with an uneven background made white; a page without dark areas as it is."""
+    """The grey page ("L") with an uneven background made white; a page without dark areas as it is, but for a wide
+    grey margin."""
     import numpy as np  # imported here, as OCR alone needs it: importing numpy calls putenv
 
     small = image.reduce(SHRINK) if min(image.size) >= 8 * SHRINK else image
     near = small.filter(ImageFilter.MaxFilter(REACH))
     lightness = np.asarray(near)
     bright = float(np.percentile(lightness, 95))
-    if bright <= 0 or float((lightness < 0.5 * bright).mean()) < UNEVEN_SHARE:
+    if bright <= 0:
         return image
+    if float((lightness < 0.5 * bright).mean()) < UNEVEN_SHARE:
+        # No dark area; but a wide grey one joined to the edge with no print on it (a lighter table) is a picture to
+        # Tesseract as much, beside a column of amounts: it is made white, and the paper left as it is.
+        grey = (
+            None
+            if small is image
+            else _margin(image, np.asarray(small.filter(ImageFilter.MedianFilter(REACH))), bright, GREY)
+        )
+        if grey is None or float((grey > 0).mean()) < GREY_SHARE:
+            return image
+        page = np.array(image)
+        page[np.asarray(Image.fromarray(grey).resize(image.size, Image.Resampling.NEAREST)) > 0] = 255
+        return Image.fromarray(page)
     # Integers in place: 255 * 255 fits 16 bits.
     evened = np.asarray(image, dtype=np.uint16)
     np.multiply(evened, 255, out=evened)
@@ -54,15 +75,18 @@ def even_background(image: Image.Image) -> Image.Image:
     np.floor_divide(evened, paper, out=evened)
     np.minimum(evened, 255, out=evened)  # a pixel lighter than the paper around it: white
     margin = (
-        None if small is image else _margin(image, np.asarray(small.filter(ImageFilter.MedianFilter(REACH))), bright)
+        None
+        if small is image
+        else _margin(image, np.asarray(small.filter(ImageFilter.MedianFilter(REACH))), bright, DARK)
     )
     if margin is not None:
         evened[np.asarray(Image.fromarray(margin).resize(image.size, Image.Resampling.NEAREST)) > 0] = 255
     return Image.fromarray(evened.astype(np.uint8))
 
 
-def _margin(image: Image.Image, middle: Any, bright: float) -> Any:
-    """Where the shrunk page has no paper and no print: the dark areas of `middle` (the shrunk page's median)
+def _margin(image: Image.Image, middle: Any, bright: float, dark_share: float) -> Any:
+    """Where the shrunk page has no paper and no print: the dark areas of `middle` (the shrunk page's median, darker
+    than `dark_share` of the bright paper)
     joined to its edge with no print on them, widened to the paper's edge; 255 there, 0 elsewhere. None when
     there is no such area."""
     import numpy as np
@@ -76,7 +100,7 @@ def _margin(image: Image.Image, middle: Any, bright: float) -> Any:
     contrast = np.zeros(middle.shape, dtype=np.int16)
     contrast[:rows, :columns] = blocks.max(axis=(1, 3)).astype(np.int16) - blocks.min(axis=(1, 3))
 
-    dark = middle < DARK * bright
+    dark = middle < dark_share * bright
     areas, count = ndimage.label(dark)
     if count == 0:
         return None

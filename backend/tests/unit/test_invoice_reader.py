@@ -12,8 +12,10 @@ from quire.documents.extract import Document, Word
 from quire.workflows.invoice_summary import CHECK_LABELS
 from quire.workflows.models.invoice import read_invoice
 from quire.workflows.models.invoice.dates import dates_in
+from quire.workflows.models.invoice.labelled import labelled_phrases
 from quire.workflows.models.invoice.labels import match_labels, ocr_repaired
 from quire.workflows.models.invoice.layout import lines_from_words
+from quire.workflows.models.invoice.names import FORM
 from quire.workflows.models.invoice.neighbours import under_own_head
 from quire.workflows.models.invoice.values import amounts_in, currencies_in
 
@@ -5001,3 +5003,129 @@ def test_dates_in_central_and_eastern_european_languages_and_turkish(text: str, 
 
 def test_a_year_before_a_month_name_needs_its_dot() -> None:
     assert dates_in("Q1 2025 May 2 items", True) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "number"),
+    [("Factura seria ATP nr. 0004521", "ATP 0004521"),
+     ("PVM SĄSKAITA FAKTŪRA Serija RYL Nr. 2503148762", "RYL 2503148762")],
+)  # fmt: skip
+def test_a_series_named_by_its_word_before_the_number_is_part_of_it(line: str, number: str) -> None:
+    assert text_invoice(f"Exemplu S.R.L.\n{line}\nTotal 10,00 EUR")["invoice_number"] == number
+
+
+@pytest.mark.parametrize("line", ["Рахунок-фактура № 17 від 12 березня 2025 р.", "Rechnung Nr. 17 vom 12.03.2025"])
+def test_a_two_digit_number_with_the_date_it_is_of(line: str) -> None:
+    result = text_invoice(f"Example\n{line}\nTotal 10,00 EUR")
+    assert (result["invoice_number"], result["issue_date"]) == ("17", "2025-03-12")
+
+
+def test_the_amount_a_rate_is_of_in_a_phrase_of_its_own_is_not_the_tax() -> None:
+    # Given a bill's VAT row that prints the amount the rate is of, then the tax, each in a phrase of its own
+    result = page((40, 40, "Example Energy Ltd"), (40, 100, "Total before VAT"), (400, 100, "€1,230.49"),
+                  (40, 120, "VAT @ 9%"), (250, 120, "on €1,230.49"), (400, 120, "€110.74"),
+                  (40, 140, "Total charges this bill"), (400, 140, "€1,341.23"))  # fmt: skip
+    assert (result["tax"], result["total"]) == (Decimal("110.74"), Decimal("1341.23"))
+
+
+def test_an_indonesian_receipt() -> None:
+    result = text_invoice("PT Contoh Rasa Sejahtera\nNPWP: 01.234.567.8-015.000\nNo. Nota BR-24082200117\n"
+                          "Tanggal: 22/08/2024\nSubtotal Rp 135.000\nPB1 10% Rp 13.500\nTotal Bayar Rp 148.500\n"
+                          "Tunai Rp 200.000\nKembali Rp 51.500")  # fmt: skip
+    assert (result["vendor"], result["invoice_number"], result["issue_date"]) == (
+        "PT Contoh Rasa Sejahtera", "BR-24082200117", "2024-08-22"
+    )  # fmt: skip
+    assert (result["currency"], result["tax"], result["total"]) == ("IDR", Decimal("13500"), Decimal("148500"))
+
+
+def test_a_malaysian_receipts_malay_labels() -> None:
+    result = text_invoice("Contoh Niaga Sdn Bhd\nNo. Bil: CS-0001234\nTarikh: 14/01/2018\nJumlah Besar RM 25.00\n"
+                          "Tunai RM 50.00\nBaki RM 25.00")  # fmt: skip
+    assert (result["invoice_number"], result["issue_date"], result["total"]) == (
+        "CS-0001234", "2018-01-14", Decimal("25.00")
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("line", ["Support hours 9-5 PT", "Webinar at 10:00 PT Monday", "Call 9am PT Mon-Fri"])
+def test_pacific_time_is_no_company_form(line: str) -> None:
+    assert FORM.search(line) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [("15 KASIM 2024", "2024-11-15"), ("3 Kasim 2024", "2024-11-03"), ("1 Mayıs 2024", "2024-05-01"),
+     ("31 ARALIK 2024", "2024-12-31")],
+)  # fmt: skip
+def test_turkish_month_names_in_capitals_or_without_their_dotless_i(text: str, day: str) -> None:
+    assert [d.value.isoformat() for d in dates_in(text, True)] == [day]
+    assert (
+        text_invoice(f"Örnek A.Ş.\nFatura No: 123\nFatura Tarihi: {text}\nÖdenecek Tutar: 1.200,00 ₺")["issue_date"]
+        == day
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Lone Star Fencing Inc.\n55 Main St, Ft Worth, TX 76102\nCedar picket 6 Ft 120 pcs 360.00\nTotal 360.00",
+     "Example Ltd\nAttn: Lei Wang\nInvoice No. 4471\nTotal 360.00",
+     "Esempio Srl\nFattura n. 18\nI dati personali da Lei forniti sono trattati a norma di legge.\nTotale 360,00"],
+)  # fmt: skip
+def test_a_word_spelt_as_a_currency_sign_is_no_currency(text: str) -> None:
+    assert text_invoice(text)["currency"] not in ("HUF", "RON")
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("Példa Kft.\nSzámlaszám: 11700024-20123456-00000000\nSzámla sorszáma: PK-2025/0007\nÖsszesen 127 000 Ft",
+      "PK-2025/0007"),
+     ("Primjer d.o.o.\nBroj računa: 160-0000000123456-78\nRačun broj: 44/2025\nUkupno 250,00 EUR", "44/2025"),
+     ("ТОВ «Приклад»\nНомер рахунку: UA213223130000026007233566001\nРахунок № 17\nВсього 1 200,00 грн", "17"),
+     ("UAB „Pavyzdys“\nSąskaitos Nr. LT12 1000 0111 0100 1000\nSąskaitos faktūros Nr. PV-0042\nIš viso 121,00 EUR",
+      "PV-0042")],
+)  # fmt: skip
+def test_a_bank_accounts_number_is_not_the_invoices(text: str, number: str) -> None:
+    assert text_invoice(text)["invoice_number"] == number
+
+
+@pytest.mark.parametrize(
+    ("text", "number", "day"),
+    [("Esempio Srl\nFattura n. 18\nData: 04/03/2025\nScontrino n. 0045 del 01/03/2025\nTotale 10,00 €",
+      "18", "2025-03-04"),
+     ("Przykład Sp. z o.o.\nParagon fiskalny nr 1234/25\nFaktura VAT nr FV/1/2025\nData: 04.03.2025\nRazem 10,00 zł",
+      "FV/1/2025", "2025-03-04")],
+)  # fmt: skip
+def test_a_receipt_an_invoice_cites_is_not_the_invoice(text: str, number: str, day: str) -> None:
+    result = text_invoice(text)
+    assert (result["invoice_number"], result["issue_date"]) == (number, day)
+
+
+def test_a_month_name_another_language_gives_another_month_is_for_review() -> None:
+    # "listopad" is November in Czech and Polish, October in Croatian
+    result = text_invoice(
+        "Primjer d.o.o.\nBroj računa: 44/1/1\nDatum izdavanja: 15. listopada 2025.\nUkupno 250,00 EUR"
+    )
+    assert "issue_date" in result["needs_review"]
+
+
+def test_dutch_dd_before_a_date_is_no_company_form() -> None:
+    result = text_invoice("Bakkerij Jansen\nBetreft uw offerte d.d. 12-03-2025\nFactuurnummer 2025-01\nTotaal 45,00")
+    assert result["vendor"] == "Bakkerij Jansen"
+
+
+@pytest.mark.parametrize(("line", "vendor"), [("ТОВ Приклад, м. Київ, вул. Хрещатик 1", "ТОВ Приклад"),
+                                              ("UAB Pavyzdys, Vilniaus g. 12, Vilnius", "UAB Pavyzdys")])  # fmt: skip
+def test_a_leading_company_form_without_quotes_ends_its_name_at_the_comma(line: str, vendor: str) -> None:
+    assert text_invoice(f"{line}\nInvoice No. 17\nTotal 10.00 EUR")["vendor"] == vendor
+
+
+@pytest.mark.parametrize(("text", "days"), [("Invoice # 2024. March 5, 2025", ["2025-03-05"]),
+                                            ("Mesa 5 Marta 12:30", []), ("Maija 14:32", [])])  # fmt: skip
+def test_a_year_first_date_only_where_no_other_reading_is(text: str, days: list[str]) -> None:
+    assert [d.value.isoformat() for d in dates_in(text, True)] == days
+
+
+def test_a_long_row_of_codes_is_no_row_of_labels_and_values() -> None:
+    # Given a row of forty "TRANS# nnnn" pairs, far more than a header line prints: read as the one phrase it is
+    row = " ".join(f"TRANS# {i:04d}" for i in range(40))
+    words = [Word(token, 1, 20 + 30 * i, 20, 45 + 30 * i, 30, 0.9) for i, token in enumerate(row.split())]
+    assert len(labelled_phrases(lines_from_words(words))) == 1

@@ -90,6 +90,19 @@ def test_white_print_on_dark_inside_the_page_is_kept_when_a_dark_edge_is_whitene
     assert "AMOUNT DUE" in text
 
 
+def test_a_grey_margin_with_no_print_is_made_white_and_the_paper_left_as_it_is(invoice_page: Image.Image) -> None:
+    # Given a page photographed on a grey table, lighter than half the paper: no dark area on it
+    width, height = invoice_page.size
+    photo = Image.new("L", (width + 200, height + 200), 130)
+    photo.paste(invoice_page, (100, 100))
+    # When its background is evened
+    evened = even_background(photo)
+    # Then the table is white, and the paper (away from its edge) is as it was
+    assert evened.crop((0, 0, 60, photo.height)).getextrema() == (255, 255)
+    inner = (150, 150, 50 + width, 50 + height)
+    assert np.array_equal(np.asarray(evened.crop(inner)), np.asarray(photo.crop(inner)))
+
+
 def test_paper_in_shadow_keeps_its_ink(invoice_page: Image.Image) -> None:
     # Given a photo whose left half lies in a shadow (its paper at 40 % of the light)
     page = invoice_page.copy()

@@ -21,6 +21,7 @@ from quire.workflows.models.invoice.labels import (
     DATE_FIELDS,
     PAYABLE,
     PAYMENT,
+    RECEIPT_LABEL,
     TICKET,
     WEAK_WEIGHT,
     LabelMatch,
@@ -112,6 +113,8 @@ _INCLUDED_IN = re.compile(
     r"\binbegrepen\s+in\s+(?:het\s+)?(?:totaal|bedrag)\b",
     re.I,
 )
+# The amount a rate is levied on, after its word: "on €1,230.49", "sur 100,00", "auf 500,00 €", "su € 5.750,00".
+_BASE_OF = re.compile(r"\s*(?:on|of|sur|auf|su|sobre|op)\s+\S{0,4}\d", re.I)
 # A law's article a label cites ("Spese escluse art. 15 DPR 633/72", "§ 19 UStG"): no words of a sentence.
 _CITATION = re.compile(r"(?:\b(?i:art)[a-z]*\.?|§+)\s*\d+[\w/.-]*(?:\s+[A-Z][A-Za-z]{1,5}\.?(?:\s*\d[\d/.-]*)?)?")
 # An amount grouped by a plain space with a decimal point ("2 112.50"), no currency sign or code before it
@@ -330,8 +333,10 @@ def _read_label(
         dates = dates_in(match.rest, day_first)
         number = invoice_number(match.rest, bool(NUMBER_WORD.search(match.label)))
         if dates and not (number and dates[0].text in number):  # "Faktura nr 12/05/2024" names no date
+            # A receipt's number label names the date of the receipt an invoice cites as often: weakly.
+            weight = min(match.weight, WEAK_WEIGHT) if RECEIPT_LABEL.match(match.label) else match.weight
             found.setdefault("issue_date", []).append(
-                Candidate("issue_date", dates[0].value, 0.8 * match.weight, phrase, phrase, index)
+                Candidate("issue_date", dates[0].value, 0.8 * weight, phrase, phrase, index)
             )
     due = _DUE_ON.match(match.rest) if match.field == "total" and PAYABLE.search(match.label) else None
     after = match.rest[due.end() :] if due is not None else ""
@@ -367,6 +372,9 @@ def _read_label(
         # amount it is of, then the tax in a phrase of its own.
         right = [source for source in sources if source[0] == "right" and AMOUNT_TEXT.fullmatch(source[1].strip())]
         sources = right[:1] or sources
+    elif match.field in ("tax", "withholding") and RATE.search(phrase.text):
+        # "VAT @ 9% | on €1,230.49 | €110.74": the amount the rate is of, in a phrase of its own, is no tax.
+        sources = [source for source in sources if not (source[0] == "right" and _BASE_OF.match(source[1]))]
     for relation, text, source in sources:
         value = _parse(match.field, text, mark, day_first, bool(NUMBER_WORD.search(match.label)))
         if value is None:

@@ -63,6 +63,14 @@ def named_dollar(text: str) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
+def iban_shaped(number: str) -> bool:
+    """Whether a number, spaces left out, has an IBAN's length and layout for its country, whatever its check digits."""
+    number = re.sub(r"\s", "", number)
+    return len(number) > 4 and iban.is_valid(
+        number[:2] + iban.calc_check_digits(number) + number[4:], check_country=False
+    )
+
+
 def bank_currency(text: str) -> str | None:
     """The currency of the country of the first IBAN printed: where the payment goes, from CLDR's territory data. An
     IBAN is one by its country's length and layout, whatever its check digits (a sample invoice's are often made up):
@@ -72,7 +80,7 @@ def bank_currency(text: str) -> str | None:
         numbers = (
             re.sub(r"\s", "", printed) for printed in (match.group(0), re.sub(r"\s+\S{1,4}$", "", match.group(0)))
         )
-        if not any(iban.is_valid(n[:2] + iban.calc_check_digits(n) + n[4:], check_country=False) for n in numbers):
+        if not any(map(iban_shaped, numbers)):
             continue
         try:
             currencies = get_territory_currencies(match.group(0)[:2])

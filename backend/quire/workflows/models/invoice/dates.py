@@ -18,8 +18,9 @@ from quire.workflows.models.invoice.values import LANGUAGES, fold
 
 
 @cache
-def _month_numbers() -> dict[str, int]:
-    names: dict[str, int] = {}
+def _month_languages() -> dict[str, dict[int, set[str]]]:
+    """Each month name, folded, with the months it names and the languages that name each so."""
+    names: dict[str, dict[int, set[str]]] = {}
     # Greek's too, and in full only (their short names are words of other languages: "led", "pro", "lis") those of
     # the languages whose invoice labels the reader knows besides: Czech, Slovak, Hungarian, Romanian, Croatian,
     # Serbian, Slovenian, Turkish, Estonian, Latvian, Lithuanian, Bulgarian and Ukrainian.
@@ -30,18 +31,46 @@ def _month_numbers() -> dict[str, int]:
         for width in kinds:
             for context in ("format", "stand-alone"):
                 for number, name in get_month_names(width, context, language).items():
-                    names.setdefault(fold(name).rstrip("."), number)
-    names.update({"sept": 9, "mrz": 3, "maerz": 3, "juil": 7, "janner": 1, "jaenner": 1})  # Austria's "Jänner"
-    # Latvian writes a date's month in the locative ("2025. gada 21. martā"), which the CLDR does not list.
-    latvian = ("janvari", "februari", "marta", "aprili", "maija", "junija", "julija", "augusta", "septembri", "oktobri",
-               "novembri", "decembri")  # fmt: skip
-    names.update({name: number for number, name in enumerate(latvian, 1) if name not in names})
+                    named = names.setdefault(fold(name).rstrip("."), {})
+                    named.setdefault(number, set()).add(language.split("_")[0])
+    for name, number in {"sept": 9, "mrz": 3, "maerz": 3, "juil": 7, "janner": 1, "jaenner": 1}.items():  # "Jänner"
+        names.setdefault(name, {number: set()})
     return names
+
+
+@cache
+def _month_numbers() -> dict[str, int]:
+    """Each month name, folded, and its month; of a name two languages give two months ("listopad": November in
+    Czech and Polish, October in Croatian), the first language's (`month_in_doubt` says when that is a guess)."""
+    return {name: next(iter(months)) for name, months in _month_languages().items()}
+
+
+# Latvian writes a date's month in the locative, which the CLDR does not list, and only after "gada" ("2025. gada 21.
+# martā"): the locatives are read there alone ("Marta" is a name, "Maija 14:32" no date).
+_LATVIAN_LOCATIVES = dict(
+    zip(
+        ("janvari", "februari", "marta", "aprili", "maija", "junija", "julija", "augusta", "septembri", "oktobri",
+         "novembri", "decembri"),
+        range(1, 13),
+        strict=True,
+    )
+)  # fmt: skip
+
+
+def month_in_doubt(text: str, language: str) -> bool:
+    """Whether the text names its month by a name other languages give another month, the page's language not
+    being one that gives the month the reader takes ("15. listopada 2025" on a Croatian page)."""
+    folded = fold(text)
+    for name, months in _month_languages().items():
+        if len(months) > 1 and re.search(rf"(?<![^\W\d_]){re.escape(name)}(?![^\W\d_])", folded):
+            return language not in months[_month_numbers()[name]]
+    return False
 
 
 @cache
 def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
     month = "|".join(sorted((re.escape(n) for n in _month_numbers()), key=len, reverse=True))
+    locative = "|".join(sorted((*map(re.escape, _month_numbers()), *_LATVIAN_LOCATIVES), key=len, reverse=True))
     day = r"(\d{1,2})(?:(?:st|nd|rd|th)(?:\s+of)?|er|e|º|°)?"  # "5th of March"; not "Week 1 of March 2023"
     year = r"(\d{4}|\d{2})(?![\d])"
     return [
@@ -52,11 +81,15 @@ def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
             "d_month_y",
             re.compile(rf"(?<!\d){day}\.?[\s-]*(?:de\s+)?({month})\.?,?[\s-]*(?:de\s+|del\s+)?{year}", re.I),
         ),
-        # The year first: Hungarian "2025. március 5.", Lithuanian "2025 m. kovo 5 d.", Latvian "2025. gada 21. martā".
-        ("y_month_d", re.compile(rf"(?<!\d)(\d{{4}})(?:\.|\s*m\.)\s*({month})\s+(\d{{1,2}})\b(?!\s*[.,:]?\d)", re.I)),
-        ("y_d_month", re.compile(rf"(?<!\d)(\d{{4}})\.?\s*g(?:ada|\.)\s+(\d{{1,2}})\.\s*({month})\b", re.I)),
         # The day and the year apart ("March 5, 2023", "Mar 5 2023"): "March 2023" is a month, not March 20.
         ("month_d_y", re.compile(rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,\s*|\s+){year}", re.I)),
+        # The year first, after the others ("Invoice # 2024. March 5, 2025" is of 2025): Hungarian "2025. március 5.",
+        # Lithuanian "2025 m. kovo 5 d.", Latvian "2025. gada 21. martā".
+        (
+            "y_month_d",
+            re.compile(rf"(?<!\d)(\d{{4}})(?:\.|\s*m\.)\s*({month})\s+(\d{{1,2}})\b(?!\s*[.,:]?\s*\d)", re.I),
+        ),
+        ("y_d_month", re.compile(rf"(?<!\d)(\d{{4}})\.?\s*g(?:ada|\.)\s+(\d{{1,2}})\.\s*({locative})\b", re.I)),
     ]
 
 
@@ -99,7 +132,8 @@ def dates_in(text: str, day_first: bool) -> list[PrintedDate]:
             elif kind == "y_month_d":
                 value = _make(int(a), _month_numbers()[b.rstrip(".")], int(c))
             elif kind == "y_d_month":
-                value = _make(int(a), _month_numbers()[c.rstrip(".")], int(b))
+                month = _month_numbers().get(c.rstrip(".")) or _LATVIAN_LOCATIVES[c.rstrip(".")]
+                value = _make(int(a), month, int(b))
             elif kind == "month_d_y":
                 value = _make(_year(c), _month_numbers()[a.rstrip(".")], int(b))
             else:

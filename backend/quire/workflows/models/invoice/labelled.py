@@ -36,6 +36,8 @@ _HEAD_WEIGHT = 0.9
 # A later "label: value" pair in a phrase: its label's most words, and the fields read from such pairs.
 _PAIR_LABEL_WORDS = 4
 _PAIR_FIELDS = frozenset({"invoice_number", *DATE_FIELDS})
+# The most separators (colons, number signs) a phrase of pairs has: a header line prints a handful.
+_PAIRS_MOST = 16
 
 Labelled = list[tuple[int, Phrase, tuple[LabelMatch, ...]]]
 
@@ -117,6 +119,8 @@ def _later_pairs(phrase: Phrase) -> list[Phrase]:
     cuts: list[int] = []
     colons = [(m.start(), m.start()) for m in re.finditer(r":", phrase.text)][1:]
     signs = [(m.start(), m.end()) for m in re.finditer(r"#", phrase.text) if m.start()]
+    if len(colons) + len(signs) > _PAIRS_MOST:
+        return []  # a long row of codes or data, no labels and their values
     for end, label_end in sorted(colons + signs):
         sign = label_end > end
         words = list(re.finditer(r"[^\s:]+", phrase.text[:end]))

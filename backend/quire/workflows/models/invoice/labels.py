@@ -200,6 +200,13 @@ _TERMS_HEADING = re.compile(
 WEAK_WEIGHT = 0.6
 
 
+# A till receipt's number label ("Receipt:", "Scontrino n.", "Paragon fiskalny nr"): an invoice cites a receipt by it
+# as often ("Scontrino n. 0045 del 01/03/2025"), so it names the document's number below an invoice's label, and the
+# date beside it weakly (`candidates`).
+_RECEIPT_WEIGHT = 0.75
+RECEIPT_LABEL = re.compile(
+    r"receipt:?$|quittung|kassenbon|kwitantie|re[cç]u\s|recibo|tal[aã]o|ricevuta|scontrino|paragon|nr\.?\s+paragonu|kuitti"
+)
 # The stars and rules a till receipt prints before its label ("*** TOTAL ***", "==TOTAL", OCR's "*#** TOTAL").
 _DECORATION = re.compile(r"^[*=~]+[\s*#=~]*(?=[^\W\d_])")
 
@@ -243,6 +250,10 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             weight = WEAK_WEIGHT if bare in WEAK.get(field, set()) else 1.0
             if field == "invoice_number" and TICKET.search(label):
                 weight = _TICKET_WEIGHT  # a travel ticket's, or a support ticket's: below a bare "Number"
+            if field == "invoice_number" and RECEIPT_LABEL.match(label):
+                # A till receipt's own number, or on an invoice the receipt it cites: below an invoice's number; a
+                # bare "Receipt:" names no number at all ("Receipt: VISA 4521").
+                weight = WEAK_WEIGHT if label.rstrip(":") == "receipt" else _RECEIPT_WEIGHT
             rest = _rest(text[match.end() :])
             if field == "invoice_number" and bare == "ticket" and rest and not ticket_number(rest):
                 continue  # "TICKET CLIENT", "Ticket Shop Berlin GmbH": a bare "Ticket" names only a number after it

@@ -66,16 +66,18 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"laskun\s*(?:numero|nro\.?)|laskunumero|lasku\s*nro\.?|kuitti\s*(?:nro\.?|numero)|kuittinumero"),
         ("cs", r"(?:faktura\s*[-\u2013]?\s*)?danovy\s+doklad(?:\s*(?:c\.|cislo))?|faktura\s*(?:c\.|cislo)|cislo\s+(?:faktury|dokladu)"),
         ("el", r"(?:αριθμοσ|αρ\.?)\s*(?:τιμολογιου|παραστατικου|πιστωτικου)|τιμολογιο\s*(?:αρ\.?|αριθμοσ)|αριθμοσ"),
-        ("hu", r"szamla\s*(?:sorszama|szama|sorsz\.?|sz\.)|szamlaszam|sorszam"),
-        ("ro", r"(?:nr\.?|numar(?:ul)?)\s*(?:facturii|factura)|factura\s*(?:fiscala\s*)?(?:nr\.?|numar)"),
+        ("hu", r"szamla\s*(?:sorszama|sorsz\.?|sz\.)|sorszam"),
+        ("ro", r"(?:nr\.?|numar(?:ul)?)\s*(?:facturii|factura)|factura\s*(?:fiscala\s*)?(?:nr\.?|numar)|factura(?:\s+fiscala)?(?=\s+seria\b)"),
         ("hr", r"(?:broj|br\.)\s*(?:racuna|fakture|dokumenta)|racun\s*(?:broj|br\.)|faktura\s*(?:broj|br\.)"),
         ("sl", r"(?:stevilka|st\.)\s*(?:racuna|dokumenta|dobropisa)|(?:racun|dobropis)\s*(?:st\.|stevilka)"),
         ("tr", r"fatura\s*(?:no|numaras[iı]|nr)\.?|belge\s*no\.?"),
         ("et", r"(?:kreedit)?arve\s*(?:nr\.?|number)"),
         ("lv", r"rekin(?:a|s)\s*(?:nr\.?|numurs)|pavadzime\s*nr\.?"),
-        ("lt", r"(?:pvm\s+)?saskait(?:os|a)(?:\s*-?\s*fakturos?)?\s*(?:nr\.?|numeris)"),
+        ("lt", r"(?:pvm\s+)?saskait(?:os|a)\s*-?\s*fakturos?\s*(?:nr\.?|numeris)|(?:pvm\s+)?saskaita\s*-?\s*faktura(?=\s+serija\b)"),
         ("bg", r"(?:фактура|известие)\s*(?:n\.?|номер)|номер\s+на\s+(?:фактура|документ)"),
-        ("uk", r"рахун(?:ок|ку)(?:\s*-?\s*фактур[аи])?\s*(?:n\.?|номер)|номер\s+рахунку|видаткова\s+накладна\s*n\.?"),
+        ("uk", r"рахунок(?:\s*-?\s*фактура)?\s*(?:n\.?|номер)|рахунку\s*-?\s*фактури\s*(?:n\.?|номер)|видаткова\s+накладна\s*n\.?"),
+        ("ms", r"no\.?\s*(?:bil|resit|invois)|(?:bil|resit|invois)\s*(?:no\.?|#)|nombor\s+(?:bil|resit|invois)"),
+        ("id", r"no\.?\s*(?:nota|faktur|struk|transaksi)|nomor\s+(?:nota|faktur|struk|transaksi)|(?:nota|faktur|struk)\s*(?:no\.?|#)"),
     ],
     "issue_date": [
         ("en", r"invoice\s+date|date\s+of\s+(?:issue|invoice)|(?:invoice\s+|bill\s+)?issue\s+date|date\s+issued|issued(?:\s+on)?|bill(?:ing)?\s+date|"
@@ -102,6 +104,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("lt", r"(?:saskaitos\s+)?israsymo\s+data|saskaitos\s+data"),
         ("bg", r"дата\s+на\s+(?:издаване|документа|фактурата)"),
         ("uk", r"дата\s+(?:складання|виписки|рахунку|документа)"),
+        ("ms", r"tarikh(?:\s+(?:bil|invois|resit))?"),
+        ("id", r"tanggal(?:\s+(?:faktur|transaksi|nota))?|tgl\.?"),
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
@@ -155,6 +159,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("lt", r"apmokejimo\s+terminas|apmoketi\s+iki|mokejimo\s+terminas|moketi\s+iki"),
         ("bg", r"(?:срок|дата)\s+(?:за|на)\s+плащане|падеж"),
         ("uk", r"термін\s+(?:оплати|сплати)|(?:с|о)платити\s+до"),
+        ("ms", r"tarikh\s+(?:akhir|matang)(?:\s+(?:pembayaran|bayaran))?"),
+        ("id", r"(?:tanggal\s+)?jatuh\s+tempo"),
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
@@ -190,6 +196,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("lt", r"(?:suma|is\s+viso|viso)\s+be\s+pvm|apmokestinamoji\s+verte"),
         ("bg", r"данъчна\s+основа|(?:стоиност|сума|общо)\s+без\s+ддс"),
         ("uk", r"(?:сума|всього|разом)\s+без\s+пдв"),
+        ("id", r"dpp|dasar\s+pengenaan\s+pajak"),
     ],
     "tax": [
         ("en", r"total\s+(?:tax|vat|gst|taxes)|insurance\s+premium\s+tax|(?:sales\s+)?tax(?:es)?(?:\s+amount)?|vat(?:\s+amount|\s+total)?|gst\s*/\s*hst|gst|hst|"
@@ -239,6 +246,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("lt", r"pvm(?:\s+suma)?"),
         ("bg", r"(?:начислен\s+)?ддс|данък\s+добавена\s+стоиност"),
         ("uk", r"(?:сума\s+)?пдв|податок\s+на\s+додану\s+вартість"),
+        ("ms", r"cukai(?:\s+(?:jualan|perkhidmatan))?"),
+        ("id", r"ppn|pb1|pajak(?:\s+(?:restoran|pertambahan\s+nilai))?"),
     ],
     "total": [
         ("en", r"total\s+(?:due|payable)\s+(?:for\s+|on\s+)?this\s+(?:invoice|bill)|(?:invoice\s+)?total\s+(?:amount\s+)?(?:due|payable|to\s+pay)|amount\s+due\s+for\s+payment|amount\s+(?:due|payable|to\s+pay)|"
@@ -294,6 +303,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("lt", r"(?:is\s+viso\s+)?moketi|moketina\s+suma|suma\s+su\s+pvm|bendra\s+suma|is\s+viso(?:\s+su\s+pvm)?"),
         ("bg", r"(?:обща\s+)?сума\s+за\s+плащане|обща\s+сума|общо\s+(?:за\s+плащане|с\s+ддс)|за\s+плащане|всичко|общо"),
         ("uk", r"(?:всього|разом|сума)\s+(?:до\s+сплати|з\s+пдв)|до\s+сплати|всього|разом"),
+        ("ms", r"jumlah(?:\s+(?:besar|keseluruhan|perlu\s+dibayar|bersih))?"),
+        ("id", r"total\s+(?:bayar|belanja|tagihan)"),
     ],
     # Amounts added between the subtotal and the total, which the totals check counts.
     "charge": [
@@ -370,6 +381,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("fi", r"pyoristys"),
         ("cs", r"zaokrouhleni|zaokruhlenie"),
         ("el", r"στρογγυλοποιηση"),
+        ("ms", r"pelarasan\s+pembundaran|pembundaran"),
+        ("id", r"pembulatan"),
     ],
     # What the buyer handed over (cash, a card) and what came back: on a receipt, the amount tendered less
     # the change is what was paid, and that is the total (checks.py, `payment_check`).
@@ -387,6 +400,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"got[oó]wka|karta(?:\s+p[lł]atnicza)?"),
         ("pt", r"dinheiro|cart[aã]o(?:\s+de\s+(?:cr[eé]dito|d[eé]bito))?"),
         ("el", r"μετρητα|καρτα"),
+        ("ms", r"(?:wang\s+)?tunai"),
+        ("id", r"dibayar"),
     ],
     "change": [
         ("en", r"(?:cash\s+)?change(?:\s+due)?"),
@@ -398,6 +413,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("pl", r"reszta"),
         ("pt", r"troco"),
         ("el", r"ρεστα"),
+        ("ms", r"(?:wang\s+)?baki"),
+        ("id", r"kembali(?:an)?"),
     ],
     "vendor": [
         ("en", r"(?:seller|vendor|supplier)(?:['\u2019]s)?\s+(?:legal\s+|trading\s+|business\s+)?name|from|seller|vendor|supplier|issued\s+by|billed\s+by|sold\s+by|payee|remit(?:tance)?\s+to|"
@@ -483,6 +500,7 @@ WEAK = {
         "общо",
         "всього",
         "разом",
+        "jumlah",
     },
     "issue_date": {
         "date",

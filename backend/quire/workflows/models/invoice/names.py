@@ -25,10 +25,11 @@ _FORMS = (
     # Greece's Α.Ε., Ε.Π.Ε., Ι.Κ.Ε., Ο.Ε. and Ε.Ε., with their dots or without.
     r"\u03b1\.\s?\u03b5\.|\u03b5\.\s?\u03c0\.\s?\u03b5\.|\u03b9\.\s?\u03ba\.\s?\u03b5\.|[\u03bf\u03b5]\.\s?\u03b5\.|"
     r"\u03b1\u03b5|\u03b5\u03c0\u03b5|\u03b9\u03ba\u03b5|"
-    # Central and Eastern Europe's and Turkey's: s.r.o., a.s., Kft., Zrt., Nyrt., Bt., d.o.o., d.d., OÜ, SIA, UAB, A.Ş.,
-    # Ltd. Şti., and in Cyrillic ЕООД, ООД, АД, ТОВ, ФОП.
-    r"spol\.\s?s\s?r\.\s?o\.|s\.\s?r\.\s?o\.|a\.\s?s\.|kft\.?|zrt\.?|nyrt\.?|bt\.|d\.\s?o\.\s?o\.|d\.\s?d\.|o\u00fc|sia|uab|"
-    r"a\.\s?\u015f\.|ltd\.?\s?\u015fti\.?|\u0435\u043e\u043e\u0434|\u043e\u043e\u0434|\u0430\u0434|\u0442\u043e\u0432|\u0444\u043e\u043f|"
+    # Central and Eastern Europe's, Indonesia's and Turkey's: s.r.o., a.s., Kft., Zrt., Nyrt., Bt., d.o.o., d.d., OÜ,
+    # SIA, UAB, PT (in capitals, starting a name), Tbk, A.Ş., Ltd. Şti., and in Cyrillic ЕООД, ООД, АД, ТОВ, ФОП; not
+    # Dutch's "d.d." ("dated") and "a.s." ("next") before a date.
+    r"spol\.\s?s\s?r\.\s?o\.|s\.\s?r\.\s?o\.|a\.\s?s\.(?!\s*\d)|kft\.?|zrt\.?|nyrt\.?|bt\.|d\.\s?o\.\s?o\.|d\.\s?d\.(?!\s*\d)|o\u00fc|sia|uab|"
+    r"(?-i:(?<![\s\S])PT(?=\s+[A-Z][A-Za-z])|Tbk\.?)|a\.\s?\u015f\.|ltd\.?\s?\u015fti\.?|\u0435\u043e\u043e\u0434|\u043e\u043e\u0434|\u0430\u0434|\u0442\u043e\u0432|\u0444\u043e\u043f|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
 # A two-letter form written in small letters, without a dot, is a word ("as", "me", "sa"): "... registered under GST
@@ -70,10 +71,12 @@ _STREET = re.compile(
     r"plaza|via|viale|piazza|corso|ulica|ul|rua|\w*(?:stra(?:ss|ß)e|str|weg|allee|platz|straat|laan|plein|gracht))\b",
     re.I,
 )
-# The forms France, Lithuania, Latvia and Ukraine write before a company's name ("SAS DISTRIBUTION RHONE CENTRE",
-# "UAB „Ryšio linija“", "SIA Daugavas", "ТОВ «Ромашка»", a sole trader's "ФОП"); "Co." and "AG" lead a county ("Co.
-# Kildare") and a German register court ("AG Leipzig") instead.
-_LEADING_FORM = re.compile(r"(?:sas|sasu|sarl|eurl|snc|selarl|uab|sia|\u0442\u043e\u0432|\u0444\u043e\u043f)\s", re.I)
+# The forms France, Lithuania, Latvia, Indonesia and Ukraine write before a company's name ("SAS DISTRIBUTION RHONE
+# CENTRE", "UAB „Ryšio linija“", "SIA Daugavas", "PT Kopi Nusantara", "ТОВ «Ромашка»", a sole trader's "ФОП"); "Co."
+# and "AG" lead a county ("Co. Kildare") and a German register court ("AG Leipzig") instead.
+_LEADING_FORM = re.compile(
+    r"(?:sas|sasu|sarl|eurl|snc|selarl|uab|sia|(?-i:PT)|\u0442\u043e\u0432|\u0444\u043e\u043f)\s", re.I
+)
 # A name in quotes after its leading form: „Ryšio linija“, "Daugavas Loģistika", «Ромашка».
 _QUOTED = re.compile(r"\s+(?:„[^“”\"]+[“”\"]|\"[^\"]+\"|“[^”]+”|«[^»]+»)")
 # Words a name's monogram leaves out ("Chaudronnerie et Convoyage de l'Ouest": CCO).
@@ -115,7 +118,7 @@ def name_of(text: str) -> str:
     elif len(forms) == 1 and _LEADING_FORM.match(text) and re.match(r"\s+[„\"“«]?[^\W\d_]{2}", text[forms[0].end() :]):
         # A form that leads the name, as in France: "SAS DISTRIBUTION RHONE CENTRE"; a name in quotes ends with them.
         quoted = _QUOTED.match(text, forms[0].end())
-        text = text[: quoted.end()] if quoted else text
+        text = text[: quoted.end()] if quoted else text.split(", ")[0]  # "UAB Pavyzdys, Vilniaus g. 12": no address
     elif forms:
         text = text[: forms[-1].end()]
     text = text.strip(" ,;:-").strip()

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from quire.workflows.models.invoice.currency import iban_shaped
 from quire.workflows.models.invoice.dates import dates_in
 from quire.workflows.models.invoice.layout import Line, Phrase
-from quire.workflows.models.invoice.values import EMAIL_OR_URL, amounts_in, currencies_in
+from quire.workflows.models.invoice.values import EMAIL_OR_URL, IBAN, amounts_in, currencies_in
 
 # The word before a number sign that makes it another thing's number: an order's, a customer's, a contract's, an
 # account's ("Pedido nº", "Order No.", "Kunden-Nr."), not a reference ("Invoice Ref. No." is the invoice's).
@@ -43,8 +44,24 @@ NUMBER_WORD = re.compile(r"(?:\bnr|\bno|n[°º]|\bn|num(?:ber|mer|ero)|#)\.?\s*:
 _DOCUMENT_TYPE = re.compile(r"TD\d{2}")
 
 
+# A series named by its word before the number sign, as Romanian, Lithuanian and Spanish invoices print it ("Seria ATP
+# nr. 0004521", "Serija RYL Nr. 2503148762", "Serie B Nº 0145"): the series and the number.
+_SERIES_WORD = re.compile(
+    r"^seri(?:ja|a|e)\s*:?\s*(?P<series>[A-Z]{1,6})\s*,?\s*(?:nr\.?|no\.?|n[°º]\.?|num[aă]r(?:ul)?)\s*:?\s*(?=\d)", re.I
+)
+# A bank account's number as Hungary, Croatia, Serbia and others print it: groups of eight digits, or a bank's three
+# digits, the account's and two check digits ("11700024-20123456-00000000", "160-0000000123456-78").
+_BANK_ACCOUNT = re.compile(r"\d{8}-\d{8}(?:-\d{8})?|\d{3}-\d{10,13}-\d{2}")
+# The date a number is "of", printed right after it ("Nr. 17 vom 05.03.2024", "№ 17 від 12 березня 2025").
+_DATED = re.compile(r"\s*(?:vom|from|of|dated|du|del|de|z\s+dnia|z\s+dne|ze\s+dne|od|від|от|din)\s+(?=\d)", re.I)
+
+
 def invoice_number(text: str, numbered: bool = False) -> str | None:
     """The invoice number in a label's value; a date-shaped one only after a number word ("Faktura nr 12/05/2024")."""
+    named_series = _SERIES_WORD.match(text.strip())
+    if named_series is not None:
+        number = invoice_number(text.strip()[named_series.end() :], numbered=True)
+        return f"{named_series['series'].upper()} {number}" if number else None
     text = re.sub(r"^(?:#|no\.?|nr\.?|n[°º]\.?|num(?:ber|\.)?|number|č\.)\s*:?\s*", "", text.strip(), flags=re.I)
     # "(Selbst ausgestellte Rechnung) (389) Nr. 47110818": the number is what follows a number sign, not a code
     named = re.search(r"(?:^|\s)(?:#|no\.|nr\.|n[°º]\.?|number|nummer)\s*:?\s*(?=\S*\d)", text, flags=re.I)
@@ -63,9 +80,14 @@ def invoice_number(text: str, numbered: bool = False) -> str | None:
         token = token.strip(".,:;()[]")
         # Three characters at least, or two after a number word with nothing else ("Invoice Number: 58": a
         # freelancer's count; not "12 / 2024", nor the "88" of an address under a number too short to be read).
-        short = numbered and len(token) == 2 and text.strip().strip(".,:;") == token
+        after = text.split(maxsplit=index + 1)[index + 1] if len(text.split()) > index + 1 else ""
+        alone = text.strip().strip(".,:;") == token or bool(_DATED.match(after) and dates_in(after, True))
+        short = numbered and len(token) == 2 and alone
         if _DOCUMENT_TYPE.fullmatch(token):
             continue
+        account = " ".join(text.split()[index:])
+        if _BANK_ACCOUNT.fullmatch(token) or (IBAN.fullmatch(account) and iban_shaped(account)):
+            return None  # "Számlaszám: 11700024-20123456-00000000", "Broj računa: HR12 2340...": an account's
         if _NUMBER_TOKEN.fullmatch(token) and (len(token) >= 3 or short) and not EMAIL_OR_URL.search(token):
             if amounts_in(token) and re.search(r"[.,]\d{2}$", token):
                 return None

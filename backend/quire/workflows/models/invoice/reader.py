@@ -55,7 +55,7 @@ from quire.workflows.models.invoice.currency import (
     dollar_currency,
     named_dollar,
 )
-from quire.workflows.models.invoice.dates import dates_in, day_first_votes, terms_days, weekday_votes
+from quire.workflows.models.invoice.dates import dates_in, day_first_votes, month_in_doubt, terms_days, weekday_votes
 from quire.workflows.models.invoice.kind import CREDIT_LABEL, credit_note
 from quire.workflows.models.invoice.labelled import labelled_phrases
 from quire.workflows.models.invoice.labels import (
@@ -203,11 +203,14 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         # A receipt prints one date, perhaps twice: with no other date to mistake it for, it is the date of issue.
         chosen["issue_date"] = (issue, max(confidence, 0.65))
 
-    if not order_known:
-        for field in DATE_FIELDS:  # the order was guessed: a date that reads either way round is for a person to check
-            candidate, confidence = chosen[field]
-            if candidate is not None and _either_way(candidate):
-                chosen[field] = (candidate, min(confidence, FOR_REVIEW))
+    for field in DATE_FIELDS:
+        candidate, confidence = chosen[field]
+        # The order was guessed: a date that reads either way round is for a person to check; so is one whose month
+        # name another language gives another month ("listopada" on a Croatian page).
+        if candidate is not None and (
+            (not order_known and _either_way(candidate)) or month_in_doubt(candidate.source.text, language)
+        ):
+            chosen[field] = (candidate, min(confidence, FOR_REVIEW))
 
     (issue, issue_confidence), (due, due_confidence) = chosen["issue_date"], chosen["due_date"]
     # Only labelled dates, and only in an order the page settles: a date read either way round stays for review.

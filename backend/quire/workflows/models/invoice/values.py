@@ -26,7 +26,7 @@ CURRENCY_SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "
                     "HK$": "HKD", "Rs": "INR",
                     "Rs.": "INR", "Kč": "CZK", "₱": "PHP", "₺": "TRY", "₪": "ILS", "฿": "THB", "₩": "KRW", "₫": "VND",
                     "₦": "NGN", "Ft": "HUF", "lei": "RON", "Lei": "RON", "лв": "BGN", "лв.": "BGN", "грн": "UAH",
-                    "грн.": "UAH", "₴": "UAH"}  # fmt: skip
+                    "грн.": "UAH", "₴": "UAH", "Rp": "IDR", "Rp.": "IDR"}  # fmt: skip
 # Codes that are also words or abbreviations on invoices ("PHP 8 upgrade", "AED pads", "ILS approach", "TRY OUR
 # APP"): a sighting of one of them names its currency only beside an amount or in brackets of its own ("AED
 # 1,250.00", "Total (AED)").
@@ -140,6 +140,8 @@ def fold(text: str) -> str:
 
 @cache
 def _fold_char(ch: str) -> str:
+    if ch == "\u0131":
+        return "i"  # Turkish's dotless i, which has no accent to take off ("KASIM" and "Kasım" are one month)
     parts = unicodedata.normalize("NFKD", ch)
     plain = parts.encode("ascii", "ignore").decode()
     if plain:
@@ -233,6 +235,8 @@ def amounts_in(text: str, decimal_mark: str = ".") -> list[Amount]:
         has_decimals = bool(re.search(r"[.,]\d{2}$", number))
         if not has_decimals and (not currency_text or currency_text.strip() in _LOOSE_CODES):
             continue  # a bare whole number is a count, a year or an identifier ("PHP 8": a version, no amount)
+        if not has_decimals and currency_text.strip() in _LOOSE_SIGNS and len(re.sub(r"\D", "", number)) < 3:
+            continue  # "6 Ft" is six feet; forints are hundreds at least
         if not has_decimals and len(re.sub(r"\D", "", number)) > 9:
             continue
         value = _to_decimal(number, decimal_mark)
@@ -262,10 +266,23 @@ def currencies_in(text: str) -> list[str]:
             _AMOUNT_AFTER.match(text, match.end()) or _AMOUNT_BEFORE.search(text[: match.start()])
         ):
             continue
+        sign = match.group(0).strip()
+        if sign in _LOOSE_SIGNS and not (
+            _NUMBER_AFTER.match(text, match.end())
+            if sign.startswith("Rp")
+            else _NUMBER_BEFORE.search(text[: match.start()])
+        ):
+            continue  # "Ft Worth", "Lei Wang", "da Lei forniti": a word, not the forint or the leu
         found.append(code)
     return found
 
 
+# Signs that are words too ("Ft" of "Ft Worth", the name "Lei", Italian's "Lei", "Rp"): a sighting only beside a
+# number, as each is written: the rupiah's before it, the forint's and the leu's after a number of hundreds at least
+# or with decimals ("6 Ft 120 pcs" is six feet).
+_LOOSE_SIGNS = frozenset(["Ft", "lei", "Lei", "Rp", "Rp."])
+_NUMBER_AFTER = re.compile(r"\s?-?\d")
+_NUMBER_BEFORE = re.compile(r"(?:\d{3}|\d[.,]\d{2})\s?$")
 # An amount right after a currency code, or right before it, or the code alone in brackets.
 _AMOUNT_AFTER = re.compile(r"\s?-?\d[\d,.'\u00a0 ]*[.,]\d{2}(?!\d)|\s?\)")
 _AMOUNT_BEFORE = re.compile(r"(?:\d[.,]\d{2}|\()\s?$")
