@@ -30,9 +30,9 @@ UNEVEN_SHARE = 0.005
 # Dark: under this share of the page's bright paper, after a median over REACH that print, thinner than
 # half of it, does not survive.
 DARK = 0.25
-# Grey: a margin on a page with no dark area is one under this share of the bright paper (a table or a scanner's lid
-# lighter than half the paper, darker than paper in a soft shadow).
-GREY = 0.75
+# Grey: a margin on a page with no dark area is one under this share of the bright paper: a table lighter than half the
+# paper; paper in light falling off across a photo (to two thirds of the light, as measured) stays above it.
+GREY = 0.6
 # ... and only where it is a good share of the photo, a table round a receipt: a scan's grey rim or corner is left as
 # it is (whitening it changed nothing Tesseract read badly, and moved how it laid out what it read well).
 GREY_SHARE = 0.1

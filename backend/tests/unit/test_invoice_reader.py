@@ -5129,3 +5129,75 @@ def test_a_long_row_of_codes_is_no_row_of_labels_and_values() -> None:
     row = " ".join(f"TRANS# {i:04d}" for i in range(40))
     words = [Word(token, 1, 20 + 30 * i, 20, 45 + 30 * i, 30, 0.9) for i, token in enumerate(row.split())]
     assert len(labelled_phrases(lines_from_words(words))) == 1
+
+
+@pytest.mark.parametrize(("line", "number"), [("Invoice No.: Serial No. 4471", "4471"),
+                                              ("Invoice Number: Series No. 2024/4471", "2024/4471")])  # fmt: skip
+def test_serial_and_series_are_no_series_word(line: str, number: str) -> None:
+    assert text_invoice(f"Example Ltd\n{line}\nTotal 10.00")["invoice_number"] == number
+
+
+@pytest.mark.parametrize(
+    "line", ["Tarikh Pesanan: 01/02/2025", "Tarikh Luput: 30/04/2026", "Tanggal Kirim: 28/03/2025"]
+)
+def test_a_malay_or_indonesian_date_of_something_else_is_not_the_invoices(line: str) -> None:
+    result = text_invoice(f"Contoh Sdn Bhd\nNo. Invois: INV-0042\n{line}\nTarikh Invois: 05/03/2025\nJumlah RM 10.00")
+    assert result["issue_date"] == "2025-03-05"
+
+
+def test_an_indonesian_due_date_after_its_short_label() -> None:
+    result = text_invoice(
+        "PT Contoh\nNo. Faktur: F-0042\nTanggal: 05/03/2025\nTgl. Jatuh Tempo: 30/04/2025\nTotal Rp 10.000"
+    )
+    assert (result["issue_date"], result["due_date"]) == ("2025-03-05", "2025-04-30")
+
+
+@pytest.mark.parametrize(
+    ("line", "vendor"),
+    [("Podravka d.d. 48000 Koprivnica", "Podravka d.d."), ("Škoda Auto a.s. 293 01 Mladá Boleslav", "Škoda Auto a.s.")],
+)
+def test_a_company_form_before_a_postcode(line: str, vendor: str) -> None:
+    assert text_invoice(f"{line}\nFaktura 2025-0042\nCelkem 10,00 EUR")["vendor"] == vendor
+
+
+def test_a_leading_form_keeps_a_name_with_a_comma_in_it() -> None:
+    assert text_invoice("SARL Dupont, Durand et Fils\nFacture n° 4471\nTotal TTC 10,00 €")["vendor"] == (
+        "SARL Dupont, Durand et Fils"
+    )
+
+
+def test_a_year_first_date_with_its_time() -> None:
+    assert [d.value.isoformat() for d in dates_in("Kelt: 2025. március 5. 10:15", True)] == ["2025-03-05"]
+
+
+@pytest.mark.parametrize("line", ["Invoice No: 20240315-00000123", "Invoice No: 12345678-87654321"])
+def test_two_groups_of_eight_digits_are_an_invoices_number(line: str) -> None:
+    assert text_invoice(f"Example Ltd\n{line}\nTotal 10.00")["invoice_number"] == line.split(": ")[1]
+
+
+def test_a_receipts_own_label_names_its_date_on_a_receipt() -> None:
+    result = ocr_receipt(("Beispiel Markt", 0.95), ("Kassenbon Nr. 4711 05.03.2025 14:22", 0.95),
+                         ("SUMME 10,00", 0.95), ("Umtausch bis 05.04.2025", 0.95))  # fmt: skip
+    assert (result["invoice_number"], result["issue_date"]) == ("4711", "2025-03-05")
+
+
+def test_a_receipt_an_invoice_cites_by_its_number_and_date_is_for_review() -> None:
+    result = text_invoice("Beispiel GmbH\nRechnung\nQuittung Nr. 77 vom 05.03.2025\nGesamt 10,00 €")
+    assert "invoice_number" in result["needs_review"]
+
+
+def test_a_loose_currency_sign_in_a_labels_brackets() -> None:
+    assert currencies_in("Total de plată (lei): 1.190,00") == ["RON"]
+    assert currencies_in("(Lei Wang)") == []
+
+
+def test_a_number_with_pages_after_it_is_no_number_of_a_date() -> None:
+    assert (
+        text_invoice("Example Ltd\nInvoice #: 12 of 15 pages printed 2024-03-05\nTotal 10.00")["invoice_number"] is None
+    )
+
+
+def test_times_are_no_separators_of_pairs() -> None:
+    times = " ".join(["10:15:30"] * 9)
+    result = text_invoice(f"Example Ltd\n{times} Invoice #: 4471 Date: 05/03/2025\nTotal 10.00")
+    assert result["invoice_number"] == "4471"

@@ -103,6 +103,13 @@ def test_a_grey_margin_with_no_print_is_made_white_and_the_paper_left_as_it_is(i
     assert np.array_equal(np.asarray(evened.crop(inner)), np.asarray(photo.crop(inner)))
 
 
+def test_light_falling_off_across_a_photo_is_no_margin() -> None:
+    # Given a photo lit from one side: its paper falls from 245 to 165 across it, and nothing else is on it
+    photo = Image.fromarray(np.tile(np.linspace(245, 165, 1000).astype(np.uint8), (1800, 1)))
+    # Then the background evening leaves its paper as it is
+    assert even_background(photo) is photo
+
+
 def test_paper_in_shadow_keeps_its_ink(invoice_page: Image.Image) -> None:
     # Given a photo whose left half lies in a shadow (its paper at 40 % of the light)
     page = invoice_page.copy()

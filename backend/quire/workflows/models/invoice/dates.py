@@ -87,7 +87,7 @@ def _date_patterns() -> list[tuple[str, re.Pattern[str]]]:
         # Lithuanian "2025 m. kovo 5 d.", Latvian "2025. gada 21. martā".
         (
             "y_month_d",
-            re.compile(rf"(?<!\d)(\d{{4}})(?:\.|\s*m\.)\s*({month})\s+(\d{{1,2}})\b(?!\s*[.,:]?\s*\d)", re.I),
+            re.compile(rf"(?<!\d)(\d{{4}})(?:\.|\s*m\.)\s*({month})\s+(\d{{1,2}})\b(?!\s*[.,:]?\d)", re.I),
         ),
         ("y_d_month", re.compile(rf"(?<!\d)(\d{{4}})\.?\s*g(?:ada|\.)\s+(\d{{1,2}})\.\s*({locative})\b", re.I)),
     ]

@@ -117,7 +117,8 @@ def _later_pairs(phrase: Phrase) -> list[Phrase]:
     label that ends in a number sign after a value starts a pair too: a till receipt's row of codes ("ST# 0412 OP# 27
     TE# 03 TRANS# 08871")."""
     cuts: list[int] = []
-    colons = [(m.start(), m.start()) for m in re.finditer(r":", phrase.text)][1:]
+    # A colon between digits is a time's ("10:15:30"), no label's.
+    colons = [(m.start(), m.start()) for m in re.finditer(r"(?<!\d):|:(?!\d)", phrase.text)][1:]
     signs = [(m.start(), m.end()) for m in re.finditer(r"#", phrase.text) if m.start()]
     if len(colons) + len(signs) > _PAIRS_MOST:
         return []  # a long row of codes or data, no labels and their values

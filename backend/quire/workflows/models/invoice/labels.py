@@ -17,7 +17,7 @@ from quire.workflows.models.invoice.lexicon import LEXICON, WEAK
 from quire.workflows.models.invoice.values import CURRENCY, currencies_in, fold
 
 # The words of an order date's label ("Order date", "Bestelldatum", "Fecha del pedido"): a weak date of issue.
-_ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien")
+_ORDERED = re.compile(r"order|bestel|auftrag|commande|pedido|ordine|zamowien|pesanan")
 # The payable total is named by these; other total-class labels (net, gross, page totals) rank lower.
 PAYABLE = re.compile(
     r"due|payable|to\s+pay|grand|zu\s+zahlen|zahl(?:ungs)?betrag|endbetrag|endsumme|rechnungsbetrag|gesamtbetrag|brutto|ttc|"
@@ -203,10 +203,12 @@ WEAK_WEIGHT = 0.6
 # A till receipt's number label ("Receipt:", "Scontrino n.", "Paragon fiskalny nr"): an invoice cites a receipt by it
 # as often ("Scontrino n. 0045 del 01/03/2025"), so it names the document's number below an invoice's label, and the
 # date beside it weakly (`candidates`).
-_RECEIPT_WEIGHT = 0.75
+RECEIPT_WEIGHT = 0.75
 RECEIPT_LABEL = re.compile(
     r"receipt:?$|quittung|kassenbon|kwitantie|re[cç]u\s|recibo|tal[aã]o|ricevuta|scontrino|paragon|nr\.?\s+paragonu|kuitti"
 )
+# The words that name a document an invoice, weakly alone ("Rechnung", "Invoice"): a page that prints one is one.
+INVOICE_WORDS = frozenset({"invoice", "rechnung", "facture", "factura", "fattura", "factuur", "faktura", "fatura"})
 # The stars and rules a till receipt prints before its label ("*** TOTAL ***", "==TOTAL", OCR's "*#** TOTAL").
 _DECORATION = re.compile(r"^[*=~]+[\s*#=~]*(?=[^\W\d_])")
 
@@ -253,7 +255,7 @@ def match_labels(text: str) -> tuple[LabelMatch, ...]:
             if field == "invoice_number" and RECEIPT_LABEL.match(label):
                 # A till receipt's own number, or on an invoice the receipt it cites: below an invoice's number; a
                 # bare "Receipt:" names no number at all ("Receipt: VISA 4521").
-                weight = WEAK_WEIGHT if label.rstrip(":") == "receipt" else _RECEIPT_WEIGHT
+                weight = WEAK_WEIGHT if label.rstrip(":") == "receipt" else RECEIPT_WEIGHT
             rest = _rest(text[match.end() :])
             if field == "invoice_number" and bare == "ticket" and rest and not ticket_number(rest):
                 continue  # "TICKET CLIENT", "Ticket Shop Berlin GmbH": a bare "Ticket" names only a number after it

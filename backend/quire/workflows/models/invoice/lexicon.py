@@ -104,8 +104,8 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("lt", r"(?:saskaitos\s+)?israsymo\s+data|saskaitos\s+data"),
         ("bg", r"дата\s+на\s+(?:издаване|документа|фактурата)"),
         ("uk", r"дата\s+(?:складання|виписки|рахунку|документа)"),
-        ("ms", r"tarikh(?:\s+(?:bil|invois|resit))?"),
-        ("id", r"tanggal(?:\s+(?:faktur|transaksi|nota))?|tgl\.?"),
+        ("ms", r"tarikh(?=\s*[:.]?\s*\d)|tarikh\s+(?:bil|invois|resit)"),
+        ("id", r"(?:tanggal|tgl\.?)(?=\s*[:.]?\s*\d)|(?:tanggal|tgl\.?)\s+(?:faktur|transaksi|nota)"),
     ],
     "due_date": [
         ("en", r"(?:payment\s+)?due\s+(?:date|by|on)|payment\s+due|date\s+due|(?:please\s+)?pay(?:able)?(?:[^.:]|\.\d){0,30}?\s(?:by|before)|"
@@ -160,7 +160,7 @@ LEXICON: dict[str, list[tuple[str, str]]] = {
         ("bg", r"(?:срок|дата)\s+(?:за|на)\s+плащане|падеж"),
         ("uk", r"термін\s+(?:оплати|сплати)|(?:с|о)платити\s+до"),
         ("ms", r"tarikh\s+(?:akhir|matang)(?:\s+(?:pembayaran|bayaran))?"),
-        ("id", r"(?:tanggal\s+)?jatuh\s+tempo"),
+        ("id", r"(?:(?:tanggal|tgl\.?)\s+)?jatuh\s+tempo"),
     ],
     "subtotal": [
         ("en", r"(?:items?\s+|merchandise\s+|products?\s+|order\s+)?sub\s*-?\s*total"
@@ -516,6 +516,10 @@ WEAK = {
         "tarih",
         "kuupaev",
         "datums",
+        "tarikh",
+        "tanggal",
+        "tgl",
+        "tgl.",
     },
     "tax": {
         "tax",

@@ -28,7 +28,7 @@ _FORMS = (
     # Central and Eastern Europe's, Indonesia's and Turkey's: s.r.o., a.s., Kft., Zrt., Nyrt., Bt., d.o.o., d.d., OÜ,
     # SIA, UAB, PT (in capitals, starting a name), Tbk, A.Ş., Ltd. Şti., and in Cyrillic ЕООД, ООД, АД, ТОВ, ФОП; not
     # Dutch's "d.d." ("dated") and "a.s." ("next") before a date.
-    r"spol\.\s?s\s?r\.\s?o\.|s\.\s?r\.\s?o\.|a\.\s?s\.(?!\s*\d)|kft\.?|zrt\.?|nyrt\.?|bt\.|d\.\s?o\.\s?o\.|d\.\s?d\.(?!\s*\d)|o\u00fc|sia|uab|"
+    r"spol\.\s?s\s?r\.\s?o\.|s\.\s?r\.\s?o\.|a\.\s?s\.(?!\s*\d{1,2}[-./]\d{1,2}[-./]\d{2,4})|kft\.?|zrt\.?|nyrt\.?|bt\.|d\.\s?o\.\s?o\.|d\.\s?d\.(?!\s*\d{1,2}[-./]\d{1,2}[-./]\d{2,4})|o\u00fc|sia|uab|"
     r"(?-i:(?<![\s\S])PT(?=\s+[A-Z][A-Za-z])|Tbk\.?)|a\.\s?\u015f\.|ltd\.?\s?\u015fti\.?|\u0435\u043e\u043e\u0434|\u043e\u043e\u0434|\u0430\u0434|\u0442\u043e\u0432|\u0444\u043e\u043f|"
     r"(?-i:SE)"  # a Societas Europaea; only in capitals, where "se" is not a word
 )
@@ -49,7 +49,7 @@ _NOT_A_NAME = re.compile(
     r"^τιμολ[οό]γιο|^απ[οό]δειξη|^πιστωτικ[οό]|"
     # Titles in Central and Eastern Europe's languages and Turkish, some letter-spaced ("S Z Á M L A").
     r"^(?:kreedit)?arve(?!\w)|^s\s?z\s?[aá]\s?m\s?l\s?a(?!\w)|^ra[cč]un(?!\w)|^r-?1\s+ra[cč]un|^r[eē][kķ]ins|^s[aą]skaita|"
-    r"^dobropis|^factur[aă](?!\w)|^e-?ar[sş]iv|^[фф]актура|^рахунок|^накладна|^кредитно\s+известие|"
+    r"^dobropis|^factur[aă](?!\w)|^e-?ar[sş]iv|^фактура|^рахунок|^накладна|^кредитно\s+известие|"
     # A department a payment goes to, not a company ("Accounts Receivable", "Billing Department").
     r"^accounts?\s+(?:receivable|payable)|^(?:billing|finance|accounting|accounts)\s+(?:dept|department)",
     re.I,
@@ -118,7 +118,10 @@ def name_of(text: str) -> str:
     elif len(forms) == 1 and _LEADING_FORM.match(text) and re.match(r"\s+[„\"“«]?[^\W\d_]{2}", text[forms[0].end() :]):
         # A form that leads the name, as in France: "SAS DISTRIBUTION RHONE CENTRE"; a name in quotes ends with them.
         quoted = _QUOTED.match(text, forms[0].end())
-        text = text[: quoted.end()] if quoted else text.split(", ")[0]  # "UAB Pavyzdys, Vilniaus g. 12": no address
+        if quoted:
+            text = text[: quoted.end()]
+        elif re.search(r",\s.*\d", text):
+            text = text.split(", ")[0]  # "UAB Pavyzdys, Vilniaus g. 12": no address ("SARL Dupont, Durand et Fils")
     elif forms:
         text = text[: forms[-1].end()]
     text = text.strip(" ,;:-").strip()

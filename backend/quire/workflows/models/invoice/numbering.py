@@ -47,11 +47,13 @@ _DOCUMENT_TYPE = re.compile(r"TD\d{2}")
 # A series named by its word before the number sign, as Romanian, Lithuanian and Spanish invoices print it ("Seria ATP
 # nr. 0004521", "Serija RYL Nr. 2503148762", "Serie B Nº 0145"): the series and the number.
 _SERIES_WORD = re.compile(
-    r"^seri(?:ja|a|e)\s*:?\s*(?P<series>[A-Z]{1,6})\s*,?\s*(?:nr\.?|no\.?|n[°º]\.?|num[aă]r(?:ul)?)\s*:?\s*(?=\d)", re.I
+    r"^seri(?:ja|a|e)\b\s*:?\s*(?P<series>(?-i:[A-Z]{1,6}))\s*,?\s*(?:nr\.?|no\.?|n[°º]\.?|num[aă]r(?:ul)?)\s*:?\s*(?=\d)",
+    re.I,
 )
-# A bank account's number as Hungary, Croatia, Serbia and others print it: groups of eight digits, or a bank's three
-# digits, the account's and two check digits ("11700024-20123456-00000000", "160-0000000123456-78").
-_BANK_ACCOUNT = re.compile(r"\d{8}-\d{8}(?:-\d{8})?|\d{3}-\d{10,13}-\d{2}")
+# A bank account's number as Hungary, Croatia, Serbia and others print it: three groups of eight digits, or a bank's
+# three digits, the account's and two check digits ("11700024-20123456-00000000", "160-0000000123456-78"); two groups
+# of eight are as often an invoice's own ("20240315-00000123").
+_BANK_ACCOUNT = re.compile(r"\d{8}-\d{8}-\d{8}|\d{3}-\d{10,13}-\d{2}")
 # The date a number is "of", printed right after it ("Nr. 17 vom 05.03.2024", "№ 17 від 12 березня 2025").
 _DATED = re.compile(r"\s*(?:vom|from|of|dated|du|del|de|z\s+dnia|z\s+dne|ze\s+dne|od|від|от|din)\s+(?=\d)", re.I)
 
@@ -81,7 +83,9 @@ def invoice_number(text: str, numbered: bool = False) -> str | None:
         # Three characters at least, or two after a number word with nothing else ("Invoice Number: 58": a
         # freelancer's count; not "12 / 2024", nor the "88" of an address under a number too short to be read).
         after = text.split(maxsplit=index + 1)[index + 1] if len(text.split()) > index + 1 else ""
-        alone = text.strip().strip(".,:;") == token or bool(_DATED.match(after) and dates_in(after, True))
+        dated = _DATED.match(after)
+        of = after[dated.end() :] if dated else ""
+        alone = text.strip().strip(".,:;") == token or bool((day := dates_in(of, True)) and of.startswith(day[0].text))
         short = numbered and len(token) == 2 and alone
         if _DOCUMENT_TYPE.fullmatch(token):
             continue

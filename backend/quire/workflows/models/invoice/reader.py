@@ -11,6 +11,7 @@ named for review.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -57,12 +58,16 @@ from quire.workflows.models.invoice.currency import (
 )
 from quire.workflows.models.invoice.dates import dates_in, day_first_votes, month_in_doubt, terms_days, weekday_votes
 from quire.workflows.models.invoice.kind import CREDIT_LABEL, credit_note
-from quire.workflows.models.invoice.labelled import labelled_phrases
+from quire.workflows.models.invoice.labelled import Labelled, labelled_phrases
 from quire.workflows.models.invoice.labels import (
     AMOUNT_FIELDS,
     DATE_FIELDS,
+    INVOICE_WORDS,
     PAYMENT,
+    RECEIPT_LABEL,
+    RECEIPT_WEIGHT,
     TAX_INCLUDED,
+    WEAK_WEIGHT,
     language_votes,
     ocr_repaired,
 )
@@ -125,6 +130,34 @@ def _own_number(candidates: list[Candidate]) -> list[Candidate]:
     return own if first.score >= rival.score and first.line < rival.line else candidates
 
 
+def _weigh_receipt_labels(labelled: Labelled, found: dict[str, list[Candidate]]) -> None:
+    """A till receipt's number label ("Kassenbon Nr. 4711 05.03.2025") names the document's own number and date on a
+    page that has no invoice's label; beside one ("Rechnung ... Quittung Nr. 77 vom 05.03.2025") it cites a receipt,
+    and its number is for review. Its date was read weakly (`candidates`)."""
+    receipts = {
+        id(phrase)
+        for _, phrase, matches in labelled
+        if any(m.field == "invoice_number" and RECEIPT_LABEL.match(m.label) for m in matches)
+    }
+    if not receipts:
+        return
+    invoice = any(
+        m.field == "invoice_number"
+        and not RECEIPT_LABEL.match(m.label)
+        and (m.weight >= 1.0 or m.label in INVOICE_WORDS)
+        for _, _, matches in labelled
+        for m in matches
+    )
+    for field, factor in (
+        (("invoice_number", WEAK_WEIGHT / RECEIPT_WEIGHT),)
+        if invoice
+        else (("issue_date", RECEIPT_WEIGHT / WEAK_WEIGHT),)
+    ):
+        found[field] = [
+            replace(c, score=c.score * factor) if id(c.label) in receipts else c for c in found.get(field, [])
+        ]
+
+
 def _either_way(candidate: Candidate) -> bool:
     match = _EITHER_WAY.search(candidate.source.text)
     return match is not None and int(match[1]) != int(match[2])
@@ -148,6 +181,7 @@ def read_layout(lines: list[Line], has_layout: bool) -> dict[str, Any]:
         lines, language, (dollar if currency == "USD" else None) or currency or country
     )
     found = read_candidates(lines, labelled, mark, day_first, currency)
+    _weigh_receipt_labels(labelled, found)
 
     found["invoice_number"] = _own_number(found.get("invoice_number", []))
     chosen: dict[str, tuple[Candidate | None, float]] = {

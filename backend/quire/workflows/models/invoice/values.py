@@ -267,10 +267,15 @@ def currencies_in(text: str) -> list[str]:
         ):
             continue
         sign = match.group(0).strip()
-        if sign in _LOOSE_SIGNS and not (
-            _NUMBER_AFTER.match(text, match.end())
-            if sign.startswith("Rp")
-            else _NUMBER_BEFORE.search(text[: match.start()])
+        bracketed = text[: match.start()].endswith("(") and text[match.end() : match.end() + 1] == ")"
+        if (
+            sign in _LOOSE_SIGNS
+            and not bracketed
+            and not (
+                _NUMBER_AFTER.match(text, match.end())
+                if sign.startswith("Rp")
+                else _NUMBER_BEFORE.search(text[: match.start()])
+            )
         ):
             continue  # "Ft Worth", "Lei Wang", "da Lei forniti": a word, not the forint or the leu
         found.append(code)
@@ -279,7 +284,7 @@ def currencies_in(text: str) -> list[str]:
 
 # Signs that are words too ("Ft" of "Ft Worth", the name "Lei", Italian's "Lei", "Rp"): a sighting only beside a
 # number, as each is written: the rupiah's before it, the forint's and the leu's after a number of hundreds at least
-# or with decimals ("6 Ft 120 pcs" is six feet).
+# or with decimals ("6 Ft 120 pcs" is six feet); or in brackets, a column's or a label's ("Total de plată (lei)").
 _LOOSE_SIGNS = frozenset(["Ft", "lei", "Lei", "Rp", "Rp."])
 _NUMBER_AFTER = re.compile(r"\s?-?\d")
 _NUMBER_BEFORE = re.compile(r"(?:\d{3}|\d[.,]\d{2})\s?$")
