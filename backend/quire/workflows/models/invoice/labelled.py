@@ -19,7 +19,9 @@ SIDE_BY_SIDE = ("cgst", "sgst", "utgst", "igst", "pst", "qst", "hst", "tvq", "tv
 
 # The end of a sentence in running text: four words or more, the last a word of four small letters or more and its
 # full stop, then a capital ("Total incl. GST", "amount payable incl. VAT" end none).
-_SENTENCE_END = re.compile(r"(?:\S+\s+){3,}?(?!(?:incl|excl|inkl|exkl|zzgl|approx|resp|bzgl)\.)[a-z]{4,}\.\s+(?=[A-Z])")
+# Found by its last word alone, then the words before it counted: one pass, however long the line.
+_SENTENCE_STOP = re.compile(r"(?<=\s)(?!(?:incl|excl|inkl|exkl|zzgl|approx|resp|bzgl)\.)[a-z]{4,}\.\s+(?=[A-Z])")
+_SENTENCE_WORDS = 3
 # "includes GST of $3.33": the tax a sentence says the total includes, and its amount right after it.
 _INCLUDES_TAX = re.compile(
     r"\bincludes\s+(?:\d{1,2}(?:[.,]\d+)?\s*%\s*)?(?:vat|gst|sst|tax)\s+(?:of\s+)?[^\s\d]{0,3}\s?\d[\d,.']*[.,]\d{2}\b",
@@ -98,7 +100,11 @@ def _sentences(phrase: Phrase) -> list[Phrase]:
     """The second and later sentences of a phrase of running text, each as a phrase of its own: small print that
     states a date in passing ("Payment terms: 14 days from date of invoice. Payment due by 28/05/2024.") names it
     with a label that starts its sentence, not the phrase."""
-    cuts = [m.end() for m in _SENTENCE_END.finditer(phrase.text)]
+    cuts: list[int] = []
+    for stop in _SENTENCE_STOP.finditer(phrase.text):
+        start = cuts[-1] if cuts else 0
+        if stop.start() >= start and len(phrase.text[start : stop.start()].split()) >= _SENTENCE_WORDS:
+            cuts.append(stop.end())
     bounds = [*cuts, len(phrase.text)]
     return [piece(phrase, start, end, Phrase) for start, end in itertools.pairwise(bounds)]
 
