@@ -61,10 +61,21 @@ def month_in_doubt(text: str, language: str) -> bool:
     """Whether the text names its month by a name other languages give another month, the page's language not
     being one that gives the month the reader takes ("15. listopada 2025" on a Croatian page)."""
     folded = fold(text)
-    for name, months in _month_languages().items():
-        if len(months) > 1 and re.search(rf"(?<![^\W\d_]){re.escape(name)}(?![^\W\d_])", folded):
-            return language not in months[_month_numbers()[name]]
+    for pattern, languages in _ambiguous_months().values():
+        if pattern.search(folded):
+            return language not in languages
     return False
+
+
+@cache
+def _ambiguous_months() -> dict[str, tuple[re.Pattern[str], set[str]]]:
+    """The month names two languages give two months, each with its pattern as a whole word and the languages that
+    give it the month the reader takes: found once, not on every date read."""
+    return {
+        name: (re.compile(rf"(?<![^\W\d_]){re.escape(name)}(?![^\W\d_])"), months[_month_numbers()[name]])
+        for name, months in _month_languages().items()
+        if len(months) > 1
+    }
 
 
 @cache
